@@ -1,0 +1,37 @@
+import path from 'node:path';
+import { z } from 'zod';
+
+// Every environment variable the service reads, parsed and validated once. The README's
+// configuration table lists the same names; keep the two in step.
+const envSchema = z.object({
+  NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+  PORT: z.coerce.number().int().min(0).max(65535).default(4000),
+  HOST: z.string().min(1).default('0.0.0.0'),
+  /** Any PostgreSQL server; when unset the embedded server under DATA_DIR is used. */
+  DATABASE_URL: z.string().url().optional(),
+  DATA_DIR: z.string().min(1).default('./.data'),
+  /** Port of the embedded PostgreSQL; 0 picks a free one. */
+  EMBEDDED_PG_PORT: z.coerce.number().int().min(0).max(65535).default(0),
+  DB_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
+  /** Seed value of the demo catalogue: the same value always yields the same rows. */
+  SEED: z.coerce.number().int().min(0).default(42),
+  SEED_PRODUCTS: z.coerce.number().int().min(0).default(1200),
+  /** Seed the demo catalogue when the database has no products (first start). */
+  SEED_ON_START: z.enum(['true', 'false', '1', '0']).default('true').transform((v) => v === 'true' || v === '1'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+});
+
+export type Config = Readonly<Omit<z.infer<typeof envSchema>, 'DATA_DIR'> & { DATA_DIR: string }>;
+
+export class ConfigError extends Error {}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  // An empty variable means "not set", as in most shells' `VAR= cmd`.
+  const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const parsed = envSchema.safeParse(present);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+    throw new ConfigError(`Invalid configuration: ${problems}`);
+  }
+  return Object.freeze({ ...parsed.data, DATA_DIR: path.resolve(parsed.data.DATA_DIR) });
+}
