@@ -1,0 +1,127 @@
+import { GraphQLError, type ExecutionResult } from 'graphql';
+import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createContextFactory, type Context } from './context.js';
+import type { PrismaClient } from './db/prisma.js';
+import { AppError, asAppError, INTERNAL_MESSAGE } from './errors.js';
+import type { Logger } from './logger.js';
+import { errorResponse } from './rest/envelope.js';
+import { createRestRouter } from './rest/router.js';
+import { restRoutes } from './rest/routes.js';
+import { schema } from './schema.js';
+
+/** What the Node adapter hands Yoga with each request; absent when Yoga is called in-process. */
+export interface ServerContext {
+  req?: IncomingMessage;
+  res?: ServerResponse;
+}
+
+export interface AppDeps {
+  prisma: PrismaClient;
+  logger: Logger;
+}
+
+export type App = YogaServerInstance<ServerContext, Context>;
+
+const clientIp = (server: ServerContext) => server.req?.socket.remoteAddress ?? 'unknown';
+
+/** Builds the whole HTTP surface: /graphql (with GraphiQL) and the REST adapter under /api. */
+export function createApp({ prisma, logger }: AppDeps): App {
+  const newContext = createContextFactory({ prisma });
+  const logUnexpected = (error: unknown, request: Request) =>
+    logger.error({ err: error, method: request.method, path: new URL(request.url).pathname }, 'unexpected error');
+
+  // Context per request, shared by both interfaces; REST requests pass through here too.
+  const contexts = new WeakMap<Request, Context>();
+  const contextFor = (request: Request, server: ServerContext) => {
+    let ctx = contexts.get(request);
+    if (!ctx) {
+      ctx = newContext(request, clientIp(server));
+      contexts.set(request, ctx);
+    }
+    return ctx;
+  };
+
+  const rest = createRestRouter({ schema, routes: restRoutes, onUnexpectedError: logUnexpected });
+
+  return createYoga<ServerContext, Context>({
+    schema,
+    graphqlEndpoint: '/graphql',
+    landingPage: false,
+    graphiql: { title: 'Marketplace API — GraphiQL', defaultQuery: DEFAULT_QUERY },
+    // Yoga reports the caller's mistakes (bad JSON, missing query) as errors; they are not ours.
+    // Unexpected failures are logged by maskError below.
+    logging: {
+      debug: (...args) => logger.debug(args.map(String).join(' ')),
+      info: (...args) => logger.debug(args.map(String).join(' ')),
+      warn: (...args) => logger.debug(args.map(String).join(' ')),
+      error: (...args) => logger.debug(args.map(String).join(' ')),
+    },
+    context: ({ request, ...server }) => contextFor(request, server),
+    maskedErrors: {
+      isDev: false,
+      maskError: (error) => {
+        if (asAppError(error)) return error as Error;
+        // GraphQL's and Yoga's own errors (syntax, unknown field, bad body) are the caller's to
+        // see; useContractErrorCodes gives them the contract's code.
+        if (error instanceof GraphQLError && !error.originalError) return error;
+        logger.error({ err: error instanceof GraphQLError ? (error.originalError ?? error) : error }, 'unexpected error');
+        return new GraphQLError(INTERNAL_MESSAGE, {
+          path: error instanceof GraphQLError ? error.path : undefined,
+          extensions: { code: 'INTERNAL_ERROR' },
+        });
+      },
+    },
+    plugins: [
+      useContractErrorCodes(),
+      {
+        async onRequest({ request, url, endResponse, serverContext }) {
+          if (url.pathname === '/api' || url.pathname.startsWith('/api/')) {
+            endResponse(await rest(request, url, () => contextFor(request, serverContext as ServerContext)));
+          } else if (url.pathname !== '/graphql') {
+            endResponse(errorResponse(new AppError('NOT_FOUND', 'Not found: the REST API is under /api, GraphQL at /graphql')));
+          }
+        },
+      },
+    ],
+  });
+}
+
+// GraphQL's and Yoga's own error codes mean "your request is invalid": CONTRACT.md names that VALIDATION_ERROR.
+const CLIENT_ERROR_CODES = new Set(['GRAPHQL_PARSE_FAILED', 'GRAPHQL_VALIDATION_FAILED', 'BAD_USER_INPUT', 'BAD_REQUEST']);
+
+function useContractErrorCodes(): Plugin {
+  const recode = (result: ExecutionResult) => {
+    for (const error of result.errors ?? []) {
+      const extensions = error.extensions as Record<string, unknown>;
+      if (extensions.code === 'BAD_REQUEST') {
+        // A body Yoga could not read at all (bad JSON, no query): 400 whatever the Accept header,
+        // and without the parser's exception, which Yoga would otherwise attach.
+        extensions.http = { status: 400 };
+        delete extensions.originalError;
+      }
+      if (typeof extensions.code === 'string' && CLIENT_ERROR_CODES.has(extensions.code)) extensions.code = 'VALIDATION_ERROR';
+    }
+  };
+  return {
+    onResultProcess({ result }) {
+      if (Array.isArray(result)) result.forEach(recode);
+      else if (result && typeof result === 'object' && 'errors' in result) recode(result as ExecutionResult);
+    },
+  };
+}
+
+const DEFAULT_QUERY = /* GraphQL */ `# The marketplace catalogue. Try the REST API too: GET /api/products
+query FeaturedProducts {
+  products(featured: true, limit: 5, sortBy: POPULAR) {
+    items {
+      name
+      nameEn
+      price
+      supplier { companyName city verified }
+      category { name }
+    }
+    meta { total totalPages }
+  }
+}
+`;

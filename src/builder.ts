@@ -1,0 +1,35 @@
+import SchemaBuilder from '@pothos/core';
+import PrismaPlugin from '@pothos/plugin-prisma';
+import RelayPlugin from '@pothos/plugin-relay';
+import type { Context } from './context.js';
+import type PrismaTypes from './generated/pothos-prisma-types.js';
+import { getDatamodel } from './generated/pothos-prisma-types.js';
+
+// The one SchemaBuilder: plugins and scalar shapes only. Types live in src/modules/*.
+export const builder = new SchemaBuilder<{
+  Context: Context;
+  PrismaTypes: PrismaTypes;
+  DefaultFieldNullability: false;
+  Scalars: {
+    DateTime: { Input: Date; Output: Date };
+    Decimal: { Input: number; Output: number | { toString(): string } };
+    JSON: { Input: unknown; Output: unknown };
+  };
+}>({
+  plugins: [PrismaPlugin, RelayPlugin],
+  defaultFieldNullability: false,
+  prisma: {
+    // The client comes from the context so that one schema serves any number of app instances.
+    client: (ctx) => ctx.prisma,
+    dmmf: getDatamodel(),
+    filterConnectionTotalCount: true,
+    onUnusedQuery: process.env.NODE_ENV === 'production' ? null : 'warn',
+  },
+  relay: {
+    clientMutationId: 'omit',
+    cursorType: 'String',
+    // Types expose their database id as `id` (the same as REST), so there is no global-id node lookup.
+    nodeQueryOptions: false,
+    nodesQueryOptions: false,
+  },
+});

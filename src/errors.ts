@@ -1,0 +1,57 @@
+import { GraphQLError } from 'graphql';
+
+/** Every error code the service answers with, and its HTTP status (CONTRACT.md, Errors). */
+export const errorStatus = {
+  VALIDATION_ERROR: 400,
+  UNAUTHORIZED: 401,
+  FORBIDDEN: 403,
+  NOT_FOUND: 404,
+  METHOD_NOT_ALLOWED: 405,
+  CONFLICT: 409,
+  PAYLOAD_TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  RATE_LIMIT_EXCEEDED: 429,
+  INTERNAL_ERROR: 500,
+  SERVICE_UNAVAILABLE: 503,
+} as const;
+
+export type ErrorCode = keyof typeof errorStatus;
+
+/** Field or parameter name → what is wrong with it. */
+export type ErrorDetails = Record<string, unknown>;
+
+/**
+ * An expected failure: its code, message and details are safe to show to the caller.
+ * It is a GraphQLError so that GraphQL passes it through unmasked with `extensions.code`,
+ * and the REST adapter turns it into the spec's error envelope.
+ */
+export class AppError extends GraphQLError {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly details: ErrorDetails | undefined;
+
+  constructor(code: ErrorCode, message: string, details?: ErrorDetails) {
+    super(message, { extensions: details ? { code, details } : { code } });
+    this.name = 'AppError';
+    this.code = code;
+    this.status = errorStatus[code];
+    this.details = details;
+  }
+}
+
+export const validationError = (details: ErrorDetails, message = 'Invalid request parameters') =>
+  new AppError('VALIDATION_ERROR', message, details);
+
+export const notFound = (what = 'Resource') => new AppError('NOT_FOUND', `${what} not found`);
+
+/** The AppError behind a thrown value, however GraphQL wrapped it; undefined for unexpected errors. */
+export function asAppError(error: unknown): AppError | undefined {
+  let current: unknown = error;
+  for (let depth = 0; depth < 5 && current; depth++) {
+    if (current instanceof AppError) return current;
+    current = current instanceof GraphQLError || current instanceof Error ? (current as GraphQLError).originalError ?? (current as Error).cause : undefined;
+  }
+  return undefined;
+}
+
+export const INTERNAL_MESSAGE = 'An internal error occurred';

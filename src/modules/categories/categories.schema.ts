@@ -1,0 +1,87 @@
+import { z } from 'zod';
+import { builder } from '../../builder.js';
+import { pageArgs, PaginationMetaRef, metaFor } from '../../pagination.schema.js';
+import { intParam, parseInput } from '../../validation.js';
+import { productsByIds } from '../products/products.service.js';
+import {
+  categoryBySlug,
+  categoryOrder,
+  categoryPage,
+  countCategories,
+  listCategories,
+  parseCategoryListInput,
+  subtreeProductCount,
+  subtreeProductSampleIds,
+  type CategoryListInput,
+} from './categories.service.js';
+
+const CategoryCounts = builder.objectRef<{ products: number }>('CategoryCounts').implement({
+  fields: (t) => ({ products: t.exposeInt('products', { description: 'Active products in this category and its subcategories' }) }),
+});
+
+const sampleLimit = z.object({ limit: intParam(1, 100) });
+
+export const Category = builder.prismaObject('Category', {
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    name: t.exposeString('name'),
+    nameEn: t.exposeString('nameEn'),
+    slug: t.exposeString('slug'),
+    description: t.exposeString('description'),
+    image: t.exposeString('image', { nullable: true }),
+    parentId: t.exposeID('parentId', { nullable: true, description: 'null for a top-level (level 1) category' }),
+    order: t.exposeInt('order', { description: 'Display order among siblings' }),
+    isActive: t.exposeBoolean('isActive'),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    parent: t.relation('parent', { nullable: true }),
+    children: t.relation('children', {
+      description: 'Active subcategories in display order',
+      query: { where: { isActive: true }, orderBy: categoryOrder },
+    }),
+    products: t.prismaField({
+      type: ['Product'],
+      description: 'The most viewed active products of this category and its subcategories',
+      args: { limit: t.arg.int({ required: false, defaultValue: 4, description: '1–100' }) },
+      resolve: async (query, category, args, ctx) =>
+        productsByIds(ctx, await subtreeProductSampleIds(ctx, category.id, parseInput(sampleLimit, args).limit), query),
+    }),
+    _count: t.field({
+      type: CategoryCounts,
+      resolve: async (category, _args, ctx) => ({ products: await subtreeProductCount(ctx, category.id) }),
+    }),
+  }),
+});
+
+const CategoryList = builder.objectRef<CategoryListInput>('CategoryList').implement({
+  fields: (t) => ({
+    items: t.prismaField({ type: ['Category'], resolve: (query, input, _args, ctx) => listCategories(ctx, input, query) }),
+    meta: t.field({
+      type: PaginationMetaRef,
+      nullable: true,
+      description: 'null when neither page nor limit was given (the whole list is returned)',
+      resolve: (input, _args, ctx) => {
+        const page = categoryPage(input);
+        return page ? metaFor(page, countCategories(ctx, input)) : null;
+      },
+    }),
+  }),
+});
+
+builder.queryFields((t) => ({
+  categories: t.field({
+    type: CategoryList,
+    description: 'Active categories ordered by display order; paginated only when page or limit is given',
+    args: {
+      ...pageArgs,
+      parentOnly: t.arg.boolean({ required: false, description: 'Only top-level categories' }),
+    },
+    resolve: (_root, args, ctx) => parseCategoryListInput(args),
+  }),
+  category: t.prismaField({
+    type: 'Category',
+    nullable: true,
+    description: 'An active category by slug; null when there is none',
+    args: { slug: t.arg.string({ required: true }) },
+    resolve: (query, _root, args, ctx) => categoryBySlug(ctx, args.slug, query),
+  }),
+}));

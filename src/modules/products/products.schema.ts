@@ -1,0 +1,126 @@
+import { builder } from '../../builder.js';
+import { pageArgs, PaginationMetaRef, metaFor } from '../../pagination.schema.js';
+import type { PageInput } from '../../pagination.js';
+import { z } from 'zod';
+import { intParam, parseInput } from '../../validation.js';
+import {
+  countProducts,
+  listProducts,
+  parseProductFilter,
+  parseProductListInput,
+  productBySlug,
+  productQuery,
+  productSorts,
+  type ProductQuery,
+} from './products.service.js';
+
+export const VatCategory = builder.enumType('VatCategory', { values: ['STANDARD', 'REDUCED', 'EXEMPT'] as const });
+
+export const ProductSortRef = builder.enumType('ProductSort', {
+  values: Object.fromEntries(productSorts.map((s) => [s.toUpperCase(), { value: s }])) as Record<
+    Uppercase<(typeof productSorts)[number]>,
+    { value: (typeof productSorts)[number] }
+  >,
+});
+
+const ProductCounts = builder.objectRef<{ reviews: number; favorites: number }>('ProductCounts').implement({
+  fields: (t) => ({ reviews: t.exposeInt('reviews'), favorites: t.exposeInt('favorites') }),
+});
+
+const reviewLimit = z.object({ limit: intParam(1, 100) });
+
+export const Product = builder.prismaObject('Product', {
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    name: t.exposeString('name'),
+    nameEn: t.exposeString('nameEn', { description: 'English name' }),
+    slug: t.exposeString('slug'),
+    description: t.exposeString('description'),
+    price: t.expose('price', { type: 'Decimal' }),
+    compareAtPrice: t.expose('compareAtPrice', { type: 'Decimal', nullable: true, description: 'Reference price' }),
+    minOrder: t.exposeInt('minOrder', { description: 'Minimum order quantity' }),
+    stock: t.exposeInt('stock'),
+    sku: t.exposeString('sku', { nullable: true }),
+    images: t.exposeStringList('images'),
+    specifications: t.expose('specifications', { type: 'JSON' }),
+    isActive: t.exposeBoolean('isActive'),
+    isFeatured: t.exposeBoolean('isFeatured'),
+    viewCount: t.exposeInt('viewCount'),
+    vatRate: t.expose('vatRate', { type: 'Decimal', description: 'VAT as a fraction, e.g. 0.21' }),
+    vatCategory: t.expose('vatCategory', { type: VatCategory }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
+    supplier: t.relation('supplier'),
+    category: t.relation('category'),
+    reviews: t.relation('reviews', {
+      description: 'Newest reviews first',
+      args: { limit: t.arg.int({ required: false, defaultValue: 10, description: 'At most this many, 1–100' }) },
+      query: (args) => ({ take: parseInput(reviewLimit, args).limit, orderBy: [{ createdAt: 'desc' }, { id: 'asc' }] }),
+    }),
+    reviewsConnection: t.relatedConnection('reviews', {
+      cursor: 'id',
+      totalCount: true,
+      query: () => ({ orderBy: [{ createdAt: 'desc' }, { id: 'asc' }] }),
+    }),
+    _count: t.field({
+      type: ProductCounts,
+      select: { _count: { select: { reviews: true, favorites: true } } },
+      resolve: (p) => p._count,
+    }),
+  }),
+});
+
+// The list's filters are resolved once (category subtree included) and shared by items and meta.
+interface ProductPage extends PageInput {
+  q: ProductQuery;
+}
+
+const ProductList = builder.objectRef<ProductPage>('ProductList').implement({
+  fields: (t) => ({
+    items: t.prismaField({
+      type: ['Product'],
+      resolve: (query, page, _args, ctx) => listProducts(ctx, page.q, page, query),
+    }),
+    meta: t.field({ type: PaginationMetaRef, resolve: (page, _args, ctx) => metaFor(page, countProducts(ctx, page.q)) }),
+  }),
+});
+
+const productFilterArgs = builder.args((t) => ({
+  search: t.string({ required: false, description: 'Words to find in name, nameEn, description or sku (case- and diacritics-insensitive)' }),
+  categoryId: t.id({ required: false, description: 'Only this category and its subcategories' }),
+  supplierId: t.id({ required: false }),
+  minPrice: t.float({ required: false, description: 'Inclusive' }),
+  maxPrice: t.float({ required: false, description: 'Inclusive' }),
+  featured: t.boolean({ required: false, description: 'true: only featured products' }),
+  sortBy: t.field({ type: ProductSortRef, required: false, description: 'Default NEWEST; ties broken by id' }),
+}));
+
+/** A connection's filter arguments without its cursor arguments. */
+const filterOf = <A extends { first?: unknown; last?: unknown; before?: unknown; after?: unknown }>({ first, last, before, after, ...filter }: A) => filter;
+
+builder.queryFields((t) => ({
+  products: t.field({
+    type: ProductList,
+    description: 'Active products, offset-paginated, with the same filters and sorts as GET /api/products',
+    args: { ...pageArgs, ...productFilterArgs },
+    resolve: async (_root, args, ctx) => {
+      const { page, limit, ...filter } = parseProductListInput(args);
+      return { page, limit, q: await productQuery(ctx, filter) };
+    },
+  }),
+  productsConnection: t.prismaConnection({
+    type: 'Product',
+    cursor: 'id',
+    description: 'Active products as a Relay connection, with the same filters and sorts as `products`',
+    args: productFilterArgs,
+    totalCount: async (_root, args, ctx) => countProducts(ctx, await productQuery(ctx, parseProductFilter(filterOf(args)))),
+    resolve: async (query, _root, args, ctx) => listProducts(ctx, await productQuery(ctx, parseProductFilter(filterOf(args))), null, query),
+  }),
+  product: t.prismaField({
+    type: 'Product',
+    nullable: true,
+    description: 'An active product by slug; null when there is none',
+    args: { slug: t.arg.string({ required: true }) },
+    resolve: (query, _root, args, ctx) => productBySlug(ctx, args.slug, query),
+  }),
+}));

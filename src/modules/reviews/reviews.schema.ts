@@ -1,0 +1,16 @@
+import { builder } from '../../builder.js';
+
+export const Review = builder.prismaObject('Review', {
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    rating: t.exposeInt('rating', { description: '1 to 5' }),
+    title: t.exposeString('title'),
+    comment: t.exposeString('comment'),
+    images: t.exposeStringList('images'),
+    isVerified: t.exposeBoolean('isVerified'),
+    verifiedPurchase: t.exposeBoolean('verifiedPurchase'),
+    supplierResponse: t.exposeString('supplierResponse', { nullable: true }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    product: t.relation('product'),
+  }),
+});

@@ -1,0 +1,102 @@
+import { builder } from '../../builder.js';
+import type { PageInput } from '../../pagination.js';
+import { pageArgs, PaginationMetaRef, metaFor } from '../../pagination.schema.js';
+import {
+  countSuppliers,
+  listSuppliers,
+  parseSupplierListInput,
+  supplierById,
+  supplierQuery,
+  supplierSorts,
+  type SupplierQuery,
+} from './suppliers.service.js';
+
+export const SupplierSortRef = builder.enumType('SupplierSort', {
+  values: Object.fromEntries(supplierSorts.map((s) => [s.toUpperCase(), { value: s }])) as Record<
+    Uppercase<(typeof supplierSorts)[number]>,
+    { value: (typeof supplierSorts)[number] }
+  >,
+});
+
+const SupplierCounts = builder.objectRef<{ products: number; reviews: number }>('SupplierCounts').implement({
+  fields: (t) => ({
+    products: t.exposeInt('products', { description: 'Active products' }),
+    reviews: t.exposeInt('reviews', { description: 'Reviews of its products' }),
+  }),
+});
+
+export const Supplier = builder.prismaObject('Supplier', {
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    companyName: t.exposeString('companyName'),
+    cui: t.exposeString('cui', { description: 'Company tax identifier (CUI)' }),
+    address: t.exposeString('address'),
+    city: t.exposeString('city'),
+    county: t.exposeString('county'),
+    phone: t.exposeString('phone'),
+    email: t.exposeString('email'),
+    description: t.exposeString('description'),
+    logo: t.exposeString('logo', { nullable: true }),
+    website: t.exposeString('website', { nullable: true }),
+    verified: t.exposeBoolean('verified'),
+    rating: t.expose('rating', { type: 'Decimal' }),
+    reviewCount: t.exposeInt('reviewCount'),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    products: t.relation('products', {
+      description: 'Newest active products first',
+      args: { limit: t.arg.int({ required: false, defaultValue: 12 }) },
+      query: (args) => ({
+        where: { isActive: true },
+        orderBy: [{ createdAt: 'desc' }, { id: 'asc' }],
+        take: Math.min(Math.max(args.limit ?? 12, 1), 100),
+      }),
+    }),
+    productsConnection: t.relatedConnection('products', {
+      cursor: 'id',
+      totalCount: true,
+      query: () => ({ where: { isActive: true }, orderBy: [{ createdAt: 'desc' }, { id: 'asc' }] }),
+    }),
+    _count: t.field({
+      type: SupplierCounts,
+      select: { _count: { select: { products: { where: { isActive: true } }, reviews: true } } },
+      resolve: (s) => s._count,
+    }),
+  }),
+});
+
+interface SupplierPage extends PageInput {
+  q: SupplierQuery;
+}
+
+const SupplierList = builder.objectRef<SupplierPage>('SupplierList').implement({
+  fields: (t) => ({
+    items: t.prismaField({ type: ['Supplier'], resolve: (query, page, _args, ctx) => listSuppliers(ctx, page.q, page, query) }),
+    meta: t.field({ type: PaginationMetaRef, resolve: (page, _args, ctx) => metaFor(page, countSuppliers(ctx, page.q)) }),
+  }),
+});
+
+builder.queryFields((t) => ({
+  suppliers: t.field({
+    type: SupplierList,
+    description: 'Active suppliers, offset-paginated, with the same filters and sorts as GET /api/suppliers',
+    args: {
+      ...pageArgs,
+      search: t.arg.string({ required: false, description: 'Words to find in company name, description, city or county' }),
+      verified: t.arg.boolean({ required: false, description: 'true: only verified suppliers' }),
+      city: t.arg.string({ required: false, description: 'Case- and diacritics-insensitive' }),
+      county: t.arg.string({ required: false, description: 'Case- and diacritics-insensitive' }),
+      sortBy: t.arg({ type: SupplierSortRef, required: false, description: 'Default RATING; ties broken by id' }),
+    },
+    resolve: (_root, args) => {
+      const { page, limit, ...filter } = parseSupplierListInput(args);
+      return { page, limit, q: supplierQuery(filter) };
+    },
+  }),
+  supplier: t.prismaField({
+    type: 'Supplier',
+    nullable: true,
+    description: 'An active supplier by id; null when there is none',
+    args: { id: t.arg.id({ required: true }) },
+    resolve: (query, _root, args, ctx) => supplierById(ctx, String(args.id), query),
+  }),
+}));

@@ -1,0 +1,20 @@
+import { builder } from './builder.js';
+import { LIMIT_DEFAULT, LIMIT_MAX, PAGE_DEFAULT, paginationMeta, type PageInput, type PaginationMeta } from './pagination.js';
+
+export const PaginationMetaRef = builder.objectRef<PaginationMeta>('PaginationMeta').implement({
+  description: 'Offset pagination of a list: the same object as `meta` in the REST envelope.',
+  fields: (t) => ({
+    page: t.exposeInt('page'),
+    limit: t.exposeInt('limit'),
+    total: t.exposeInt('total'),
+    totalPages: t.exposeInt('totalPages'),
+  }),
+});
+
+/** `page` and `limit` arguments of every offset-paginated list. */
+export const pageArgs = builder.args((t) => ({
+  page: t.int({ required: false, description: `Page number, ≥ 1 (default ${PAGE_DEFAULT})` }),
+  limit: t.int({ required: false, description: `Items per page, 1–${LIMIT_MAX} (default ${LIMIT_DEFAULT})` }),
+}));
+
+export const metaFor = (page: PageInput, total: Promise<number>) => total.then((n) => paginationMeta(page, n));

@@ -1,0 +1,41 @@
+import { intParam } from './validation.js';
+
+// Pagination bounds from the spec: page ≥ 1 (default 1), limit 1–100 (default 12).
+export const PAGE_DEFAULT = 1;
+export const LIMIT_DEFAULT = 12;
+export const LIMIT_MAX = 100;
+
+export const pageParam = intParam(1);
+export const limitParam = intParam(1, LIMIT_MAX);
+
+/** Spread into a list's input schema. */
+export const pageParams = {
+  page: pageParam.default(PAGE_DEFAULT),
+  limit: limitParam.default(LIMIT_DEFAULT),
+};
+
+export interface PageInput {
+  page: number;
+  limit: number;
+}
+
+export interface PaginationMeta {
+  page: number;
+  limit: number;
+  total: number;
+  totalPages: number;
+}
+
+// No table holds more rows than this; a page beyond it is empty without asking the database
+// (and an offset this large would not fit the query's integer type).
+const MAX_OFFSET = 2 ** 31 - 1;
+
+/** skip/take for a page, or null when the page is certainly past the end. */
+export function pageWindow({ page, limit }: PageInput): { skip: number; take: number } | null {
+  const skip = (page - 1) * limit;
+  return skip > MAX_OFFSET ? null : { skip, take: limit };
+}
+
+export function paginationMeta({ page, limit }: PageInput, total: number): PaginationMeta {
+  return { page, limit, total, totalPages: Math.ceil(total / limit) };
+}

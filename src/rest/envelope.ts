@@ -1,0 +1,38 @@
+import { AppError, INTERNAL_MESSAGE, type ErrorCode, type ErrorDetails } from '../errors.js';
+import type { PaginationMeta } from '../pagination.js';
+
+// The spec's envelopes: { success: true, data, meta? } and
+// { success: false, error: { code, message, details?, retryAfter? } }.
+
+export interface SuccessBody {
+  success: true;
+  data: unknown;
+  meta?: PaginationMeta;
+}
+
+export interface ErrorBody {
+  success: false;
+  error: { code: ErrorCode; message: string; details?: ErrorDetails; retryAfter?: number };
+}
+
+const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8' };
+
+export function jsonResponse(status: number, body: SuccessBody | ErrorBody, headers?: Record<string, string>): Response {
+  return new Response(JSON.stringify(body), { status, headers: { ...JSON_HEADERS, ...headers } });
+}
+
+export function errorBody(error: AppError): ErrorBody {
+  return {
+    success: false,
+    error: {
+      code: error.code,
+      message: error.message,
+      ...(error.details ? { details: error.details } : {}),
+    },
+  };
+}
+
+export const errorResponse = (error: AppError, headers?: Record<string, string>) =>
+  jsonResponse(error.status, errorBody(error), headers);
+
+export const internalErrorResponse = () => errorResponse(new AppError('INTERNAL_ERROR', INTERNAL_MESSAGE));

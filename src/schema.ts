@@ -1,0 +1,14 @@
+import { lexicographicSortSchema, printSchema } from 'graphql';
+import { builder } from './builder.js';
+import './scalars.js';
+import './modules/products/products.schema.js';
+import './modules/categories/categories.schema.js';
+import './modules/suppliers/suppliers.schema.js';
+import './modules/reviews/reviews.schema.js';
+
+builder.queryType({});
+
+export const schema = builder.toSchema();
+
+/** The printed SDL checked in as schema.graphql (test/schema.test.ts fails when it is stale). */
+export const printedSchema = () => `${printSchema(lexicographicSortSchema(schema))}\n`;
