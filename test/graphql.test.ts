@@ -1,0 +1,120 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from './helpers/app.js';
+
+let app: TestApp;
+beforeAll(async () => {
+  app = await startTestApp();
+});
+afterAll(() => app?.close());
+
+const NESTED = /* GraphQL */ `
+  query Nested($limit: Int!) {
+    products(limit: $limit, sortBy: POPULAR) {
+      items {
+        id name price
+        supplier { id companyName products(limit: 2) { id } _count { products reviews } }
+        category { id name parent { id name } children { id } _count { products } products(limit: 2) { id } }
+        reviews(limit: 3) { id rating product { id } }
+        _count { reviews favorites }
+      }
+      meta { total }
+    }
+    categories(parentOnly: true) { items { id children { id products(limit: 3) { id supplier { id } } } } }
+    suppliers(limit: $limit) { items { id products(limit: 3) { id category { id } } _count { products } } }
+  }`;
+
+async function statementsFor(query: string, variables: Record<string, unknown>) {
+  const before = app.statements.length;
+  const res = await app.graphql(query, variables);
+  expect(res.status).toBe(200);
+  expect(res.body.errors).toBeUndefined();
+  return { count: app.statements.length - before, data: res.body.data };
+}
+
+describe('GraphQL', () => {
+  it('answers a nested query with a number of SQL statements that does not grow with the page size', async () => {
+    const counts: number[] = [];
+    for (const limit of [1, 10, 100]) {
+      const { count, data } = await statementsFor(NESTED, { limit });
+      expect(data.products.items).toHaveLength(limit);
+      counts.push(count);
+    }
+    expect(counts[1]).toBe(counts[0]);
+    expect(counts[2]).toBe(counts[0]);
+  });
+
+  it('agrees with REST on the same data', async () => {
+    const rest = await app.get('/api/products?sortBy=price_asc&limit=20&minPrice=5&search=a');
+    const gql = await app.graphql(
+      `{ products(sortBy: PRICE_ASC, limit: 20, minPrice: 5, search: "a") {
+          items { id name nameEn slug price compareAtPrice vatRate vatCategory createdAt specifications
+                  supplier { id companyName verified rating } category { id name slug } _count { reviews favorites } }
+          meta { page limit total totalPages } } }`,
+    );
+    expect(gql.body.data.products.meta).toEqual(rest.body.meta);
+    const pick = (p: Record<string, unknown>) => ({
+      id: p.id, name: p.name, nameEn: p.nameEn, slug: p.slug, price: p.price, compareAtPrice: p.compareAtPrice,
+      vatRate: p.vatRate, vatCategory: p.vatCategory, createdAt: p.createdAt, specifications: p.specifications,
+      supplier: p.supplier, category: p.category, _count: p._count,
+    });
+    expect(gql.body.data.products.items).toEqual(rest.body.data.map(pick));
+
+    const slug = rest.body.data[0].slug;
+    const one = await app.graphql(`query($slug: String!) { product(slug: $slug) { id slug } }`, { slug });
+    expect(one.body.data.product).toEqual({ id: rest.body.data[0].id, slug });
+  });
+
+  it('returns null for a product, category or supplier that is missing', async () => {
+    const res = await app.graphql(`{ product(slug: "nope") { id } category(slug: "nope") { id } supplier(id: "nope") { id } }`);
+    expect(res.body).toEqual({ data: { product: null, category: null, supplier: null } });
+  });
+
+  it('walks a Relay connection to the end with stable cursors and a total count', async () => {
+    const seen: string[] = [];
+    let after: string | null = null;
+    let total = 0;
+    for (let i = 0; i < 100; i++) {
+      const res: { body: any } = await app.graphql(
+        `query($after: String) { productsConnection(first: 100, after: $after, sortBy: PRICE_DESC, maxPrice: 200) {
+           totalCount edges { cursor node { id price } } pageInfo { hasNextPage endCursor } } }`,
+        { after },
+      );
+      const conn = res.body.data.productsConnection;
+      total = conn.totalCount;
+      seen.push(...conn.edges.map((e: { node: { id: string } }) => e.node.id));
+      if (!conn.pageInfo.hasNextPage) break;
+      after = conn.pageInfo.endCursor;
+    }
+    expect(seen).toHaveLength(total);
+    expect(new Set(seen).size).toBe(total);
+    const { rows } = await app.sql.query(`SELECT id FROM "Product" WHERE "isActive" AND price <= 200 ORDER BY price DESC, id`);
+    expect(seen).toEqual(rows.map((r) => r.id));
+  });
+
+  it('reports bad arguments with VALIDATION_ERROR and the same details as REST', async () => {
+    const res = await app.graphql(`{ products(page: 0, limit: 500) { items { id } } }`);
+    expect(res.body.data).toBeNull();
+    expect(res.body.errors[0].extensions).toEqual({
+      code: 'VALIDATION_ERROR',
+      details: { page: 'must be an integer ≥ 1', limit: 'must be an integer between 1 and 100' },
+    });
+    const rest = await app.get('/api/products?page=0&limit=500');
+    expect(rest.body.error.details).toEqual(res.body.errors[0].extensions.details);
+  });
+
+  it('gives GraphQL syntax and validation errors the VALIDATION_ERROR code', async () => {
+    const unknown = await app.graphql(`{ nope }`);
+    expect(unknown.body.errors[0].extensions.code).toBe('VALIDATION_ERROR');
+    const syntax = await app.graphql(`{ products(`);
+    expect(syntax.body.errors[0].extensions.code).toBe('VALIDATION_ERROR');
+    const badJson = await app.get('/graphql', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{nope' });
+    expect(badJson.status).toBe(400);
+    expect(badJson.body.errors[0]).toEqual({ message: expect.any(String), extensions: { code: 'VALIDATION_ERROR' } });
+  });
+
+  it('serves GraphiQL to a browser', async () => {
+    const res = await fetch(`${app.base}/graphql`, { headers: { accept: 'text/html' } });
+    expect(res.status).toBe(200);
+    expect(await res.text()).toContain('GraphiQL');
+  });
+});
