@@ -126,7 +126,7 @@ async function findRunningPostmaster(clusterDir: string): Promise<PostmasterStat
     const status = (lines[7] ?? '').trim();
     if (Number.isInteger(pid) && pid > 0) {
       if (!pidAlive(pid)) return { state: 'stale', remove: false, reason: `pid ${pid} is gone` };
-      if (!isPostmasterOf(pid, clusterDir)) return { state: 'stale', remove: true, reason: `pid ${pid} is now another program` };
+      if (!runsPostgres(pid)) return { state: 'stale', remove: true, reason: `pid ${pid} is now another program` };
       if (status === 'ready' && Number.isInteger(port) && port > 0) return { state: 'running', pid, port };
     } else if (Date.now() - ((await fs.stat(pidFile).catch(() => null))?.mtimeMs ?? 0) > 5_000) {
       // Not being written right now, and unreadable: left truncated by a crash.
@@ -152,17 +152,17 @@ function pidAlive(pid: number): boolean {
 /**
  * After a crash and a reboot (or in a container, where pids restart from 1) the pid in a leftover
  * postmaster.pid may belong to an unrelated live process. Where /proc exists, look at what that
- * process runs; elsewhere the liveness check has to do.
+ * process runs. Only a process that is no PostgreSQL at all counts as unrelated: removing the
+ * lock file of a live postmaster (the same cluster reached through a symlink, say) would let a
+ * second one start on the same files.
  */
-function isPostmasterOf(pid: number, clusterDir: string): boolean {
-  let argv: string[];
+function runsPostgres(pid: number): boolean {
   try {
-    argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+    const program = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[0] ?? '';
+    return path.basename(program).startsWith('postgres');
   } catch {
     return true;
   }
-  const program = path.basename(argv[0] ?? '');
-  return program.startsWith('postgres') && argv.some((arg) => arg === clusterDir);
 }
 
 async function checkConnection(url: string): Promise<void> {
