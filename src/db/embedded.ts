@@ -358,9 +358,9 @@ function hasExited(child: ChildProcess): boolean {
 
 async function stopInstance(instance: EmbeddedPostgresInstance): Promise<void> {
   const child = childOf(instance);
-  if (!child || hasExited(child)) return;
+  if (child && hasExited(child)) return;
   // SIGINT = fast shutdown: open sessions are ended, the server checkpoints and exits.
-  const timer = setTimeout(() => child.kill('SIGQUIT'), STOP_TIMEOUT_MS);
+  const timer = child && setTimeout(() => child.kill('SIGQUIT'), STOP_TIMEOUT_MS);
   try {
     await instance.stop();
   } finally {
