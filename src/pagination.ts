@@ -5,7 +5,10 @@ export const PAGE_DEFAULT = 1;
 export const LIMIT_DEFAULT = 12;
 export const LIMIT_MAX = 100;
 
-export const pageParam = intParam(1);
+/** GraphQL's Int is 32-bit, so that is the highest page either interface accepts. */
+export const PAGE_MAX = 2 ** 31 - 1;
+
+export const pageParam = intParam(1, PAGE_MAX);
 export const limitParam = intParam(1, LIMIT_MAX);
 
 /** Spread into a list's input schema. */
@@ -26,8 +29,7 @@ export interface PaginationMeta {
   totalPages: number;
 }
 
-// No table holds more rows than this; a page beyond it is empty without asking the database
-// (and an offset this large would not fit the query's integer type).
+// No table holds more rows than this; a page beyond it is empty without asking the database.
 const MAX_OFFSET = 2 ** 31 - 1;
 
 /** skip/take for a page, or null when the page is certainly past the end. */

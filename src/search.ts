@@ -18,3 +18,14 @@ export function productSearchText(p: { name: string; nameEn: string; description
 export function supplierSearchText(s: { companyName: string; description: string; city: string; county: string }): string {
   return searchKey([s.companyName, s.description, s.city, s.county].join(' '));
 }
+
+/**
+ * The words of a search term, each escaped for a LIKE pattern (Prisma's `contains` does not
+ * escape `%` and `_`, which would otherwise match anything).
+ */
+export function searchWords(term: string): string[] {
+  return searchKey(term)
+    .split(' ')
+    .filter(Boolean)
+    .map((w) => w.replace(/[\\%_]/g, (c) => `\\${c}`));
+}

@@ -71,7 +71,7 @@ export const idParam = z
 
 /**
  * Parses raw input with a schema; on failure throws VALIDATION_ERROR whose details name
- * every bad parameter: `{ page: "must be an integer ≥ 1", limit: "…" }`.
+ * every bad parameter: `{ page: "must be an integer between 1 and 2147483647", limit: "…" }`.
  */
 export function parseInput<S extends z.ZodType>(schema: S, raw: object): z.output<S> {
   // GraphQL may pass an explicit null for an optional argument: it means "not given".

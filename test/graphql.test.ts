@@ -96,7 +96,7 @@ describe('GraphQL', () => {
     expect(res.body.data).toBeNull();
     expect(res.body.errors[0].extensions).toEqual({
       code: 'VALIDATION_ERROR',
-      details: { page: 'must be an integer ≥ 1', limit: 'must be an integer between 1 and 100' },
+      details: { page: 'must be an integer between 1 and 2147483647', limit: 'must be an integer between 1 and 100' },
     });
     const rest = await app.get('/api/products?page=0&limit=500');
     expect(rest.body.error.details).toEqual(res.body.errors[0].extensions.details);

@@ -81,7 +81,7 @@ describe('GET /api/suppliers', () => {
     expect(res.body.error.details).toEqual({
       sortBy: 'must be one of rating, name, newest, products',
       verified: 'must be one of true, false, 1, 0',
-      page: 'must be an integer ≥ 1',
+      page: 'must be an integer between 1 and 2147483647',
     });
   });
 });

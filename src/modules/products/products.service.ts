@@ -3,7 +3,7 @@ import type { Context } from '../../context.js';
 import type { Prisma, Product } from '../../generated/prisma/client.js';
 import { requestLoader } from '../../loaders.js';
 import { pageParams, pageWindow, type PageInput } from '../../pagination.js';
-import { searchKey } from '../../search.js';
+import { searchWords } from '../../search.js';
 import { booleanParam, decimalParam, enumParam, idParam, parseInput, textParam } from '../../validation.js';
 import { subtreeIds } from '../categories/categories.service.js';
 
@@ -58,7 +58,7 @@ export async function productQuery(ctx: Context, filter: ProductFilter): Promise
   if (filter.featured) and.push({ isFeatured: true });
   if (filter.search) {
     // Every word must appear somewhere in name, nameEn, description or sku.
-    for (const word of searchKey(filter.search).split(' ')) and.push({ searchText: { contains: word } });
+    for (const word of searchWords(filter.search)) and.push({ searchText: { contains: word } });
   }
   return { where: { AND: and }, orderBy: productOrders[filter.sortBy] };
 }

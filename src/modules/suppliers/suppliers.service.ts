@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Context } from '../../context.js';
 import type { Prisma } from '../../generated/prisma/client.js';
 import { pageParams, pageWindow, type PageInput } from '../../pagination.js';
-import { searchKey } from '../../search.js';
+import { searchKey, searchWords } from '../../search.js';
 import { booleanParam, enumParam, idParam, parseInput, textParam } from '../../validation.js';
 
 export const supplierSorts = ['rating', 'name', 'newest', 'products'] as const;
@@ -41,7 +41,7 @@ export function supplierQuery(filter: SupplierFilter): SupplierQuery {
   if (filter.city) and.push({ cityKey: searchKey(filter.city) });
   if (filter.county) and.push({ countyKey: searchKey(filter.county) });
   if (filter.search) {
-    for (const word of searchKey(filter.search).split(' ')) and.push({ searchText: { contains: word } });
+    for (const word of searchWords(filter.search)) and.push({ searchText: { contains: word } });
   }
   return { where: { AND: and }, sortBy: filter.sortBy };
 }
