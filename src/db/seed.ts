@@ -43,24 +43,13 @@ const BATCH_SIZE = 2_500;
  * Connections inserting batches in parallel. PostgreSQL's side (trigram index, nine B-trees,
  * foreign keys) costs several times what building the rows costs here, so this is what scales.
  */
-const WRITERS = Math.min(4, Math.max(2, availableParallelism()));
+const MAX_WRITERS = 4;
+const WRITERS = Math.min(MAX_WRITERS, Math.max(2, availableParallelism()));
 /** Two seeders on one database (e.g. two servers starting at once) take turns. */
 const SEED_LOCK_KEY = 0x5eed_c47a;
 
 const VAT_RATES = { STANDARD: '0.21', REDUCED: '0.11', EXEMPT: '0.00' } as const;
 type VatCategory = keyof typeof VAT_RATES;
-
-export interface SeedOptions {
-  /** Same seed, same rows. A non-negative integer. */
-  seed: number;
-  /** Number of demo products the database should hold afterwards. */
-  products: number;
-  /**
-   * Called after each batch with the seeded products present so far and the requested total
-   * (first call: what was already there), e.g. to drive a progress bar.
-   */
-  onProgress?: (done: number, total: number) => void;
-}
 
 export interface SeedSummary {
   seed: number;
@@ -813,6 +802,13 @@ interface BatchCounts {
   favorites: number;
 }
 
+/**
+ * Seeds the demo catalogue for `opts.seed` (a non-negative integer) so that the database holds
+ * its first `opts.products` products: reference rows are inserted when absent, missing
+ * products appended, nothing is updated or deleted. `onProgress(done, total)` is called with
+ * the seeded products present (first call: those found) after each batch. Throws
+ * SeedConflictError when the database holds the catalogue of another seed.
+ */
 export async function seedDatabase(url: string, opts: { seed: number; products: number; onProgress?: (done: number, total: number) => void }): Promise<SeedSummary> {
   const started = performance.now();
   assertSeed(opts.seed);
@@ -998,7 +994,8 @@ async function countSeededProducts(client: pg.Client, seed: number, requested: n
     }
     found = present + 1;
   }
-  const windowStart = Math.max(0, found - WRITERS * BATCH_SIZE);
+  // MAX_WRITERS, not WRITERS: the interrupted run may have had more cores than this one.
+  const windowStart = Math.max(0, found - MAX_WRITERS * BATCH_SIZE);
   const ids = [];
   for (let i = windowStart; i < found; i++) ids.push(demoProductId(seed, i));
   const present = await client.query<{ n: number }>('SELECT count(*)::int AS n FROM "Product" WHERE "id" = ANY($1)', [ids]);
