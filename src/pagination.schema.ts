@@ -18,3 +18,10 @@ export const pageArgs = builder.args((t) => ({
 }));
 
 export const metaFor = (page: PageInput, total: Promise<number>) => total.then((n) => paginationMeta(page, n));
+
+/** A GraphQL enum of a list's sort keys: REST's `price_asc` is GraphQL's `PRICE_ASC`. */
+export function sortEnum<const V extends readonly string[]>(name: string, values: V) {
+  return builder.enumType(name, {
+    values: Object.fromEntries(values.map((v) => [v.toUpperCase(), { value: v }])) as Record<Uppercase<V[number]>, { value: V[number] }>,
+  });
+}

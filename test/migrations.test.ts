@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
-import { MIGRATIONS_DIR, migrate, pendingMigrations, readMigrations } from '../src/db/migrate.js';
+import { MIGRATIONS_DIR, migrate, pendingMigrations, readMigrations, type MigrationRow } from '../src/db/migrate.js';
 import { prismaMigrateDiff, SCHEMA_FILE, SNAPSHOT_FILE } from '../scripts/new-migration.js';
 import { createTestDatabase, type TestDatabase } from './helpers/db.js';
 
@@ -231,17 +231,7 @@ async function tableExists(url: string, name: string): Promise<boolean> {
   return Boolean(row?.found);
 }
 
-interface Row {
-  id: string;
-  checksum: string;
-  finished_at: Date | null;
-  migration_name: string;
-  logs: string | null;
-  rolled_back_at: Date | null;
-  started_at: Date;
-  applied_steps_count: number;
-}
-const history = (url: string) => query<Row>(url, 'SELECT * FROM _prisma_migrations ORDER BY started_at, migration_name');
+const history = (url: string) => query<MigrationRow>(url, 'SELECT * FROM _prisma_migrations ORDER BY started_at, migration_name');
 
 describe('migrate()', () => {
   const tempDirs: string[] = [];

@@ -32,7 +32,8 @@ export interface LocalMigration {
   checksum: string;
 }
 
-interface MigrationRow {
+/** A row of Prisma's `_prisma_migrations` table. */
+export interface MigrationRow {
   id: string;
   checksum: string;
   finished_at: Date | null;

@@ -1,5 +1,5 @@
 import { builder } from '../../builder.js';
-import { pageArgs, PaginationMetaRef, metaFor } from '../../pagination.schema.js';
+import { metaFor, pageArgs, PaginationMetaRef, sortEnum } from '../../pagination.schema.js';
 import type { PageInput } from '../../pagination.js';
 import { z } from 'zod';
 import { intParam, parseInput } from '../../validation.js';
@@ -16,12 +16,7 @@ import {
 
 export const VatCategory = builder.enumType('VatCategory', { values: ['STANDARD', 'REDUCED', 'EXEMPT'] as const });
 
-export const ProductSortRef = builder.enumType('ProductSort', {
-  values: Object.fromEntries(productSorts.map((s) => [s.toUpperCase(), { value: s }])) as Record<
-    Uppercase<(typeof productSorts)[number]>,
-    { value: (typeof productSorts)[number] }
-  >,
-});
+export const ProductSortRef = sortEnum('ProductSort', productSorts);
 
 const ProductCounts = builder.objectRef<{ reviews: number; favorites: number }>('ProductCounts').implement({
   fields: (t) => ({ reviews: t.exposeInt('reviews'), favorites: t.exposeInt('favorites') }),

@@ -1,6 +1,6 @@
 import { builder } from '../../builder.js';
 import type { PageInput } from '../../pagination.js';
-import { pageArgs, PaginationMetaRef, metaFor } from '../../pagination.schema.js';
+import { metaFor, pageArgs, PaginationMetaRef, sortEnum } from '../../pagination.schema.js';
 import {
   countSuppliers,
   listSuppliers,
@@ -11,12 +11,7 @@ import {
   type SupplierQuery,
 } from './suppliers.service.js';
 
-export const SupplierSortRef = builder.enumType('SupplierSort', {
-  values: Object.fromEntries(supplierSorts.map((s) => [s.toUpperCase(), { value: s }])) as Record<
-    Uppercase<(typeof supplierSorts)[number]>,
-    { value: (typeof supplierSorts)[number] }
-  >,
-});
+export const SupplierSortRef = sortEnum('SupplierSort', supplierSorts);
 
 const SupplierCounts = builder.objectRef<{ products: number; reviews: number }>('SupplierCounts').implement({
   fields: (t) => ({
