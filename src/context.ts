@@ -2,8 +2,24 @@ import { randomUUID } from 'node:crypto';
 import type DataLoader from 'dataloader';
 import type { PrismaClient } from './db/prisma.js';
 
-/** Who is calling. Authentication (API keys) plugs in here and nowhere else. */
-export type Caller = { kind: 'anonymous'; ip: string };
+export type Plan = 'BASIC' | 'PRO' | 'ENTERPRISE';
+
+/** A request made with a valid (known, unrevoked, unexpired) API key. */
+export interface KeyCaller {
+  kind: 'key';
+  ip: string;
+  keyId: string;
+  /** The owning account: "the caller's own orders" are this account's. */
+  accountId: string;
+  plan: Plan;
+  scopes: string[];
+  /** Enterprise keys: the key's own limit and window; null means the plan's default. */
+  rateLimit: number | null;
+  rateWindowSeconds: number | null;
+}
+
+/** Who is calling, decided once per request by src/auth before any resolver runs. */
+export type Caller = { kind: 'anonymous'; ip: string } | KeyCaller;
 
 /** Per-request state shared by the GraphQL resolvers and the REST adapter. */
 export interface Context {

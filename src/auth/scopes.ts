@@ -1,0 +1,42 @@
+import type { Context, KeyCaller } from '../context.js';
+import { AppError } from '../errors.js';
+
+/** Every scope a key can carry (spec, Authentication). */
+export const SCOPES = [
+  'read:products',
+  'read:categories',
+  'read:suppliers',
+  'read:orders',
+  'read:reviews',
+  'read:stock',
+  'read:prices',
+  'write:orders',
+  'write:products',
+  'admin:all',
+] as const;
+
+export type Scope = (typeof SCOPES)[number];
+
+export const isScope = (value: string): value is Scope => (SCOPES as readonly string[]).includes(value);
+
+/** admin:all grants every scope. */
+export function hasScope(granted: readonly string[], needed: Scope): boolean {
+  return granted.includes('admin:all') || granted.includes(needed);
+}
+
+/**
+ * The caller's key, if it carries every scope in `needed`: the one gate in front of orders,
+ * stock and prices, whichever interface asked. No key → 401; a key without a scope → 403 naming
+ * what is missing.
+ */
+export function requireScopes(ctx: Context, ...needed: Scope[]): KeyCaller {
+  const caller = ctx.caller;
+  if (caller.kind !== 'key') throw new AppError('UNAUTHORIZED', 'An API key is required: send X-API-Key or Authorization: Bearer');
+  const missing = needed.filter((scope) => !hasScope(caller.scopes, scope));
+  if (missing.length) {
+    throw new AppError('FORBIDDEN', `This API key lacks the scope${missing.length > 1 ? 's' : ''} ${missing.join(', ')}`, {
+      requiredScopes: missing,
+    });
+  }
+  return caller;
+}
