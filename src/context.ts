@@ -24,6 +24,8 @@ export type Caller = { kind: 'anonymous'; ip: string } | KeyCaller;
 /** Per-request state shared by the GraphQL resolvers and the REST adapter. */
 export interface Context {
   prisma: PrismaClient;
+  /** The HTTP request, for headers such as Idempotency-Key. */
+  request: Request;
   requestId: string;
   caller: Caller;
   /** Per-request DataLoaders by name (src/loaders.ts). */
@@ -38,6 +40,7 @@ export interface ContextDeps {
 export function createContextFactory({ prisma }: ContextDeps) {
   return (request: Request, ip: string): Context => ({
     prisma,
+    request,
     requestId: request.headers.get('x-request-id') ?? randomUUID(),
     caller: { kind: 'anonymous', ip },
     loaders: new Map(),
