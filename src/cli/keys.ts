@@ -1,0 +1,315 @@
+import { realpathSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import {
+  KeyInputError,
+  createApiKey,
+  listApiKeys,
+  normaliseKeyInput,
+  revokeApiKey,
+  type ApiKeyView,
+  type CreateApiKeyInput,
+} from '../auth/keys.js';
+import { SCOPES } from '../auth/scopes.js';
+import { ConfigError, loadConfig } from '../config.js';
+import type { Plan } from '../context.js';
+import { openDatabase } from '../db/database.js';
+import { MigrationError, migrate } from '../db/migrate.js';
+import { createPrisma, type PrismaClient } from '../db/prisma.js';
+
+// `npm run --silent keys -- create|list|revoke …`: API key management against the database the
+// server would use (same environment variables), whether or not the server runs: with no
+// DATABASE_URL it joins the server's embedded PostgreSQL, or starts (and afterwards stops) it.
+// With --json, stdout carries exactly one JSON document; every log line goes to stderr.
+
+const USAGE = `Usage:
+  npm run --silent keys -- create --owner EMAIL --plan basic|pro|enterprise --scopes S1,S2,…
+                                  [--limit N --window 60s|15m|1h|1d] [--name TEXT]
+                                  [--expires 30d|ISO-8601] [--json]
+  npm run --silent keys -- list [--owner EMAIL] [--json]
+  npm run --silent keys -- revoke ID [--json]
+
+Manages API keys in the configured database (DATABASE_URL, or the embedded PostgreSQL under
+DATA_DIR, started for the command if the server is not running), applying pending migrations first.
+
+create   Creates a key, and the owner's account if it has none, and prints the key. The key is
+         shown only this once: the database keeps only its hash.
+           --owner     e-mail of the owning account
+           --plan      basic (1000 requests/hour), pro (5000/hour) or enterprise (--limit/--window)
+           --scopes    comma-separated: ${SCOPES.join(', ')}
+           --limit     enterprise only: requests per window, 1–10000000
+           --window    enterprise only: window length, 1s to 30d (units s, m, h, d)
+           --name      a label for listings
+           --expires   a duration from now (30d, 12h) or an ISO-8601 date/time
+list     Lists keys, newest first (never the keys themselves).
+revoke   Revokes a key from now on; revoking it again changes nothing.
+
+  --json       machine-readable output: one JSON object (an array for list) on stdout
+  -h, --help   show this help`;
+
+export class UsageError extends Error {
+  override name = 'UsageError';
+}
+
+export type KeysCommand =
+  | { command: 'help' }
+  | { command: 'create'; json: boolean; input: CreateApiKeyInput }
+  | { command: 'list'; json: boolean; owner?: string }
+  | { command: 'revoke'; json: boolean; id: string };
+
+const PLANS: Record<string, Plan> = { basic: 'BASIC', pro: 'PRO', enterprise: 'ENTERPRISE' };
+const UNIT_SECONDS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86_400 };
+
+/** Parses the command line; `now` anchors a relative --expires. Throws UsageError. */
+export function parseKeysArgs(argv: readonly string[], now: Date = new Date()): KeysCommand {
+  const [command, ...rest] = argv;
+  if (command === undefined || command === '-h' || command === '--help' || command === 'help') return { command: 'help' };
+  switch (command) {
+    case 'create': {
+      const values = parse(rest, {
+        owner: { type: 'string' },
+        plan: { type: 'string' },
+        scopes: { type: 'string' },
+        limit: { type: 'string' },
+        window: { type: 'string' },
+        name: { type: 'string' },
+        expires: { type: 'string' },
+        json: { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+      }).values;
+      if (values.help) return { command: 'help' };
+      const owner = required('--owner', values.owner);
+      const planName = required('--plan', values.plan);
+      const plan = PLANS[planName.toLowerCase()];
+      if (!plan) throw new UsageError(`--plan must be basic, pro or enterprise, got ${JSON.stringify(planName)}`);
+      const scopes = required('--scopes', values.scopes).split(',');
+      return {
+        command: 'create',
+        json: values.json === true,
+        input: {
+          owner,
+          plan,
+          scopes,
+          rateLimit: values.limit === undefined ? undefined : positiveInteger('--limit', values.limit),
+          rateWindowSeconds: values.window === undefined ? undefined : durationSeconds('--window', values.window),
+          expiresAt: values.expires === undefined ? undefined : expiry(values.expires, now),
+          name: values.name,
+        },
+      };
+    }
+    case 'list': {
+      const { values } = parse(rest, { owner: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } });
+      if (values.help) return { command: 'help' };
+      return { command: 'list', json: values.json === true, ...(values.owner === undefined ? {} : { owner: values.owner }) };
+    }
+    case 'revoke': {
+      const { values, positionals } = parse(rest, { json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } }, true);
+      if (values.help) return { command: 'help' };
+      if (positionals.length !== 1 || positionals[0]!.trim() === '') {
+        throw new UsageError(`revoke takes exactly one key id, got ${positionals.length === 0 ? 'none' : positionals.length}`);
+      }
+      return { command: 'revoke', json: values.json === true, id: positionals[0]!.trim() };
+    }
+    default:
+      throw new UsageError(`Unknown command ${JSON.stringify(command)}: use create, list or revoke`);
+  }
+}
+
+type OptionSpec = Record<string, { type: 'string' | 'boolean'; short?: string }>;
+
+function parse<O extends OptionSpec>(args: string[], options: O, allowPositionals = false) {
+  try {
+    return parseArgs({ args, options, strict: true, allowPositionals });
+  } catch (error) {
+    throw new UsageError(error instanceof Error ? error.message : String(error));
+  }
+}
+
+function required(flag: string, value: string | undefined): string {
+  if (value === undefined || value.trim() === '') throw new UsageError(`${flag} is required`);
+  return value;
+}
+
+function positiveInteger(flag: string, value: string): number {
+  // Digits only: Number() would also accept "1e3", "0x10", " 12 " and "".
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(Number(value))) {
+    throw new UsageError(`${flag} must be a whole number, got ${JSON.stringify(value)}`);
+  }
+  return Number(value);
+}
+
+/** `90s`, `15m`, `1h`, `30d` → seconds. A unit is required: would "60" be seconds or minutes? */
+export function durationSeconds(flag: string, value: string): number {
+  const match = /^(\d+)([smhd])$/.exec(value.trim());
+  const seconds = match ? Number(match[1]) * UNIT_SECONDS[match[2]!]! : NaN;
+  if (!Number.isSafeInteger(seconds)) {
+    throw new UsageError(`${flag} must be a whole number with a unit s, m, h or d (60s, 15m, 1h, 1d), got ${JSON.stringify(value)}`);
+  }
+  return seconds;
+}
+
+const ISO_DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/i;
+
+/** `--expires 30d` (from now) or an ISO-8601 date (midnight UTC) or date-time. */
+function expiry(value: string, now: Date): Date {
+  const text = value.trim();
+  if (/^\d+[smhd]$/.test(text)) return new Date(now.getTime() + durationSeconds('--expires', text) * 1000);
+  const match = ISO_DATE_TIME.exec(text);
+  const date = match ? new Date(text) : null;
+  // Date() rolls 2025-02-30 over into March instead of refusing it; the round trip catches that.
+  const sameDay =
+    date !== null && !Number.isNaN(date.getTime()) && match !== null && (match[0].length > 10 || date.toISOString().startsWith(text));
+  if (!date || !sameDay) {
+    throw new UsageError(`--expires must be a duration (30d, 12h) or an ISO-8601 date or date-time, got ${JSON.stringify(value)}`);
+  }
+  return date;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+interface Output {
+  /** The result: the only thing written to stdout. */
+  out: (text: string) => void;
+  /** Progress and diagnostics. */
+  log: (msg: string) => void;
+}
+
+async function main(argv: readonly string[], io: Output): Promise<void> {
+  const cmd = parseKeysArgs(argv);
+  if (cmd.command === 'help') {
+    io.out(`${USAGE}\n`);
+    return;
+  }
+  // Refuse bad input before starting a database server for it.
+  if (cmd.command === 'create') {
+    try {
+      normaliseKeyInput(cmd.input);
+    } catch (error) {
+      if (error instanceof KeyInputError) throw new UsageError(error.message);
+      throw error;
+    }
+  }
+  const config = loadConfig();
+  const log = ['info', 'debug', 'trace'].includes(config.LOG_LEVEL) ? io.log : () => undefined;
+
+  const db = await openDatabase(config, { log });
+  // Ctrl-C: the embedded server this process may have started must be stopped, not orphaned.
+  const interrupt = () => {
+    io.log('Interrupted.');
+    void db.close().finally(() => process.exit(130));
+  };
+  process.once('SIGINT', interrupt);
+  process.once('SIGTERM', interrupt);
+  try {
+    const { applied } = await migrate(db.url, { log });
+    if (applied.length > 0) log(`Applied ${applied.length} migration(s).`);
+    const prisma = createPrisma({ url: db.url, poolMax: 1 });
+    try {
+      // Printed as soon as it exists: a failure while closing must not lose a created key.
+      io.out(await run(cmd, prisma));
+    } finally {
+      await prisma.$disconnect();
+    }
+  } finally {
+    process.off('SIGINT', interrupt);
+    process.off('SIGTERM', interrupt);
+    await db.close();
+  }
+}
+
+async function run(cmd: Exclude<KeysCommand, { command: 'help' }>, prisma: PrismaClient): Promise<string> {
+  switch (cmd.command) {
+    case 'create': {
+      const { key, record } = await createApiKey(prisma, cmd.input);
+      const { id, ...rest } = record;
+      if (cmd.json) return json({ id, key, ...rest });
+      return describeCreated(key, record);
+    }
+    case 'list': {
+      const keys = await listApiKeys(prisma, cmd.owner === undefined ? {} : { owner: cmd.owner });
+      return cmd.json ? json(keys) : describeList(keys);
+    }
+    case 'revoke': {
+      const before = new Date();
+      const record = await revokeApiKey(prisma, cmd.id);
+      if (cmd.json) return json(record);
+      const when = record.revokedAt!;
+      return when < before
+        ? `Key ${record.id} (${record.prefix}…, ${record.owner}) was already revoked at ${when.toISOString()}; nothing changed.\n`
+        : `Revoked key ${record.id} (${record.prefix}…, ${record.owner}) at ${when.toISOString()}.\n`;
+    }
+  }
+}
+
+function json(value: unknown): string {
+  return `${JSON.stringify(value, null, 2)}\n`;
+}
+
+function allowance(record: ApiKeyView): string {
+  return `${record.limit} requests per ${formatWindow(record.window)}`;
+}
+
+function formatWindow(seconds: number): string {
+  for (const [unit, size] of [['d', 86_400], ['h', 3600], ['m', 60]] as const) {
+    if (seconds % size === 0) return `${seconds / size}${unit}`;
+  }
+  return `${seconds}s`;
+}
+
+function describeCreated(key: string, r: ApiKeyView): string {
+  return [
+    `Created an API key for ${r.owner}:`,
+    '',
+    `    ${key}`,
+    '',
+    'Store it now: it is shown only this once. Only its hash is kept, so it cannot be recovered;',
+    'if it is lost, revoke it and create another.',
+    '',
+    `  id       ${r.id}`,
+    ...(r.name ? [`  name     ${r.name}`] : []),
+    `  plan     ${r.plan} (${allowance(r)})`,
+    `  scopes   ${r.scopes.join(', ')}`,
+    `  expires  ${r.expiresAt ? r.expiresAt.toISOString() : 'never'}`,
+    '',
+  ].join('\n');
+}
+
+function describeList(keys: ApiKeyView[]): string {
+  if (keys.length === 0) return 'No API keys.\n';
+  const now = Date.now();
+  const rows = keys.map((k) => [
+    k.id,
+    `${k.prefix}…`,
+    k.owner,
+    k.plan,
+    `${k.limit}/${formatWindow(k.window)}`,
+    k.revokedAt ? `revoked ${k.revokedAt.toISOString()}` : k.expiresAt && k.expiresAt.getTime() <= now ? 'expired' : 'active',
+    k.lastUsedAt ? k.lastUsedAt.toISOString() : 'never',
+    k.scopes.join(','),
+  ]);
+  const table = [['ID', 'PREFIX', 'OWNER', 'PLAN', 'LIMIT', 'STATUS', 'LAST USED', 'SCOPES'], ...rows];
+  const widths = table[0]!.map((_, i) => Math.max(...table.map((row) => row[i]!.length)));
+  return table.map((row) => row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  ')).join('\n') + '\n';
+}
+
+const isEntryPoint = process.argv[1] !== undefined && realpathSync(process.argv[1]) === realpathSync(fileURLToPath(import.meta.url));
+
+if (isEntryPoint) {
+  // Whatever a library prints with console.log goes to stderr: with --json, stdout must hold
+  // nothing but the result.
+  const stdoutWrite = process.stdout.write.bind(process.stdout);
+  console.log = console.error;
+  console.info = console.error;
+  console.debug = console.error;
+  const io: Output = { out: (text) => void stdoutWrite(text), log: (msg) => void process.stderr.write(`${msg}\n`) };
+  main(process.argv.slice(2), io).catch((error: unknown) => {
+    if (error instanceof UsageError) {
+      process.stderr.write(`Error: ${error.message}\n\n${USAGE}\n`);
+    } else if (error instanceof KeyInputError || error instanceof ConfigError || error instanceof MigrationError) {
+      process.stderr.write(`Error: ${error.message}\n`);
+    } else {
+      process.stderr.write(`keys failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    }
+    process.exitCode = 1;
+  });
+}
