@@ -1,0 +1,108 @@
+import type { GraphQLResolveInfo } from 'graphql';
+import { getGraphQLRateLimiter, type Identity, type Store } from 'graphql-rate-limit';
+import { AppError } from '../errors.js';
+import { assertLimitArgs } from './memory-store.js';
+import type { RateLimitStore } from './store.js';
+
+export interface FieldLimitCheck {
+  /** Who is calling: the account id for keyed callers, the client IP otherwise. */
+  identity: string;
+  /** Calls allowed per window (≥ 1). */
+  max: number;
+  /** Window length in ms (a sliding window: the last `windowMs` before each call). */
+  windowMs: number;
+  /** The resolver's own arguments. */
+  parent: unknown;
+  args: Record<string, unknown>;
+  info: GraphQLResolveInfo;
+  /** Name the limit is kept under; default `ParentType.fieldName`, so equal field names on two types are separate. */
+  field?: string;
+  /** Argument paths whose values get limits of their own (graphql-rate-limit's `identityArgs`). */
+  identityArgs?: readonly string[];
+  /** Error message; default names the field, the limit and the window. */
+  message?: string;
+}
+
+export interface FieldRateLimiter {
+  /**
+   * Counts one call of a field for `identity` and throws AppError('RATE_LIMIT_EXCEEDED', …,
+   * { retryAfter }) when it is over the limit, `retryAfter` being the whole seconds (≥ 1) until a
+   * call would be allowed again. Rejected calls count too, as for the request buckets.
+   */
+  check(call: FieldLimitCheck): Promise<void>;
+}
+
+/**
+ * Per-field limits through graphql-rate-limit's `getGraphQLRateLimiter`, kept in the same backend
+ * as the request buckets (`store`: process memory, or the shared Redis with its memory fallback).
+ *
+ * graphql-rate-limit reads a field's call timestamps, decides, then writes them back: two
+ * concurrent calls (two aliases of one field in one query run in parallel, or two instances)
+ * would both read the same list and both pass. So the Store given to it records the call in the
+ * same atomic step as the read (`RateLimitStore.logCall`) and its `setForIdentity` writes nothing.
+ * The library still builds the field identity, filters the window, decides and words the error.
+ */
+export function createFieldRateLimiter(store: RateLimitStore): FieldRateLimiter {
+  return {
+    async check(call) {
+      assertLimitArgs(call.max, call.windowMs);
+      const field = call.field ?? `${call.info.parentType.name}.${call.info.fieldName}`;
+      let recordedAt = 0;
+      let earlier: number[] = [];
+
+      // One Store (and limiter) per check: a few object allocations, and the only way to learn
+      // which timestamps this very call saw, which the retry time is computed from.
+      const recordingStore: Store = {
+        async getForIdentity(identity: Identity) {
+          recordedAt = Date.now();
+          earlier = await store.logCall(storeKey(identity), recordedAt, call.max, call.windowMs);
+          return earlier;
+        },
+        setForIdentity() {
+          // Already recorded by getForIdentity, atomically with the read.
+        },
+      };
+      const limiter = getGraphQLRateLimiter({
+        store: recordingStore,
+        identifyContext: () => call.identity,
+        formatError: ({ fieldName, max, window }) => `Too many calls to ${fieldName}: at most ${max} per ${describeWindow(window)}`,
+      });
+
+      const message = await limiter(
+        // The library names the limit after info.fieldName; give it the qualified name.
+        { parent: call.parent, args: call.args, context: call, info: { ...call.info, fieldName: field } },
+        {
+          max: call.max,
+          // graphql-rate-limit parses `window` with `ms`, which reads a bare number as milliseconds.
+          window: String(call.windowMs),
+          identityArgs: call.identityArgs ?? [],
+          ...(call.message ? { message: call.message } : {}),
+        },
+      );
+      if (message === undefined) return;
+      throw new AppError('RATE_LIMIT_EXCEEDED', message, { retryAfter: retryAfterSeconds(recordedAt, earlier, call.max, call.windowMs) });
+    },
+  };
+}
+
+/**
+ * Whole seconds (≥ 1) until a call is allowed again: the log now holds this call and the newest
+ * earlier ones, `max` in all; one more call fits once the oldest of those leaves the window.
+ */
+export function retryAfterSeconds(recordedAt: number, earlier: readonly number[], max: number, windowMs: number, now = Date.now()): number {
+  const kept = [recordedAt, ...earlier].slice(0, max);
+  const waitMs = kept.length < max ? 0 : Math.min(...kept) + windowMs - now;
+  return Math.max(1, Math.ceil(waitMs / 1000));
+}
+
+/** Each part URI-encoded, so an IPv6 identity's colons cannot make two identities collide. */
+function storeKey(identity: Identity): string {
+  return `${encodeURIComponent(identity.contextIdentity)}:${encodeURIComponent(identity.fieldIdentity)}`;
+}
+
+function describeWindow(ms: number): string {
+  if (ms % 3_600_000 === 0) return ms === 3_600_000 ? 'hour' : `${ms / 3_600_000} hours`;
+  if (ms % 60_000 === 0) return ms === 60_000 ? 'minute' : `${ms / 60_000} minutes`;
+  if (ms % 1000 === 0) return ms === 1000 ? 'second' : `${ms / 1000} seconds`;
+  return `${ms} ms`;
+}

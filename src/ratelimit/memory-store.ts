@@ -1,0 +1,123 @@
+import type { RateLimitDecision, RateLimitStore } from './store.js';
+
+const DEFAULT_SWEEP_INTERVAL_MS = 60_000;
+
+interface Bucket {
+  count: number;
+  resetAt: number;
+}
+
+interface CallLog {
+  /** Newest first, at most the field's `max` entries. */
+  calls: number[];
+  expiresAt: number;
+}
+
+/** Throws for a limit or window no store can honour: a programming or configuration error. */
+export function assertLimitArgs(limit: number, windowMs: number): void {
+  if (!Number.isSafeInteger(limit) || limit < 1) throw new RangeError(`Rate limit must be a positive integer, got ${limit}`);
+  if (!Number.isSafeInteger(windowMs) || windowMs < 1) {
+    throw new RangeError(`Rate-limit window must be a positive integer number of ms, got ${windowMs}`);
+  }
+}
+
+export function decision(count: number, limit: number, resetAt: number): RateLimitDecision {
+  return { allowed: count <= limit, limit, remaining: Math.max(0, limit - count), resetAt };
+}
+
+/**
+ * Buckets in this process's memory: exact for one instance, and the fallback of the Redis store.
+ *
+ * Atomicity comes from JavaScript itself: `hit` reads, counts and writes a bucket with no `await`
+ * in between, so concurrent requests cannot interleave inside that critical section.
+ */
+export class MemoryRateLimitStore implements RateLimitStore {
+  readonly kind = 'memory' as const;
+  readonly fallbackHits = 0;
+  readonly redisErrors = 0;
+  readonly usingFallback = false;
+
+  private readonly buckets = new Map<string, Bucket>();
+  private readonly logs = new Map<string, CallLog>();
+  private readonly sweeper: NodeJS.Timeout;
+
+  constructor(opts: { sweepIntervalMs?: number } = {}) {
+    // Without a sweep every client IP ever seen would stay in memory. unref: a pending sweep must
+    // not keep a process (or a test worker) alive.
+    this.sweeper = setInterval(() => this.sweep(), opts.sweepIntervalMs ?? DEFAULT_SWEEP_INTERVAL_MS);
+    this.sweeper.unref();
+  }
+
+  /** Synchronous core of `hit`, shared with the Redis store's fallback. */
+  hitSync(bucket: string, limit: number, windowMs: number, now = Date.now()): RateLimitDecision {
+    assertLimitArgs(limit, windowMs);
+    let entry = this.buckets.get(bucket);
+    if (!entry || entry.resetAt <= now) {
+      entry = { count: 0, resetAt: now + windowMs };
+      this.buckets.set(bucket, entry);
+    }
+    entry.count += 1;
+    return decision(entry.count, limit, entry.resetAt);
+  }
+
+  hit(bucket: string, limit: number, windowMs: number): Promise<RateLimitDecision> {
+    // Not an async function: a RangeError should reject, not throw synchronously, either way.
+    try {
+      return Promise.resolve(this.hitSync(bucket, limit, windowMs));
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+
+  logCallSync(key: string, now: number, max: number, windowMs: number): number[] {
+    assertLimitArgs(max, windowMs);
+    const entry = this.logs.get(key);
+    const earlier = entry ? entry.calls.slice(0, max).filter((t) => t + windowMs > now) : [];
+    // Only the newest `max` calls can ever decide: if they are all within the window the limit is
+    // reached, whatever older calls there were. So a hammering client costs O(max) memory.
+    this.logs.set(key, { calls: [now, ...earlier].slice(0, max), expiresAt: now + windowMs });
+    return earlier;
+  }
+
+  logCall(key: string, now: number, max: number, windowMs: number): Promise<number[]> {
+    try {
+      return Promise.resolve(this.logCallSync(key, now, max, windowMs));
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+
+  waitUntilReady(): Promise<boolean> {
+    return Promise.resolve(true);
+  }
+
+  /** Drops every bucket and call log whose window is over; returns how many were dropped. */
+  sweep(now = Date.now()): number {
+    let dropped = 0;
+    for (const [key, entry] of this.buckets) {
+      if (entry.resetAt <= now) {
+        this.buckets.delete(key);
+        dropped++;
+      }
+    }
+    for (const [key, entry] of this.logs) {
+      if (entry.expiresAt <= now) {
+        this.logs.delete(key);
+        dropped++;
+      }
+    }
+    return dropped;
+  }
+
+  /** Buckets and call logs currently held (for tests and metrics). */
+  get size(): number {
+    return this.buckets.size + this.logs.size;
+  }
+
+  close(): Promise<void> {
+    clearInterval(this.sweeper);
+    this.buckets.clear();
+    this.logs.clear();
+    return Promise.resolve();
+  }
+}

@@ -1,0 +1,265 @@
+import { createHash } from 'node:crypto';
+import { Redis, type RedisOptions } from 'ioredis';
+import { MemoryRateLimitStore, assertLimitArgs, decision } from './memory-store.js';
+import type { RateLimitDecision, RateLimitStore, RateLimitStoreEvent } from './store.js';
+
+/** Every key this store writes starts with this, so the limiter can share a Redis with others. */
+export const KEY_PREFIX = 'rl:';
+/** Field call logs live under their own prefix: a bucket name can never collide with them. */
+export const FIELD_KEY_PREFIX = 'rl:field:';
+
+// One fixed window per bucket, counted and timed in one atomic step. The key is a hash:
+//   n  the hits counted in this window
+//   r  the window's reset time (Unix ms), fixed at its first hit so that every hit in the window,
+//      on every instance, reports the same reset (now + PTTL would drift by a millisecond or two)
+// PEXPIRE is set on the first hit, and again on a key found without a TTL (left by a crash of
+// an older version or an operator's PERSIST), which would otherwise limit its bucket forever.
+const HIT_LUA = `
+local count = redis.call('HINCRBY', KEYS[1], 'n', 1)
+local ttl = redis.call('PTTL', KEYS[1])
+local reset = redis.call('HGET', KEYS[1], 'r')
+if count == 1 or ttl < 0 or not reset then
+  reset = ARGV[2]
+  redis.call('HSET', KEYS[1], 'r', reset)
+  redis.call('PEXPIRE', KEYS[1], ARGV[1])
+  ttl = tonumber(ARGV[1])
+end
+return {count, ttl, reset}
+`;
+
+// Sliding log of one field's calls, newest first, trimmed to the newest `max` (only those can
+// decide) and expiring one window after the newest call. Returns the earlier calls still inside
+// the window: reading and recording in one step is what keeps concurrent calls exact.
+const LOG_LUA = `
+local now = tonumber(ARGV[1])
+local max = tonumber(ARGV[2])
+local window = tonumber(ARGV[3])
+local stored = redis.call('LRANGE', KEYS[1], 0, max - 1)
+local earlier = {}
+for _, v in ipairs(stored) do
+  if tonumber(v) + window > now then earlier[#earlier + 1] = v end
+end
+redis.call('LPUSH', KEYS[1], ARGV[1])
+redis.call('LTRIM', KEYS[1], 0, max - 1)
+redis.call('PEXPIRE', KEYS[1], window)
+return earlier
+`;
+
+interface Script {
+  lua: string;
+  sha: string;
+}
+
+const script = (lua: string): Script => ({ lua, sha: createHash('sha1').update(lua).digest('hex') });
+const HIT_SCRIPT = script(HIT_LUA);
+const LOG_SCRIPT = script(LOG_LUA);
+
+/** Timeout of connecting and of each command: a slow Redis must not stall requests. */
+const DEFAULT_TIMEOUT_MS = 250;
+/** While Redis is failing but connected (e.g. hung), at most one request per interval tries it. */
+const PROBE_INTERVAL_MS = 500;
+/** `error` events are reported at most this often (a dead Redis fails every reconnect attempt). */
+const ERROR_EVENT_INTERVAL_MS = 10_000;
+
+export interface RedisRateLimitStoreOptions {
+  redisUrl: string;
+  onEvent?: (e: RateLimitStoreEvent) => void;
+  sweepIntervalMs?: number;
+  /** Connect and command timeout, ms (default 250). */
+  timeoutMs?: number;
+}
+
+/** Exponential reconnect backoff from 100 ms to 2 s, with jitter so instances do not reconnect in step. */
+export function reconnectDelay(attempt: number): number {
+  return Math.min(2000, 100 * 2 ** Math.min(Math.max(attempt - 1, 0), 5)) + Math.floor(Math.random() * 100);
+}
+
+/**
+ * Buckets in Redis, shared exactly by every instance that uses the same Redis.
+ *
+ * A dead or slow Redis never fails or stalls a request: commands are not queued while
+ * disconnected, time out after 250 ms and are not retried, and whatever Redis cannot answer is
+ * decided by an in-process memory store instead (each instance then limits on its own until
+ * Redis is back). `onEvent` hears `fallback` once per outage and `recovered` when Redis answers
+ * again.
+ */
+export class RedisRateLimitStore implements RateLimitStore {
+  readonly kind = 'redis' as const;
+  fallbackHits = 0;
+  redisErrors = 0;
+  usingFallback = false;
+
+  private readonly client: Redis;
+  private readonly fallback: MemoryRateLimitStore;
+  private readonly onEvent: ((e: RateLimitStoreEvent) => void) | undefined;
+  private nextProbeAt = 0;
+  private lastErrorEventAt = 0;
+  private suppressedErrors = 0;
+  private closed = false;
+
+  constructor(opts: RedisRateLimitStoreOptions) {
+    const timeout = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.onEvent = opts.onEvent;
+    this.fallback = new MemoryRateLimitStore(opts.sweepIntervalMs === undefined ? {} : { sweepIntervalMs: opts.sweepIntervalMs });
+    const options: RedisOptions = {
+      // Fail a command at once while disconnected instead of holding the request until reconnect.
+      enableOfflineQueue: false,
+      // A command lost with its connection is not resent: the fallback has decided that hit.
+      maxRetriesPerRequest: 0,
+      connectTimeout: timeout,
+      commandTimeout: timeout,
+      retryStrategy: reconnectDelay,
+      connectionName: 'ratelimit',
+    };
+    this.client = new Redis(opts.redisUrl, options);
+    // Without a listener ioredis prints every connection error to stderr itself.
+    this.client.on('error', (err: Error) => this.reportError(`Redis connection error: ${err.message}`));
+  }
+
+  hit(bucket: string, limit: number, windowMs: number): Promise<RateLimitDecision> {
+    try {
+      assertLimitArgs(limit, windowMs);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return this.decide(
+      async () => {
+        const now = Date.now();
+        const reply = await this.run(HIT_SCRIPT, KEY_PREFIX + bucket, [windowMs, now + windowMs]);
+        const [count, , reset] = parseHitReply(reply);
+        return decision(count, limit, reset);
+      },
+      () => this.fallback.hitSync(bucket, limit, windowMs),
+    );
+  }
+
+  logCall(key: string, now: number, max: number, windowMs: number): Promise<number[]> {
+    try {
+      assertLimitArgs(max, windowMs);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return this.decide(
+      async () => parseLogReply(await this.run(LOG_SCRIPT, FIELD_KEY_PREFIX + key, [now, max, windowMs])),
+      () => this.fallback.logCallSync(key, now, max, windowMs),
+    );
+  }
+
+  waitUntilReady(timeoutMs = 1000): Promise<boolean> {
+    if (this.client.status === 'ready') return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const done = (ready: boolean) => {
+        clearTimeout(timer);
+        this.client.off('ready', onReady);
+        resolve(ready);
+      };
+      const onReady = () => done(true);
+      const timer = setTimeout(() => done(false), timeoutMs);
+      this.client.once('ready', onReady);
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.fallback.close();
+    if (this.client.status === 'end') return;
+    const ended = new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, 1000);
+      this.client.once('end', () => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+    // disconnect, not quit: quit would wait for a reply a dead Redis never sends.
+    this.client.disconnect();
+    await ended;
+  }
+
+  /** Asks Redis when it can; otherwise (or when that fails) decides in memory. Never rejects. */
+  private async decide<T>(viaRedis: () => Promise<T>, viaMemory: () => T): Promise<T> {
+    const startedInOutage = this.usingFallback;
+    const now = Date.now();
+    // Not connected: no point trying (and no offline queue to wait in). During an outage with
+    // the connection up (a hung Redis), one probe per interval tries Redis while the rest go to
+    // memory at once rather than each waiting out the command timeout.
+    if (this.closed || this.client.status !== 'ready' || (startedInOutage && now < this.nextProbeAt)) {
+      this.enterFallback(this.closed ? 'store closed' : `Redis ${this.client.status}`);
+      this.fallbackHits++;
+      return viaMemory();
+    }
+    if (startedInOutage) this.nextProbeAt = now + PROBE_INTERVAL_MS;
+    try {
+      const result = await viaRedis();
+      // Only a call started during the outage proves recovery; one sent just before the outage
+      // that happened to succeed does not.
+      if (startedInOutage && this.usingFallback) {
+        this.usingFallback = false;
+        this.emit({ type: 'recovered', message: 'Redis answers again; rate limits are shared across instances again' });
+      }
+      return result;
+    } catch (err) {
+      this.redisErrors++;
+      this.reportError(`Redis rate-limit call failed: ${err instanceof Error ? err.message : String(err)}`);
+      this.enterFallback(err instanceof Error ? err.message : String(err));
+      this.fallbackHits++;
+      return viaMemory();
+    }
+  }
+
+  private enterFallback(reason: string): void {
+    if (this.usingFallback) return;
+    this.usingFallback = true;
+    this.nextProbeAt = Date.now() + PROBE_INTERVAL_MS;
+    this.emit({ type: 'fallback', message: `Redis unavailable (${reason}); rate limits are counted in this process until it is back` });
+  }
+
+  private reportError(message: string): void {
+    if (this.closed) return;
+    const now = Date.now();
+    if (now - this.lastErrorEventAt < ERROR_EVENT_INTERVAL_MS) {
+      this.suppressedErrors++;
+      return;
+    }
+    const suppressed = this.suppressedErrors ? ` (${this.suppressedErrors} similar errors suppressed)` : '';
+    this.lastErrorEventAt = now;
+    this.suppressedErrors = 0;
+    this.emit({ type: 'error', message: message + suppressed });
+  }
+
+  private emit(event: RateLimitStoreEvent): void {
+    try {
+      this.onEvent?.(event);
+    } catch {
+      // A failing listener (a logger, a metric) must not turn a decided hit into a 500.
+    }
+  }
+
+  /** EVALSHA, and EVAL when this Redis has not seen the script yet (or lost it on restart). */
+  private async run(s: Script, key: string, args: number[]): Promise<unknown> {
+    const argv = args.map(String);
+    try {
+      return await this.client.evalsha(s.sha, 1, key, ...argv);
+    } catch (err) {
+      if (err instanceof Error && err.message.startsWith('NOSCRIPT')) return this.client.eval(s.lua, 1, key, ...argv);
+      throw err;
+    }
+  }
+}
+
+function toInt(value: unknown): number {
+  const n = typeof value === 'string' ? Number(value) : value;
+  if (typeof n !== 'number' || !Number.isSafeInteger(n)) throw new Error(`Unexpected Redis reply element: ${String(value)}`);
+  return n;
+}
+
+/** [count, ttl ms, reset Unix ms] from HIT_LUA; throws (→ fallback) on anything else. */
+function parseHitReply(reply: unknown): [number, number, number] {
+  if (!Array.isArray(reply) || reply.length !== 3) throw new Error('Unexpected Redis reply to the rate-limit script');
+  return [toInt(reply[0]), toInt(reply[1]), toInt(reply[2])];
+}
+
+function parseLogReply(reply: unknown): number[] {
+  if (!Array.isArray(reply)) throw new Error('Unexpected Redis reply to the field-limit script');
+  return reply.map(toInt);
+}
