@@ -244,9 +244,11 @@ export async function createApiKey(prisma: PrismaClient, input: CreateApiKeyInpu
   const data = normaliseKeyInput(input);
   const generated = generateApiKey();
   const row = await prisma.$transaction(async (tx) => {
-    // An upsert on the unique e-mail with nothing to update becomes INSERT … ON CONFLICT, so two
-    // concurrent first keys for one owner share one account instead of one failing.
-    const account = await tx.account.upsert({ where: { email: data.owner }, create: { email: data.owner }, update: {}, select: { id: true } });
+    // INSERT … ON CONFLICT DO NOTHING, then read: two concurrent first keys of one owner share one
+    // account (the second insert waits for the first to commit, then skips). Prisma's upsert is
+    // a SELECT then an INSERT here, which fails the loser on the unique e-mail.
+    await tx.account.createMany({ data: [{ email: data.owner }], skipDuplicates: true });
+    const account = await tx.account.findUniqueOrThrow({ where: { email: data.owner }, select: { id: true } });
     return tx.apiKey.create({
       data: {
         accountId: account.id,
