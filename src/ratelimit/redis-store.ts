@@ -164,6 +164,12 @@ export class RedisRateLimitStore implements RateLimitStore {
     this.closed = true;
     await this.fallback.close();
     if (this.client.status === 'end') return;
+    if (this.client.status === 'reconnecting') {
+      // Between attempts there is no socket: disconnect only cancels the next attempt, and no
+      // 'end' event follows.
+      this.client.disconnect();
+      return;
+    }
     const ended = new Promise<void>((resolve) => {
       const timer = setTimeout(resolve, 1000);
       this.client.once('end', () => {

@@ -1,0 +1,462 @@
+// Rate-limit bucket stores: the memory store and the Redis store (with its memory fallback).
+//
+// Redis comes from REDIS_URL when set (it must then be reachable), otherwise from a
+// `redis-server` child process this file starts on a free port. With neither, every test that
+// needs a real Redis is reported as skipped. The outage tests always start their own server
+// (they stop and restart it), so they need the binary even when REDIS_URL is set.
+
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import net from 'node:net';
+import os from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Redis } from 'ioredis';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { MemoryRateLimitStore } from '../src/ratelimit/memory-store.js';
+import { RedisRateLimitStore } from '../src/ratelimit/redis-store.js';
+import { createRateLimitStore, type RateLimitDecision, type RateLimitStore, type RateLimitStoreEvent } from '../src/ratelimit/store.js';
+
+const HAS_REDIS_SERVER = spawnSync('redis-server', ['--version'], { stdio: 'ignore' }).status === 0;
+const EXTERNAL_REDIS_URL = process.env.REDIS_URL || undefined;
+const REDIS_AVAILABLE = Boolean(EXTERNAL_REDIS_URL) || HAS_REDIS_SERVER;
+if (!REDIS_AVAILABLE) process.stderr.write('ratelimit-store.test: no REDIS_URL and no redis-server binary; Redis tests are skipped\n');
+
+/** A bucket name no other test (or earlier run against the same external Redis) has used. */
+const bucketName = (label: string) => `test:${label}:${randomUUID()}`;
+
+function tally(decisions: RateLimitDecision[]) {
+  const allowed = decisions.filter((d) => d.allowed);
+  return {
+    allowed: allowed.length,
+    remainingOfAllowed: allowed.map((d) => d.remaining).sort((a, b) => b - a),
+    resets: new Set(decisions.map((d) => d.resetAt)),
+  };
+}
+
+const countdown = (from: number) => Array.from({ length: from + 1 }, (_, i) => from - i);
+
+// ---------------------------------------------------------------------------------------------
+// Behaviour every store must have, run against each backend.
+
+interface Backend {
+  name: string;
+  skip: boolean;
+  make: () => Promise<RateLimitStore>;
+}
+
+let redisUrl = EXTERNAL_REDIS_URL;
+let ownRedis: RedisServer | undefined;
+
+beforeAll(async () => {
+  if (!redisUrl && HAS_REDIS_SERVER) {
+    ownRedis = await startRedisServer();
+    redisUrl = ownRedis.url;
+  }
+});
+afterAll(async () => {
+  await ownRedis?.stop();
+});
+
+const opened: RateLimitStore[] = [];
+afterEach(async () => {
+  await Promise.all(opened.splice(0).map((s) => s.close()));
+});
+
+async function redisStore(url = redisUrl, onEvent?: (e: RateLimitStoreEvent) => void): Promise<RateLimitStore> {
+  if (!url) throw new Error('no Redis for this test');
+  const store = createRateLimitStore({ redisUrl: url, ...(onEvent ? { onEvent } : {}) });
+  opened.push(store);
+  expect(await store.waitUntilReady(5000)).toBe(true);
+  return store;
+}
+
+const backends: Backend[] = [
+  {
+    name: 'memory',
+    skip: false,
+    make: async () => {
+      const store = createRateLimitStore({});
+      opened.push(store);
+      return store;
+    },
+  },
+  { name: 'redis', skip: !REDIS_AVAILABLE, make: () => redisStore() },
+];
+
+for (const backend of backends) {
+  describe.skipIf(backend.skip)(`${backend.name} store`, () => {
+    it('has the expected kind and counters', async () => {
+      const store = await backend.make();
+      expect(store.kind).toBe(backend.name);
+      expect(store.fallbackHits).toBe(0);
+      expect(store.redisErrors).toBe(0);
+      expect(store.usingFallback).toBe(false);
+    });
+
+    it('lets exactly `limit` of 200 concurrent hits through, remaining counting down 49…0 once each', async () => {
+      const store = await backend.make();
+      const bucket = bucketName('concurrent');
+      const decisions = await Promise.all(Array.from({ length: 200 }, () => store.hit(bucket, 50, 60_000)));
+      const t = tally(decisions);
+      expect(t.allowed).toBe(50);
+      expect(t.remainingOfAllowed).toEqual(countdown(49));
+      for (const d of decisions.filter((x) => !x.allowed)) expect(d.remaining).toBe(0);
+      expect(decisions.every((d) => d.limit === 50)).toBe(true);
+      // Denied hits still count: the bucket stays closed for the rest of the window.
+      expect((await store.hit(bucket, 50, 60_000)).allowed).toBe(false);
+      expect(store.fallbackHits).toBe(0);
+    });
+
+    it('reports one resetAt for every hit of a window, one window after the first hit', async () => {
+      const store = await backend.make();
+      const bucket = bucketName('reset');
+      const before = Date.now();
+      const first = await store.hit(bucket, 5, 60_000);
+      const rest = [];
+      for (let i = 0; i < 6; i++) rest.push(await store.hit(bucket, 5, 60_000));
+      rest.push(...(await Promise.all(Array.from({ length: 20 }, () => store.hit(bucket, 5, 60_000)))));
+      const after = Date.now();
+      expect(tally([first, ...rest]).resets.size).toBe(1);
+      expect(first.resetAt).toBeGreaterThanOrEqual(before + 60_000);
+      expect(first.resetAt).toBeLessThanOrEqual(after + 60_000);
+    });
+
+    it('opens a new window once the old one has expired', async () => {
+      const store = await backend.make();
+      const bucket = bucketName('expiry');
+      const first = await Promise.all(Array.from({ length: 5 }, () => store.hit(bucket, 3, 300)));
+      expect(tally(first).allowed).toBe(3);
+      const oldReset = first[0]!.resetAt;
+      await sleep(Math.max(0, oldReset - Date.now()) + 80);
+      const next = await store.hit(bucket, 3, 300);
+      expect(next).toMatchObject({ allowed: true, remaining: 2, limit: 3 });
+      expect(next.resetAt).toBeGreaterThan(oldReset);
+      const again = await Promise.all(Array.from({ length: 5 }, () => store.hit(bucket, 3, 300)));
+      expect(tally(again).allowed).toBe(2);
+      expect(tally([next, ...again]).resets.size).toBe(1);
+    });
+
+    it('keeps buckets independent', async () => {
+      const store = await backend.make();
+      const a = bucketName('a');
+      const b = bucketName('b');
+      const [ra, rb] = await Promise.all([
+        Promise.all(Array.from({ length: 30 }, () => store.hit(a, 10, 60_000))),
+        Promise.all(Array.from({ length: 4 }, () => store.hit(b, 10, 60_000))),
+      ]);
+      expect(tally(ra).allowed).toBe(10);
+      expect(tally(rb).allowed).toBe(4);
+      expect(tally(rb).remainingOfAllowed).toEqual([9, 8, 7, 6]);
+      expect((await store.hit(bucketName('c'), 1, 60_000)).allowed).toBe(true);
+    });
+
+    it('rejects a limit or window that makes no sense', async () => {
+      const store = await backend.make();
+      await expect(store.hit(bucketName('bad'), 0, 1000)).rejects.toThrow(RangeError);
+      await expect(store.hit(bucketName('bad'), 10, 0)).rejects.toThrow(RangeError);
+      await expect(store.hit(bucketName('bad'), 1.5, 1000)).rejects.toThrow(RangeError);
+    });
+
+    it('logs field calls atomically, keeping the newest `max`', async () => {
+      const store = await backend.make();
+      const key = bucketName('log');
+      const now = Date.now();
+      const seen = await Promise.all(Array.from({ length: 10 }, (_, i) => store.logCall(key, now + i, 3, 60_000)));
+      // Each concurrent call saw a different number of earlier calls: 0, 1, 2, then 3 (capped).
+      expect(seen.map((s) => s.length).sort()).toEqual([0, 1, 2, 3, 3, 3, 3, 3, 3, 3]);
+      const later = await store.logCall(key, now + 100, 3, 60_000);
+      expect(later).toHaveLength(3);
+      expect(later).toEqual([...later].sort((x, y) => y - x));
+      // Calls older than the window no longer count.
+      expect(await store.logCall(key, now + 60_200, 3, 60_000)).toEqual([]);
+    });
+  });
+}
+
+describe('memory store', () => {
+  it('sweeps expired buckets and call logs on its own (bounded memory)', async () => {
+    const store = new MemoryRateLimitStore({ sweepIntervalMs: 50 });
+    opened.push(store);
+    for (let i = 0; i < 100; i++) await store.hit(`ip:10.0.0.${i}`, 5, 100);
+    await store.logCall('field', Date.now(), 3, 100);
+    await store.hit('long', 5, 60_000);
+    expect(store.size).toBe(102);
+    await sleep(300);
+    expect(store.size).toBe(1); // only the bucket whose window is still open
+  });
+
+  it('does not keep a process alive with its sweep timer', () => {
+    // A child process that creates a store and does nothing else must exit by itself.
+    const probe = spawnSync(
+      process.execPath,
+      ['--import', 'tsx', '-e', "import('./src/ratelimit/memory-store.ts').then((m) => { new m.MemoryRateLimitStore(); console.log('created'); })"],
+      { cwd: process.cwd(), timeout: 20_000, encoding: 'utf8' },
+    );
+    expect(probe.stdout.trim()).toBe('created');
+    expect(probe.signal).toBeNull(); // not killed by the timeout
+    expect(probe.status).toBe(0);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Redis specifics.
+
+describe.skipIf(!REDIS_AVAILABLE)('redis store on a shared Redis', () => {
+  let raw: Redis;
+  beforeAll(() => {
+    raw = new Redis(redisUrl!, { lazyConnect: false, maxRetriesPerRequest: 1 });
+  });
+  afterAll(async () => {
+    await raw.quit();
+  });
+
+  it('two instances share one bucket exactly (2 × 100 concurrent hits, limit 60 → 60 allowed)', async () => {
+    const [a, b] = [await redisStore(), await redisStore()];
+    const bucket = bucketName('shared');
+    const decisions = (
+      await Promise.all([
+        Promise.all(Array.from({ length: 100 }, () => a.hit(bucket, 60, 60_000))),
+        Promise.all(Array.from({ length: 100 }, () => b.hit(bucket, 60, 60_000))),
+      ])
+    ).flat();
+    const t = tally(decisions);
+    expect(t.allowed).toBe(60);
+    expect(t.remainingOfAllowed).toEqual(countdown(59));
+    expect(t.resets.size).toBe(1);
+    expect(a.fallbackHits + b.fallbackHits).toBe(0);
+  });
+
+  it('keeps its keys under rl: with a TTL of one window', async () => {
+    const store = await redisStore();
+    const bucket = bucketName('ns');
+    await store.hit(bucket, 5, 30_000);
+    const ttl = await raw.pttl(`rl:${bucket}`);
+    expect(ttl).toBeGreaterThan(25_000);
+    expect(ttl).toBeLessThanOrEqual(30_000);
+  });
+
+  it('repairs a bucket key that lost its TTL instead of limiting it forever', async () => {
+    const store = await redisStore();
+    const bucket = bucketName('nottl');
+    await store.hit(bucket, 5, 30_000);
+    await raw.persist(`rl:${bucket}`);
+    expect(await raw.pttl(`rl:${bucket}`)).toBe(-1);
+    const d = await store.hit(bucket, 5, 30_000);
+    expect(d.allowed).toBe(true);
+    expect(await raw.pttl(`rl:${bucket}`)).toBeGreaterThan(25_000);
+  });
+
+  it('reloads its script when Redis has lost it (EVALSHA → NOSCRIPT → EVAL)', async () => {
+    const store = await redisStore();
+    const bucket = bucketName('noscript');
+    await store.hit(bucket, 5, 30_000);
+    await raw.script('FLUSH');
+    const d = await store.hit(bucket, 5, 30_000);
+    expect(d).toMatchObject({ allowed: true, remaining: 3 });
+    expect(store.redisErrors).toBe(0);
+    expect(store.usingFallback).toBe(false);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Redis unavailable: every hit is still decided, quickly, by the in-process fallback.
+
+describe('redis store without a usable Redis', () => {
+  it('decides in memory when nothing listens, and says so once', async () => {
+    const port = await freePort();
+    const events: RateLimitStoreEvent[] = [];
+    const store = new RedisRateLimitStore({ redisUrl: `redis://127.0.0.1:${port}`, onEvent: (e) => events.push(e) });
+    opened.push(store);
+    expect(await store.waitUntilReady(300)).toBe(false);
+    const started = Date.now();
+    const decisions = await Promise.all(Array.from({ length: 20 }, () => store.hit(bucketName('dead'), 5, 60_000)));
+    const bucket = bucketName('dead-one');
+    const one = await Promise.all(Array.from({ length: 8 }, () => store.hit(bucket, 5, 60_000)));
+    expect(Date.now() - started).toBeLessThan(200);
+    expect(decisions.every((d) => d.allowed)).toBe(true);
+    expect(tally(one).allowed).toBe(5);
+    expect(store.usingFallback).toBe(true);
+    expect(store.fallbackHits).toBe(28);
+    expect(events.filter((e) => e.type === 'fallback')).toHaveLength(1);
+    expect(events.filter((e) => e.type === 'recovered')).toHaveLength(0);
+  });
+
+  it('does not wait on a Redis that accepts connections but never answers', async () => {
+    // A black hole: the TCP connection succeeds, no reply ever comes.
+    const sockets = new Set<net.Socket>();
+    const hole = net.createServer((s) => {
+      sockets.add(s);
+      s.on('error', () => {});
+    });
+    await new Promise<void>((resolve) => hole.listen(0, '127.0.0.1', resolve));
+    const { port } = hole.address() as net.AddressInfo;
+    try {
+      const events: RateLimitStoreEvent[] = [];
+      const store = new RedisRateLimitStore({ redisUrl: `redis://127.0.0.1:${port}`, onEvent: (e) => events.push(e) });
+      opened.push(store);
+      const started = Date.now();
+      const decisions = await Promise.all(Array.from({ length: 10 }, () => store.hit(bucketName('hole'), 5, 60_000)));
+      expect(Date.now() - started).toBeLessThan(400);
+      expect(decisions.every((d) => d.allowed)).toBe(true);
+      expect(store.usingFallback).toBe(true);
+      expect(events.filter((e) => e.type === 'fallback')).toHaveLength(1);
+      await store.close();
+    } finally {
+      for (const s of sockets) s.destroy();
+      await new Promise((resolve) => hole.close(resolve));
+    }
+  });
+
+  it('never lets a throwing event listener fail a hit', async () => {
+    const port = await freePort();
+    const store = createRateLimitStore({
+      redisUrl: `redis://127.0.0.1:${port}`,
+      onEvent: () => {
+        throw new Error('listener broke');
+      },
+    });
+    opened.push(store);
+    await expect(store.hit(bucketName('listener'), 5, 60_000)).resolves.toMatchObject({ allowed: true });
+  });
+});
+
+describe.skipIf(!HAS_REDIS_SERVER)('redis store through an outage (own redis-server)', () => {
+  let server: RedisServer | undefined;
+  afterEach(async () => {
+    await server?.stop();
+    server = undefined;
+  });
+
+  it('falls back when Redis dies, fires `fallback` once, and recovers when it comes back', async () => {
+    server = await startRedisServer();
+    const port = server.port;
+    const events: RateLimitStoreEvent[] = [];
+    const store = await redisStore(server.url, (e) => events.push(e));
+    const bucket = bucketName('outage');
+
+    expect((await store.hit(bucket, 3, 60_000)).allowed).toBe(true);
+    expect(store.usingFallback).toBe(false);
+
+    await server.stop('SIGKILL');
+    const during: RateLimitDecision[] = [];
+    const started = Date.now();
+    for (let i = 0; i < 6; i++) during.push(await store.hit(bucket, 3, 60_000));
+    during.push(...(await Promise.all(Array.from({ length: 10 }, () => store.hit(bucketName('outage-other'), 3, 60_000)))));
+    expect(Date.now() - started).toBeLessThan(1000);
+    // Decided in memory: the fallback's own bucket lets 3 through, then limits.
+    expect(tally(during.slice(0, 6)).allowed).toBe(3);
+    expect(store.usingFallback).toBe(true);
+    expect(store.fallbackHits).toBe(16);
+    expect(events.filter((e) => e.type === 'fallback')).toHaveLength(1);
+
+    // Same port again; the client reconnects by itself (backoff ≤ 2.1 s).
+    server = await startRedisServer(port);
+    const deadline = Date.now() + 10_000;
+    while (store.usingFallback && Date.now() < deadline) {
+      await store.hit(bucketName('probe'), 100, 60_000);
+      await sleep(100);
+    }
+    expect(store.usingFallback).toBe(false);
+    expect(events.map((e) => e.type).filter((t) => t !== 'error')).toEqual(['fallback', 'recovered']);
+    // Back on Redis (the restarted server is empty, so this is a new window).
+    const fallbackHitsBefore = store.fallbackHits;
+    expect(await store.hit(bucket, 3, 60_000)).toMatchObject({ allowed: true, remaining: 2 });
+    expect(store.fallbackHits).toBe(fallbackHitsBefore);
+  });
+
+  it('falls back within the command timeout when Redis hangs, and recovers when it resumes', async () => {
+    server = await startRedisServer();
+    const events: RateLimitStoreEvent[] = [];
+    const store = await redisStore(server.url, (e) => events.push(e));
+    const bucket = bucketName('hang');
+    expect((await store.hit(bucket, 5, 60_000)).allowed).toBe(true);
+
+    server.child.kill('SIGSTOP'); // connection stays open, nothing answers
+    try {
+      const started = Date.now();
+      const decisions = await Promise.all(Array.from({ length: 20 }, () => store.hit(bucket, 5, 60_000)));
+      const firstWave = Date.now() - started;
+      // Then, during the outage, hits do not wait for Redis at all (one probe per interval does).
+      const t2 = Date.now();
+      for (let i = 0; i < 20; i++) await store.hit(bucketName('hang-other'), 5, 60_000);
+      const secondWave = Date.now() - t2;
+      expect(firstWave).toBeLessThan(700);
+      expect(secondWave).toBeLessThan(400);
+      expect(decisions.every((d) => typeof d.allowed === 'boolean')).toBe(true);
+      expect(store.usingFallback).toBe(true);
+      expect(store.redisErrors).toBeGreaterThan(0);
+    } finally {
+      server.child.kill('SIGCONT');
+    }
+    const deadline = Date.now() + 10_000;
+    while (store.usingFallback && Date.now() < deadline) {
+      await store.hit(bucketName('probe'), 100, 60_000);
+      await sleep(100);
+    }
+    expect(store.usingFallback).toBe(false);
+    expect(events.map((e) => e.type).filter((t) => t !== 'error')).toEqual(['fallback', 'recovered']);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// A throwaway redis-server child process.
+
+interface RedisServer {
+  port: number;
+  url: string;
+  child: ChildProcess;
+  stop(signal?: NodeJS.Signals): Promise<void>;
+}
+
+async function freePort(): Promise<number> {
+  const srv = net.createServer();
+  await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
+  const { port } = srv.address() as net.AddressInfo;
+  await new Promise((resolve) => srv.close(resolve));
+  return port;
+}
+
+async function startRedisServer(port?: number): Promise<RedisServer> {
+  const p = port ?? (await freePort());
+  // No persistence: nothing is written to disk, and a restart starts empty.
+  const child = spawn('redis-server', ['--port', String(p), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+    cwd: os.tmpdir(),
+    stdio: 'ignore',
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const deadline = Date.now() + 10_000;
+  while (!(await ping(p))) {
+    if (child.exitCode !== null || Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`redis-server did not start on port ${p}`);
+    }
+    await sleep(50);
+  }
+  return {
+    port: p,
+    url: `redis://127.0.0.1:${p}`,
+    child,
+    async stop(signal: NodeJS.Signals = 'SIGTERM') {
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill('SIGCONT'); // in case a test left it stopped
+        child.kill(signal);
+      }
+      await exited;
+    },
+  };
+}
+
+/** True when something on `port` answers PING like Redis. */
+function ping(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect(port, '127.0.0.1');
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(500, () => done(false));
+    socket.once('error', () => done(false));
+    socket.once('connect', () => socket.write('PING\r\n'));
+    socket.once('data', (data) => done(data.toString().startsWith('+PONG')));
+  });
+}
