@@ -1,0 +1,238 @@
+import { execFile } from 'node:child_process';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { authenticateKey } from '../src/auth/keys.js';
+import { EMBEDDED_DATABASE_NAME } from '../src/db/database.js';
+import { startEmbeddedPostgres } from '../src/db/embedded.js';
+import { createPrisma, type PrismaClient } from '../src/db/prisma.js';
+import { createTestDatabase, type TestDatabase } from './helpers/db.js';
+
+// `npm run keys` as a real process: what an operator types, what a script parses.
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const tsx = path.join(root, 'node_modules/.bin/tsx');
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+function cli(args: string[], env: Record<string, string>): Promise<Run> {
+  return new Promise((resolve) => {
+    execFile(
+      tsx,
+      ['src/cli/keys.ts', ...args],
+      // LOG_LEVEL=info: the CLI's own progress lines are on, and must still stay off stdout.
+      { cwd: root, env: { ...process.env, LOG_LEVEL: 'info', ...env }, timeout: 120_000 },
+      (error, stdout, stderr) => {
+        const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0;
+        resolve({ code, stdout, stderr });
+      },
+    );
+  });
+}
+
+const databases: TestDatabase[] = [];
+let db: TestDatabase;
+let prisma: PrismaClient;
+const env = () => ({ DATABASE_URL: db.url });
+
+beforeAll(async () => {
+  db = await createTestDatabase('migrated');
+  databases.push(db);
+  prisma = createPrisma({ url: db.url, poolMax: 1 });
+});
+
+afterAll(async () => {
+  await prisma?.$disconnect();
+  await Promise.all(databases.map((d) => d.drop()));
+});
+
+interface CreatedJson {
+  id: string;
+  key: string;
+  plan: string;
+  scopes: string[];
+  owner: string;
+  accountId: string;
+  limit: number;
+  window: number;
+  prefix: string;
+  expiresAt: string | null;
+  revokedAt: string | null;
+}
+
+describe('keys CLI with DATABASE_URL', () => {
+  let created: CreatedJson;
+
+  beforeAll(async () => {
+    const run = await cli(
+      ['create', '--owner', 'cli@example.com', '--plan', 'pro', '--scopes', 'read:orders,write:orders', '--name', 'from the CLI', '--json'],
+      env(),
+    );
+    expect(run.stderr).not.toMatch(/Error/);
+    expect(run.code).toBe(0);
+    created = JSON.parse(run.stdout) as CreatedJson;
+    expect(run.stderr).not.toContain(created.key);
+  });
+
+  it('create --json prints exactly one JSON object with the key, and the key works', async () => {
+    expect(created).toMatchObject({ plan: 'pro', scopes: ['read:orders', 'write:orders'], owner: 'cli@example.com', limit: 5000, window: 3600 });
+    expect(created.id).toEqual(expect.any(String));
+    expect(created.key).toMatch(/^mk_[A-Za-z0-9_-]{43}$/);
+    expect(created.prefix).toBe(created.key.slice(0, 12));
+    expect(created).not.toHaveProperty('hash');
+    const caller = await authenticateKey(prisma, created.key, '127.0.0.1');
+    expect(caller).toMatchObject({ keyId: created.id, accountId: created.accountId, plan: 'PRO' });
+  });
+
+  it('creates enterprise keys with their own limit, window and expiry', async () => {
+    const run = await cli(
+      ['create', '--owner', 'Big@Example.com', '--plan', 'enterprise', '--limit', '20000', '--window', '15m', '--scopes', 'read:stock,read:prices', '--expires', '30d', '--json'],
+      env(),
+    );
+    expect(run.code).toBe(0);
+    const key = JSON.parse(run.stdout) as CreatedJson;
+    expect(key).toMatchObject({ plan: 'enterprise', limit: 20000, window: 900, owner: 'big@example.com', scopes: ['read:stock', 'read:prices'] });
+    const days = (Date.parse(key.expiresAt!) - Date.now()) / 86_400_000;
+    expect(days).toBeGreaterThan(29.9);
+    expect(days).toBeLessThanOrEqual(30);
+    expect(await authenticateKey(prisma, key.key, '::1')).toMatchObject({ plan: 'ENTERPRISE', rateLimit: 20000, rateWindowSeconds: 900 });
+  });
+
+  it('without --json shows the key once with a warning to store it', async () => {
+    const run = await cli(['create', '--owner', 'cli@example.com', '--plan', 'basic', '--scopes', 'read:products'], env());
+    expect(run.code).toBe(0);
+    const key = /\b(mk_[A-Za-z0-9_-]{43})\b/.exec(run.stdout)?.[1];
+    expect(key).toBeDefined();
+    expect(run.stdout.split(key!)).toHaveLength(2);
+    expect(run.stdout).toMatch(/shown only this once/);
+    expect(run.stdout).toMatch(/basic \(1000 requests per 1h\)/);
+  });
+
+  it('list --json prints an array of keys, never the keys themselves', async () => {
+    const run = await cli(['list', '--json'], env());
+    expect(run.code).toBe(0);
+    const list = JSON.parse(run.stdout) as Record<string, unknown>[];
+    expect(Array.isArray(list)).toBe(true);
+    expect(list.find((k) => k.id === created.id)).toMatchObject({ owner: 'cli@example.com', plan: 'pro', prefix: created.prefix, revokedAt: null });
+    for (const k of list) {
+      expect(k).not.toHaveProperty('key');
+      expect(k).not.toHaveProperty('hash');
+    }
+    expect(run.stdout).not.toContain(created.key);
+
+    const mine = JSON.parse((await cli(['list', '--owner', 'big@example.com', '--json'], env())).stdout) as { owner: string }[];
+    expect(mine.length).toBe(1);
+    expect(mine[0]!.owner).toBe('big@example.com');
+  });
+
+  it('list without --json prints a table', async () => {
+    const run = await cli(['list'], env());
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/^ID\s+PREFIX\s+OWNER\s+PLAN/);
+    expect(run.stdout).toContain(created.id);
+    expect(run.stdout).not.toContain(created.key);
+  });
+
+  it('revoke ends the key; revoking again is harmless', async () => {
+    const victim = JSON.parse(
+      (await cli(['create', '--owner', 'cli@example.com', '--plan', 'pro', '--scopes', 'read:orders', '--json'], env())).stdout,
+    ) as CreatedJson;
+    const first = await cli(['revoke', victim.id, '--json'], env());
+    expect(first.code).toBe(0);
+    const revoked = JSON.parse(first.stdout) as CreatedJson;
+    expect(revoked).toMatchObject({ id: victim.id, revokedAt: expect.any(String) });
+    expect(await authenticateKey(prisma, victim.key, '::1')).toBeNull();
+
+    const second = await cli(['revoke', victim.id], env());
+    expect(second.code).toBe(0);
+    expect(second.stdout).toMatch(/already revoked/);
+    expect(second.stdout).toContain(revoked.revokedAt!);
+  });
+
+  const bad: [string, string[], RegExp][] = [
+    ['no command', ['frobnicate'], /Unknown command "frobnicate"/],
+    ['a missing --owner', ['create', '--plan', 'pro', '--scopes', 'read:orders', '--json'], /--owner is required/],
+    ['an unknown plan', ['create', '--owner', 'a@example.com', '--plan', 'gold', '--scopes', 'read:orders'], /--plan must be basic, pro or enterprise/],
+    ['an unknown scope', ['create', '--owner', 'a@example.com', '--plan', 'pro', '--scopes', 'read:orders,read:secrets', '--json'], /Unknown scope "read:secrets"/],
+    ['an unknown option', ['create', '--owner', 'a@example.com', '--plan', 'pro', '--scopes', 'read:orders', '--colour'], /Unknown option '--colour'/],
+    ['a limit on a pro key', ['create', '--owner', 'a@example.com', '--plan', 'pro', '--scopes', 'read:orders', '--limit', '5'], /Only enterprise keys/],
+    ['an enterprise key without a window', ['create', '--owner', 'a@example.com', '--plan', 'enterprise', '--limit', '5', '--scopes', 'read:orders'], /needs its own rate limit and window/],
+    ['a window without a unit', ['create', '--owner', 'a@example.com', '--plan', 'enterprise', '--limit', '5', '--window', '60', '--scopes', 'read:orders'], /--window must be a whole number with a unit/],
+    ['a past expiry', ['create', '--owner', 'a@example.com', '--plan', 'pro', '--scopes', 'read:orders', '--expires', '2020-01-01'], /expiry must be in the future/],
+    ['an impossible date', ['create', '--owner', 'a@example.com', '--plan', 'pro', '--scopes', 'read:orders', '--expires', '2099-02-30'], /--expires must be/],
+    ['an owner that is no e-mail', ['create', '--owner', 'nobody', '--plan', 'pro', '--scopes', 'read:orders'], /must be an e-mail address/],
+    ['revoke without an id', ['revoke'], /exactly one key id/],
+    ['revoke of an unknown id', ['revoke', 'no-such-key', '--json'], /No API key has the id "no-such-key"/],
+  ];
+
+  // Concurrently: each is a separate process, and one after another they take a while.
+  it.concurrent.for(bad)('refuses %s: message on stderr, nothing on stdout, exit code 1', async ([, args, message], { expect }) => {
+    const run = await cli(args, env());
+    expect(run.code).toBe(1);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).toMatch(message);
+    expect(run.stderr).not.toMatch(/\n\s+at /); // a message, not a stack trace
+  });
+
+  it('keeps stdout pure JSON while migrations are applied and logged (LOG_LEVEL=info)', async () => {
+    const empty = await createTestDatabase('empty');
+    databases.push(empty);
+    const run = await cli(['create', '--owner', 'fresh@example.com', '--plan', 'basic', '--scopes', 'read:orders', '--json'], {
+      DATABASE_URL: empty.url,
+    });
+    expect(run.code).toBe(0);
+    expect(run.stderr).toMatch(/Applied migration/);
+    expect(JSON.parse(run.stdout)).toMatchObject({ owner: 'fresh@example.com', plan: 'basic' });
+  });
+
+  it('prints help', async () => {
+    const run = await cli(['--help'], env());
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/Usage:/);
+  });
+});
+
+describe('keys CLI without DATABASE_URL', () => {
+  let dataDir: string;
+
+  beforeAll(async () => {
+    dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'mp-keys-cli-'));
+  });
+
+  afterAll(async () => {
+    if (dataDir) await fs.rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('starts the embedded PostgreSQL under DATA_DIR itself, and stops it afterwards', async () => {
+    const noServer = { DATABASE_URL: '', DATA_DIR: dataDir, EMBEDDED_PG_PORT: '' };
+    const create = await cli(['create', '--owner', 'solo@example.com', '--plan', 'pro', '--scopes', 'read:stock', '--json'], noServer);
+    expect(create.stderr).toMatch(/Initialised the embedded PostgreSQL cluster/);
+    expect(create.code).toBe(0);
+    const created = JSON.parse(create.stdout) as CreatedJson;
+    expect(created).toMatchObject({ owner: 'solo@example.com', plan: 'pro', scopes: ['read:stock'] });
+    // Stopped on exit: no postmaster is left behind.
+    await expect(fs.access(path.join(dataDir, 'pg', 'postmaster.pid'))).rejects.toThrow();
+
+    // The key was written to the cluster in DATA_DIR: a second run finds it there.
+    const list = await cli(['list', '--json'], noServer);
+    expect(list.code).toBe(0);
+    expect((JSON.parse(list.stdout) as { id: string }[]).map((k) => k.id)).toEqual([created.id]);
+    await expect(fs.access(path.join(dataDir, 'pg', 'postmaster.pid'))).rejects.toThrow();
+
+    // And its key authenticates against that database (started here, briefly, to look).
+    const server = await startEmbeddedPostgres({ dataDir, log: () => undefined });
+    const client = createPrisma({ url: server.url(EMBEDDED_DATABASE_NAME), poolMax: 1 });
+    try {
+      expect(await authenticateKey(client, created.key, '::1')).toMatchObject({ keyId: created.id });
+    } finally {
+      await client.$disconnect();
+      await server.stop();
+    }
+  });
+});
