@@ -5,8 +5,11 @@ import './modules/products/products.schema.js';
 import './modules/categories/categories.schema.js';
 import './modules/suppliers/suppliers.schema.js';
 import './modules/reviews/reviews.schema.js';
+import './modules/orders/orders.schema.js';
+import './modules/inventory/inventory.schema.js';
 
 builder.queryType({});
+builder.mutationType({});
 
 export const schema = builder.toSchema();
 

@@ -69,9 +69,15 @@ export const idParam = z
   .string()
   .regex(/^[A-Za-z0-9_-]{1,100}$/, 'must be 1–100 letters, digits, "-" or "_"');
 
+/** A nested field as a client writes it: `items[1].quantity`, `shippingAddress.city`. */
+export function fieldPath(path: readonly PropertyKey[]): string {
+  return path.map((p, i) => (typeof p === 'number' ? `[${p}]` : `${i ? '.' : ''}${String(p)}`)).join('');
+}
+
 /**
  * Parses raw input with a schema; on failure throws VALIDATION_ERROR whose details name
- * every bad parameter: `{ page: "must be an integer between 1 and 2147483647", limit: "…" }`.
+ * every bad parameter: `{ page: "must be an integer between 1 and 2147483647", limit: "…" }`,
+ * or field of a body: `{ "items[1].quantity": "…" }`.
  */
 export function parseInput<S extends z.ZodType>(schema: S, raw: object): z.output<S> {
   // GraphQL may pass an explicit null for an optional argument: it means "not given".
@@ -80,11 +86,12 @@ export function parseInput<S extends z.ZodType>(schema: S, raw: object): z.outpu
   if (result.success) return result.data;
   const details: Record<string, string> = {};
   for (const issue of result.error.issues) {
+    const at = fieldPath(issue.path);
     if (issue.code === 'unrecognized_keys') {
-      for (const key of issue.keys) details[key] ??= 'is not a recognised parameter';
+      for (const key of issue.keys) details[at ? `${at}.${key}` : key] ??= 'is not a recognised parameter';
       continue;
     }
-    const key = issue.path.length ? issue.path.map(String).join('.') : 'input';
+    const key = at || 'input';
     details[key] ??= issue.code === 'invalid_type' && issue.input === undefined ? 'is required' : issue.message;
   }
   throw validationError(details);

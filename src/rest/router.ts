@@ -1,9 +1,10 @@
 import { execute, parse, validate, type DocumentNode, type GraphQLSchema } from 'graphql';
+import { requireScopes } from '../auth/scopes.js';
 import type { Context } from '../context.js';
 import { AppError, asAppError, notFound, validationError } from '../errors.js';
 import type { PaginationMeta } from '../pagination.js';
-import { errorResponse, internalErrorResponse, jsonResponse } from './envelope.js';
-import type { RestRoute } from './routes.js';
+import { errorResponse, internalErrorResponse, jsonResponse, type SuccessBody } from './envelope.js';
+import type { RestMethod, RestRoute, RestShape } from './routes.js';
 
 interface CompiledRoute extends RestRoute {
   pattern: RegExp;
@@ -17,7 +18,10 @@ export interface RestRouterDeps {
   onUnexpectedError: (error: unknown, request: Request) => void;
 }
 
-const ALLOWED_METHODS = 'GET, HEAD';
+/** Largest JSON body accepted (1 MiB): an order of 100 items is a few kilobytes. */
+export const MAX_BODY_BYTES = 1024 * 1024;
+
+const REPLAYED_HEADER = 'idempotent-replayed';
 
 function compile(route: RestRoute, schema: GraphQLSchema): CompiledRoute {
   const paramNames: string[] = [];
@@ -28,7 +32,7 @@ function compile(route: RestRoute, schema: GraphQLSchema): CompiledRoute {
   const operation = parse(route.document);
   // A route whose operation does not fit the schema is a programming error: fail at start-up.
   const errors = validate(schema, operation);
-  if (errors.length) throw new Error(`REST route ${route.path}: ${errors.map((e) => e.message).join('; ')}`);
+  if (errors.length) throw new Error(`REST route ${route.method} ${route.path}: ${errors.map((e) => e.message).join('; ')}`);
   return { ...route, pattern: new RegExp(`^${source}$`), paramNames, operation };
 }
 
@@ -56,53 +60,131 @@ function pathParams(route: CompiledRoute, match: RegExpExecArray): Record<string
   return params;
 }
 
+/** The methods a path answers, for 405's Allow header: HEAD wherever GET is. */
+function allowHeader(methods: RestMethod[]): string {
+  const all = new Set<string>(methods);
+  if (all.has('GET')) all.add('HEAD');
+  return [...all].sort().join(', ');
+}
+
+const tooLarge = () => new AppError('PAYLOAD_TOO_LARGE', `The request body must be at most ${MAX_BODY_BYTES} bytes`);
+
+/** The body's bytes, refusing to buffer more than the limit whatever Content-Length claims. */
+async function readLimited(request: Request): Promise<Uint8Array> {
+  const declared = request.headers.get('content-length');
+  if (declared !== null && Number(declared) > MAX_BODY_BYTES) throw tooLarge();
+  if (!request.body) return new Uint8Array();
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > MAX_BODY_BYTES) {
+      await reader.cancel().catch(() => undefined);
+      throw tooLarge();
+    }
+    chunks.push(value);
+  }
+  const bytes = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return bytes;
+}
+
+/** A JSON request body: Content-Type application/json, at most 1 MiB, well-formed UTF-8 JSON. */
+async function jsonBody(request: Request): Promise<unknown> {
+  const type = request.headers.get('content-type') ?? '';
+  if (!/^application\/json\s*(;|$)/i.test(type.trim())) {
+    throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'The request body must be JSON, sent with Content-Type: application/json');
+  }
+  const bytes = await readLimited(request);
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    throw validationError({ body: 'is not valid UTF-8' }, 'Malformed JSON body');
+  }
+  if (!text.trim()) throw validationError({ body: 'is required' }, 'Missing JSON body');
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    throw validationError({ body: 'is not valid JSON' }, 'Malformed JSON body');
+  }
+}
+
 /**
- * The REST adapter: finds the route, validates its parameters, runs its operation on the
- * shared schema with the shared context, and wraps the outcome in the spec's envelope.
+ * The REST adapter: finds the route, validates its parameters and body, runs its operation on
+ * the shared schema with the shared context, and wraps the outcome in the spec's envelope.
  * It holds no business rule.
  */
 export function createRestRouter({ schema, routes, onUnexpectedError }: RestRouterDeps) {
   const compiled = routes.map((r) => compile(r, schema));
 
-  async function run(route: CompiledRoute, match: RegExpExecArray, url: URL, context: () => Context): Promise<Response> {
+  async function run(route: CompiledRoute, match: RegExpExecArray, request: Request, url: URL, ctx: Context): Promise<Response> {
+    // The route's scopes first: a caller who may not use it learns nothing about its input.
+    if (route.scopes?.length) requireScopes(ctx, ...route.scopes);
     const params = pathParams(route, match);
     const query = route.parseQuery(queryObject(url));
+    const body = route.parseBody ? route.parseBody(await jsonBody(request)) : undefined;
     const result = await execute({
       schema,
       document: route.operation,
-      variableValues: route.variables(query, params),
-      contextValue: context(),
+      variableValues: route.variables(query, params, body),
+      contextValue: ctx,
     });
     if (result.errors?.length) throw result.errors[0];
-    const value = (result.data as Record<string, unknown> | null | undefined)?.[route.shape.field];
-    if (route.shape.kind === 'one') {
-      if (value === null || value === undefined) throw notFound(route.shape.notFound);
-      return jsonResponse(200, { success: true, data: value });
+
+    const replay = route.idempotency?.outcome(ctx);
+    const headers: Record<string, string> = replay?.replayed ? { [REPLAYED_HEADER]: 'true' } : {};
+    if (replay?.rest) return jsonResponse(replay.rest.status, replay.rest.body as SuccessBody, headers);
+
+    const shape: RestShape = typeof route.shape === 'function' ? route.shape(query) : route.shape;
+    const value = (result.data as Record<string, unknown> | null | undefined)?.[shape.field];
+    let envelope: SuccessBody;
+    if (shape.kind === 'one') {
+      if (value === null || value === undefined) throw notFound(shape.notFound);
+      envelope = { success: true, data: value };
+    } else {
+      const { items, meta } = value as { items: unknown[]; meta: PaginationMeta | null };
+      envelope = meta ? { success: true, data: items, meta } : { success: true, data: items };
     }
-    const { items, meta } = value as { items: unknown[]; meta: PaginationMeta | null };
-    return jsonResponse(200, meta ? { success: true, data: items, meta } : { success: true, data: items });
+    const status = route.status ?? 200;
+    if (route.idempotency && replay && !replay.replayed) await route.idempotency.remember(ctx, { status, body: envelope });
+    return jsonResponse(status, envelope, headers);
   }
 
   /** `context` is the request's shared context, the same one /graphql would get. */
   return async function handle(request: Request, url: URL, context: () => Context): Promise<Response> {
     // One trailing slash is tolerated: /api/products/ is /api/products.
     const path = url.pathname.length > 1 && url.pathname.endsWith('/') ? url.pathname.slice(0, -1) : url.pathname;
+    let chosen: CompiledRoute | undefined;
+    let ctx: Context | undefined;
     try {
       const candidates = compiled.flatMap((route) => {
         const match = route.pattern.exec(path);
         return match ? [{ route, match }] : [];
       });
-      const first = candidates[0];
-      if (!first) throw new AppError('NOT_FOUND', `No endpoint at ${request.method} ${url.pathname.slice(0, 200)}`);
-      if (request.method !== 'GET' && request.method !== 'HEAD') {
+      if (!candidates.length) throw new AppError('NOT_FOUND', `No endpoint at ${request.method} ${url.pathname.slice(0, 200)}`);
+      const method = request.method === 'HEAD' ? 'GET' : request.method;
+      const found = candidates.find((c) => c.route.method === method);
+      if (!found) {
         return errorResponse(new AppError('METHOD_NOT_ALLOWED', `${request.method} is not allowed on ${url.pathname.slice(0, 200)}`), {
-          allow: ALLOWED_METHODS,
+          allow: allowHeader(candidates.map((c) => c.route.method)),
         });
       }
-      return await run(first.route, first.match, url, context);
+      chosen = found.route;
+      ctx = context();
+      return await run(found.route, found.match, request, url, ctx);
     } catch (error) {
       const appError = asAppError(error);
-      if (appError) return errorResponse(appError);
+      // A rejection replayed from an Idempotency-Key says so, like a replayed success.
+      const replayed = chosen?.idempotency && ctx && chosen.idempotency.outcome(ctx)?.replayed;
+      if (appError) return errorResponse(appError, replayed ? { [REPLAYED_HEADER]: 'true' } : undefined);
       onUnexpectedError(error, request);
       return internalErrorResponse();
     }

@@ -1,0 +1,89 @@
+import { z } from 'zod';
+import { requireScopes, type Scope } from '../../auth/scopes.js';
+import type { Context } from '../../context.js';
+import type { Prisma } from '../../generated/prisma/client.js';
+import { pageParams, pageWindow, type PageInput } from '../../pagination.js';
+import { idParam, parseInput } from '../../validation.js';
+
+// Stock and prices: read-only views of every product, active or not (the record carries
+// isActive), behind their own scopes (README, "Stock and prices"). One rule for both: a
+// productId or a sku names one record, both must name the same product, neither lists them all.
+
+export const READ_STOCK: Scope = 'read:stock';
+export const READ_PRICES: Scope = 'read:prices';
+
+export const stockFields = {
+  id: true,
+  sku: true,
+  stock: true,
+  lowStockThreshold: true,
+  trackInventory: true,
+  minOrder: true,
+  isActive: true,
+  updatedAt: true,
+} satisfies Prisma.ProductSelect;
+
+export const priceFields = {
+  id: true,
+  sku: true,
+  price: true,
+  compareAtPrice: true,
+  vatRate: true,
+  updatedAt: true,
+} satisfies Prisma.ProductSelect;
+
+export type StockRecord = Prisma.ProductGetPayload<{ select: typeof stockFields }>;
+export type PriceRecord = Prisma.ProductGetPayload<{ select: typeof priceFields }>;
+
+// SKUs are free text in the catalogue: any printable value up to 100 characters, matched exactly.
+const skuParam = z
+  .string()
+  .min(1, 'must not be empty')
+  .max(100, 'must be at most 100 characters')
+  .refine((v) => !/[\u0000-\u001f\u007f]/.test(v), 'must not contain control characters');
+
+const recordKey = { productId: idParam.optional(), sku: skuParam.optional() };
+
+/** REST's query: a key for one record, or a page of all; page and limit are checked either way. */
+export const recordQueryInput = z.object({ ...recordKey, ...pageParams }).strict();
+export const recordKeyInput = z
+  .object(recordKey)
+  .strict()
+  .refine((v) => v.productId !== undefined || v.sku !== undefined, { path: ['productId'], message: 'productId or sku is required' });
+
+export const parseRecordQuery = (raw: object) => parseInput(recordQueryInput, raw);
+
+export interface RecordPage extends PageInput {
+  scope: Scope;
+}
+
+function keyWhere(ctx: Context, scope: Scope, raw: object): Prisma.ProductWhereInput {
+  requireScopes(ctx, scope);
+  const { productId, sku } = parseInput(recordKeyInput, raw);
+  // Both given: the record must match both, so disagreeing keys find nothing (404).
+  return { ...(productId !== undefined ? { id: productId } : {}), ...(sku !== undefined ? { sku } : {}) };
+}
+
+export const stockRecord = (ctx: Context, raw: object): Promise<StockRecord | null> =>
+  ctx.prisma.product.findFirst({ where: keyWhere(ctx, READ_STOCK, raw), select: stockFields });
+
+export const priceRecord = (ctx: Context, raw: object): Promise<PriceRecord | null> =>
+  ctx.prisma.product.findFirst({ where: keyWhere(ctx, READ_PRICES, raw), select: priceFields });
+
+export function recordPage(ctx: Context, scope: Scope, raw: object): RecordPage {
+  requireScopes(ctx, scope);
+  const { page, limit } = parseInput(z.object(pageParams).strict(), raw);
+  return { page, limit, scope };
+}
+
+export async function stockRecords(ctx: Context, page: RecordPage): Promise<StockRecord[]> {
+  const window = pageWindow(page);
+  return window ? ctx.prisma.product.findMany({ select: stockFields, orderBy: { id: 'asc' }, ...window }) : [];
+}
+
+export async function priceRecords(ctx: Context, page: RecordPage): Promise<PriceRecord[]> {
+  const window = pageWindow(page);
+  return window ? ctx.prisma.product.findMany({ select: priceFields, orderBy: { id: 'asc' }, ...window }) : [];
+}
+
+export const countRecords = (ctx: Context) => ctx.prisma.product.count();

@@ -1,0 +1,181 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Context } from '../../context.js';
+import { AppError, errorStatus, validationError, type ErrorCode, type ErrorDetails } from '../../errors.js';
+import type { Prisma } from '../../generated/prisma/client.js';
+
+// The Idempotency-Key protocol of order creation (README, "Idempotency"). A key belongs to an
+// account and lives 24 h. The first request with a key claims it with a row of its own, in a
+// statement of its own, before doing anything; whoever else comes with the key either gets the
+// stored outcome (same body) or a conflict (another body), and waits while the first is still
+// working. So one key yields at most one order, whatever the concurrency.
+
+export const IDEMPOTENCY_HEADER = 'Idempotency-Key';
+const TTL = "interval '24 hours'";
+/** A claim still unanswered after this long belongs to a request that died: it may be taken over. */
+const ABANDONED = "interval '60 seconds'";
+/** How long a request waits for a concurrent one with the same key before giving up with 409. */
+const WAIT_MS = 10_000;
+const POLL_MS = 25;
+
+/** What was stored for a key: the order created, or the 4xx error answered. */
+export type StoredOutcome =
+  | { orderId: string; rest?: RestResponse }
+  | { error: { code: ErrorCode; message: string; details?: ErrorDetails } };
+
+/** The exact REST response of the first request, replayed byte for byte (status and envelope). */
+export interface RestResponse {
+  status: number;
+  body: unknown;
+}
+
+/** What the REST adapter needs to know about this request's key after the operation ran. */
+export interface IdempotencyOutcome {
+  replayed: boolean;
+  /** Set when replaying a request first answered over REST. */
+  rest?: RestResponse;
+  /** The claim to attach the REST response to, when this request created the order. */
+  claimId?: string;
+}
+
+const outcomes = new WeakMap<Context, IdempotencyOutcome>();
+
+export const idempotencyOutcome = (ctx: Context): IdempotencyOutcome | undefined => outcomes.get(ctx);
+
+/** The request's Idempotency-Key, or null without one; a malformed key is a 400. */
+export function idempotencyKey(ctx: Context): string | null {
+  const key = ctx.request.headers.get(IDEMPOTENCY_HEADER);
+  if (key === null) return null;
+  if (!/^[\x20-\x7e]{1,255}$/.test(key)) {
+    throw validationError({ [IDEMPOTENCY_HEADER]: 'must be 1–255 printable ASCII characters' }, 'Invalid Idempotency-Key header');
+  }
+  return key;
+}
+
+/** JSON with object keys sorted at every level, so equal bodies hash equally whatever their key order. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map((v) => (v === undefined ? 'null' : canonicalJson(v))).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+export const requestHash = (body: unknown) => createHash('sha256').update(canonicalJson(body)).digest('hex');
+
+export type Claim = { kind: 'claimed'; id: string } | { kind: 'replay'; stored: StoredOutcome };
+
+interface RecordRow {
+  requestHash: string;
+  responseStatus: number | null;
+  responseBody: Prisma.JsonValue;
+  expiresAt: Date;
+}
+
+/**
+ * Claims `key` for this account and body, or returns the stored outcome of the request that did.
+ * Same key, another body → 409. A claim still in progress is waited for (bounded).
+ */
+export async function claimKey(ctx: Context, accountId: string, key: string, hash: string): Promise<Claim> {
+  const deadline = Date.now() + WAIT_MS;
+  for (;;) {
+    const id = randomUUID();
+    // One statement: insert, or take over an expired or abandoned record, or do nothing.
+    const claimed = await ctx.prisma.$queryRawUnsafe<{ id: string }[]>(
+      `INSERT INTO "IdempotencyRecord" (id, "accountId", key, "requestHash", "createdAt", "expiresAt")
+       VALUES ($1, $2, $3, $4, now(), now() + ${TTL})
+       ON CONFLICT ("accountId", key) DO UPDATE
+         SET id = EXCLUDED.id, "requestHash" = EXCLUDED."requestHash", "responseStatus" = NULL,
+             "responseBody" = NULL, "createdAt" = EXCLUDED."createdAt", "expiresAt" = EXCLUDED."expiresAt"
+         WHERE "IdempotencyRecord"."expiresAt" <= now()
+            OR ("IdempotencyRecord"."responseStatus" IS NULL AND "IdempotencyRecord"."createdAt" < now() - ${ABANDONED})
+       RETURNING id`,
+      id,
+      accountId,
+      key,
+      hash,
+    );
+    if (claimed.length) return { kind: 'claimed', id };
+
+    const record: RecordRow | null = await ctx.prisma.idempotencyRecord.findUnique({
+      where: { accountId_key: { accountId, key } },
+      select: { requestHash: true, responseStatus: true, responseBody: true, expiresAt: true },
+    });
+    // Gone (released after a failure) or just expired: claim it afresh.
+    if (!record || record.expiresAt.getTime() <= Date.now()) continue;
+    if (record.requestHash !== hash) {
+      throw new AppError('CONFLICT', 'This Idempotency-Key was already used with a different request body', {
+        [IDEMPOTENCY_HEADER]: 'was used with another body in the last 24 hours',
+      });
+    }
+    if (record.responseStatus !== null && record.responseBody !== null) {
+      const stored = record.responseBody as unknown as StoredOutcome;
+      return { kind: 'replay', stored };
+    }
+    if (Date.now() >= deadline) {
+      throw new AppError('CONFLICT', 'A request with this Idempotency-Key is still being processed; retry later');
+    }
+    await sleep(POLL_MS);
+  }
+}
+
+/**
+ * Stores the created order on the claim, inside the order's own transaction: the order and its
+ * record commit together. A claim taken over meanwhile (see ABANDONED) fails the transaction,
+ * so the key still yields a single order.
+ */
+export async function completeClaim(tx: Prisma.TransactionClient, claimId: string, orderId: string, status: number) {
+  const stored: StoredOutcome = { orderId };
+  const { count } = await tx.idempotencyRecord.updateMany({
+    where: { id: claimId, responseStatus: null },
+    data: { responseStatus: status, responseBody: stored as unknown as Prisma.InputJsonValue },
+  });
+  if (count !== 1) throw new Error('Idempotency claim lost before the order was committed');
+}
+
+/** A rejected request (4xx) is answered the same way to every retry with its key. */
+export async function storeError(ctx: Context, claimId: string, error: AppError) {
+  const stored: StoredOutcome = {
+    error: { code: error.code, message: error.message, ...(error.details ? { details: error.details } : {}) },
+  };
+  await ctx.prisma.idempotencyRecord.updateMany({
+    where: { id: claimId, responseStatus: null },
+    data: { responseStatus: error.status, responseBody: stored as unknown as Prisma.InputJsonValue },
+  });
+}
+
+/** After an unexpected failure the key is freed, so that the client's retry runs for real. */
+export async function releaseClaim(ctx: Context, claimId: string) {
+  await ctx.prisma.idempotencyRecord.deleteMany({ where: { id: claimId, responseStatus: null } });
+}
+
+/** Records how this request used its key, for the REST adapter (replay header, stored body). */
+export function noteOutcome(ctx: Context, outcome: IdempotencyOutcome) {
+  outcomes.set(ctx, outcome);
+}
+
+/** The stored error of a replayed rejection, as the same AppError. */
+export function storedError(stored: Extract<StoredOutcome, { error: unknown }>): AppError {
+  const { code, message, details } = stored.error;
+  // Only codes we know are replayed; anything else would be a corrupted record.
+  if (!(code in errorStatus)) throw new Error(`Unknown stored error code ${String(code)}`);
+  return new AppError(code, message, details);
+}
+
+/**
+ * Attaches the REST response of the request that created the order to its claim, so that a
+ * REST replay is the very same bytes even if the catalogue (names, ratings) changed since.
+ */
+export async function rememberRestResponse(ctx: Context, response: RestResponse) {
+  const outcome = outcomes.get(ctx);
+  if (!outcome?.claimId || outcome.replayed) return;
+  await ctx.prisma.$executeRawUnsafe(
+    `UPDATE "IdempotencyRecord" SET "responseBody" = "responseBody" || jsonb_build_object('rest', $2::jsonb)
+     WHERE id = $1 AND ("responseBody" -> 'orderId') IS NOT NULL`,
+    outcome.claimId,
+    JSON.stringify(response),
+  );
+}

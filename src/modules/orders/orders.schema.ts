@@ -1,0 +1,144 @@
+import { builder } from '../../builder.js';
+import { metaFor, pageArgs, PaginationMetaRef } from '../../pagination.schema.js';
+import {
+  countOrders,
+  createOrder,
+  listOrders,
+  MAX_ITEMS,
+  MAX_QUANTITY,
+  orderById,
+  orderPage,
+  orderStatuses,
+  shippingAddressOf,
+  type OrderPage,
+  type ShippingAddress,
+} from './orders.service.js';
+
+export const OrderStatusRef = builder.enumType('OrderStatus', { values: orderStatuses });
+
+const ShippingAddressRef = builder.objectRef<ShippingAddress>('ShippingAddress').implement({
+  description: 'Where the order is delivered: a copy made when the order was placed',
+  fields: (t) => ({
+    fullName: t.exposeString('fullName', { nullable: true }),
+    companyName: t.exposeString('companyName', { nullable: true }),
+    phone: t.exposeString('phone', { nullable: true }),
+    email: t.exposeString('email', { nullable: true }),
+    address: t.exposeString('address', { nullable: true }),
+    city: t.exposeString('city', { nullable: true }),
+    county: t.exposeString('county', { nullable: true }),
+    postalCode: t.exposeString('postalCode', { nullable: true }),
+  }),
+});
+
+// Only an order's buyer can read the order, so the account's contact data is theirs to see.
+export const Buyer = builder.prismaObject('Account', {
+  name: 'Buyer',
+  description: 'The account that placed an order',
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    email: t.exposeString('email'),
+    name: t.exposeString('name'),
+    companyName: t.exposeString('companyName', { nullable: true }),
+    phone: t.exposeString('phone', { nullable: true }),
+  }),
+});
+
+export const OrderItem = builder.prismaObject('OrderItem', {
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    productId: t.exposeID('productId'),
+    quantity: t.exposeInt('quantity'),
+    price: t.expose('price', { type: 'Decimal', description: 'Unit price when the order was placed (RON)' }),
+    total: t.expose('total', { type: 'Decimal', description: 'price × quantity' }),
+    vatRate: t.expose('vatRate', { type: 'Decimal', description: "The product's VAT rate when the order was placed" }),
+    tax: t.expose('tax', { type: 'Decimal', description: "VAT of this line after its share of the order's discount" }),
+    product: t.relation('product'),
+  }),
+});
+
+export const Order = builder.prismaObject('Order', {
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    orderNumber: t.exposeString('orderNumber', { description: 'ORD-<creation time in ms>-<6 random characters>' }),
+    status: t.expose('status', { type: OrderStatusRef }),
+    currency: t.exposeString('currency', { description: 'Always RON' }),
+    subtotal: t.expose('subtotal', { type: 'Decimal', description: 'Σ item totals' }),
+    discount: t.expose('discount', { type: 'Decimal', description: 'Coupon discount' }),
+    shippingCost: t.expose('shippingCost', { type: 'Decimal', description: 'No VAT is charged on shipping' }),
+    tax: t.expose('tax', { type: 'Decimal', description: 'Σ item VAT' }),
+    total: t.expose('total', { type: 'Decimal', description: 'subtotal − discount + shippingCost + tax' }),
+    notes: t.exposeString('notes', { nullable: true }),
+    shippingAddress: t.field({ type: ShippingAddressRef, nullable: true, resolve: (o) => shippingAddressOf(o.shippingAddress) }),
+    trackingNumber: t.exposeString('trackingNumber', { nullable: true }),
+    trackingCarrier: t.exposeString('trackingCarrier', { nullable: true }),
+    trackingUrl: t.exposeString('trackingUrl', { nullable: true }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    items: t.relation('items', { query: { orderBy: { id: 'asc' } } }),
+    buyer: t.relation('buyer'),
+    supplier: t.relation('supplier'),
+  }),
+});
+
+const OrderList = builder.objectRef<OrderPage>('OrderList').implement({
+  fields: (t) => ({
+    items: t.prismaField({ type: ['Order'], resolve: (query, page, _args, ctx) => listOrders(ctx, page, query) }),
+    meta: t.field({ type: PaginationMetaRef, resolve: (page, _args, ctx) => metaFor(page, countOrders(ctx, page)) }),
+  }),
+});
+
+const ShippingAddressInput = builder.inputType('ShippingAddressInput', {
+  fields: (t) => ({
+    fullName: t.string({ required: true }),
+    companyName: t.string(),
+    phone: t.string({ required: true }),
+    email: t.string(),
+    address: t.string({ required: true }),
+    city: t.string({ required: true }),
+    county: t.string({ required: true }),
+    postalCode: t.string({ required: true }),
+  }),
+});
+
+const OrderItemInput = builder.inputType('OrderItemInput', {
+  fields: (t) => ({
+    productId: t.id({ required: true }),
+    quantity: t.int({ required: true, description: `1–${MAX_QUANTITY}, and at least the product's minOrder` }),
+    variantId: t.id({ description: 'Must be absent or null: no product has variants' }),
+  }),
+});
+
+export const CreateOrderInput = builder.inputType('CreateOrderInput', {
+  fields: (t) => ({
+    supplierId: t.id({ required: true, description: 'An active supplier; every product must be theirs' }),
+    items: t.field({ type: [OrderItemInput], required: true, description: `1–${MAX_ITEMS} items, each product once` }),
+    addressId: t.id({ description: "One of the caller's saved addresses; not together with shippingAddress" }),
+    shippingAddress: t.field({ type: ShippingAddressInput }),
+    notes: t.string({ description: 'At most 2000 characters' }),
+    couponCode: t.string({ description: 'Valid for this supplier, today and this subtotal' }),
+  }),
+});
+
+builder.queryFields((t) => ({
+  orders: t.field({
+    type: OrderList,
+    description: "The caller's orders, newest first (scope read:orders)",
+    args: { ...pageArgs, status: t.arg({ type: OrderStatusRef, required: false }) },
+    resolve: (_root, args, ctx) => orderPage(ctx, args),
+  }),
+  order: t.prismaField({
+    type: 'Order',
+    nullable: true,
+    description: "One of the caller's orders; null when it does not exist or is another account's (scope read:orders)",
+    args: { id: t.arg.id({ required: true }) },
+    resolve: (query, _root, args, ctx) => orderById(ctx, String(args.id), query),
+  }),
+}));
+
+builder.mutationFields((t) => ({
+  createOrder: t.prismaField({
+    type: 'Order',
+    description: 'Places an order (scope write:orders). Send an Idempotency-Key header to make retries safe.',
+    args: { input: t.arg({ type: CreateOrderInput, required: true }) },
+    resolve: (query, _root, args, ctx) => createOrder(ctx, args.input, query),
+  }),
+}));

@@ -1,0 +1,382 @@
+import { randomInt } from 'node:crypto';
+import { z } from 'zod';
+import { requireScopes, type Scope } from '../../auth/scopes.js';
+import type { Context, KeyCaller } from '../../context.js';
+import { AppError, asAppError, validationError, type ErrorDetails } from '../../errors.js';
+import { Prisma } from '../../generated/prisma/client.js';
+import { MONEY_MAX, toColumn } from '../../money.js';
+import { pageParams, pageWindow, type PageInput } from '../../pagination.js';
+import { enumParam, idParam, parseInput } from '../../validation.js';
+import {
+  claimKey,
+  completeClaim,
+  idempotencyKey,
+  noteOutcome,
+  releaseClaim,
+  requestHash,
+  storedError,
+  storeError,
+} from './idempotency.js';
+import { priceOrder } from './pricing.js';
+
+// Who may see and create orders, and how an order is made (README, "Orders"). Both interfaces
+// come through here: REST routes are GraphQL operations on the fields that call these functions.
+
+export const READ_ORDERS: Scope = 'read:orders';
+export const WRITE_ORDERS: Scope = 'write:orders';
+
+export const orderStatuses = ['PENDING', 'CONFIRMED', 'PROCESSING', 'SHIPPED', 'DELIVERED', 'CANCELLED', 'REFUNDED'] as const;
+export type OrderStatus = (typeof orderStatuses)[number];
+
+/** Items per order, and units per item: bounds that keep every amount inside NUMERIC(12, 2). */
+export const MAX_ITEMS = 100;
+export const MAX_QUANTITY = 1_000_000;
+
+// ----- reading -----
+
+export const orderListInput = z.object({ ...pageParams, status: enumParam(orderStatuses).optional() }).strict();
+export const parseOrderListInput = (raw: object) => parseInput(orderListInput, raw);
+
+/** One page of the caller's orders, with the account already fixed by the scope gate. */
+export interface OrderPage extends PageInput {
+  where: Prisma.OrderWhereInput;
+}
+
+export function orderPage(ctx: Context, raw: object): OrderPage {
+  const caller = requireScopes(ctx, READ_ORDERS);
+  const { page, limit, status } = parseOrderListInput(raw);
+  return { page, limit, where: { buyerId: caller.accountId, ...(status ? { status } : {}) } };
+}
+
+export async function listOrders<Q extends object>(ctx: Context, page: OrderPage, query: Q) {
+  const window = pageWindow(page);
+  if (!window) return [];
+  return ctx.prisma.order.findMany({ ...query, where: page.where, orderBy: [{ createdAt: 'desc' }, { id: 'asc' }], ...window });
+}
+
+export const countOrders = (ctx: Context, page: OrderPage) => ctx.prisma.order.count({ where: page.where });
+
+/**
+ * The caller's order by id, or null. Another account's order is exactly as absent as one that
+ * does not exist: the same null, so the same 404 over REST.
+ */
+export async function orderById<Q extends object>(ctx: Context, id: string, query: Q) {
+  const caller = requireScopes(ctx, READ_ORDERS);
+  if (!idParam.safeParse(id).success) return null;
+  return ctx.prisma.order.findFirst({ ...query, where: { id, buyerId: caller.accountId } });
+}
+
+// ----- the CreateOrder body -----
+
+const CONTROL_CHARS = /[\u0000-\u001f\u007f]/;
+// Notes may span lines; other control characters are never meaningful.
+const CONTROL_CHARS_BUT_LINES = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/;
+
+const line = (max: number) =>
+  z
+    .string({ error: 'must be a string' })
+    .trim()
+    .min(1, 'must not be empty')
+    .max(max, `must be at most ${max} characters`)
+    .refine((v) => !CONTROL_CHARS.test(v), 'must not contain control characters');
+
+const optionalLine = (max: number) => line(max).nullable().optional();
+
+export const shippingAddressInput = z
+  .object({
+    fullName: line(200),
+    companyName: optionalLine(200),
+    phone: line(50),
+    email: optionalLine(254).refine((v) => v == null || /^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(v), 'must be an e-mail address'),
+    address: line(500),
+    city: line(100),
+    county: line(100),
+    postalCode: line(20),
+  })
+  .strict();
+
+const quantityMessage = `must be an integer between 1 and ${MAX_QUANTITY}`;
+
+export const orderItemInput = z
+  .object({
+    productId: idParam,
+    quantity: z.number({ error: quantityMessage }).int(quantityMessage).min(1, quantityMessage).max(MAX_QUANTITY, quantityMessage),
+    variantId: z.null({ error: 'must be absent or null: no product has variants' }).optional(),
+  })
+  .strict();
+
+export const createOrderInput = z
+  .object({
+    supplierId: idParam,
+    items: z
+      .array(orderItemInput, { error: 'must be an array of items' })
+      .min(1, 'must contain at least one item')
+      .max(MAX_ITEMS, `must contain at most ${MAX_ITEMS} items`)
+      .superRefine((items, ctx) => {
+        const seen = new Set<string>();
+        items.forEach((item, i) => {
+          if (seen.has(item.productId)) ctx.addIssue({ code: 'custom', path: [i, 'productId'], message: 'is already in the order: list each product once' });
+          seen.add(item.productId);
+        });
+      }),
+    addressId: idParam.optional(),
+    shippingAddress: shippingAddressInput.optional(),
+    notes: z
+      .string({ error: 'must be a string' })
+      .max(2000, 'must be at most 2000 characters')
+      .refine((v) => !CONTROL_CHARS_BUT_LINES.test(v), 'must not contain control characters')
+      .transform((v) => v.trim() || undefined)
+      .optional(),
+    couponCode: z
+      .string({ error: 'must be a string' })
+      .trim()
+      .min(1, 'must not be empty')
+      .max(50, 'must be at most 50 characters')
+      .refine((v) => !CONTROL_CHARS.test(v), 'must not contain control characters')
+      .optional(),
+  })
+  .strict()
+  .superRefine((v, ctx) => {
+    if (v.addressId !== undefined && v.shippingAddress !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['shippingAddress'], message: 'cannot be combined with addressId: send one or the other' });
+    }
+  });
+
+export type CreateOrderInput = z.output<typeof createOrderInput>;
+export type ShippingAddress = { [K in keyof z.output<typeof shippingAddressInput>]-?: string | null };
+
+/** The CreateOrder body (REST) or input (GraphQL); throws VALIDATION_ERROR naming each bad field. */
+export function parseCreateOrderInput(raw: unknown): CreateOrderInput {
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw validationError({ body: 'must be a JSON object' }, 'Invalid order');
+  try {
+    return parseInput(createOrderInput, raw);
+  } catch (error) {
+    const appError = asAppError(error);
+    throw appError ? new AppError(appError.code, 'Invalid order', appError.details) : error;
+  }
+}
+
+/** The stored and returned form: every field present, null when not given. */
+export function shippingAddressOf(value: unknown): ShippingAddress | null {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return null;
+  const v = value as Record<string, unknown>;
+  const str = (k: string) => (typeof v[k] === 'string' ? (v[k] as string) : null);
+  return {
+    fullName: str('fullName'),
+    companyName: str('companyName'),
+    phone: str('phone'),
+    email: str('email'),
+    address: str('address'),
+    city: str('city'),
+    county: str('county'),
+    postalCode: str('postalCode'),
+  };
+}
+
+// ----- creating -----
+
+const SUFFIX_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
+
+/** Order numbers; a seam so a test can force a collision. */
+export const orderNumbers = {
+  next(now: number = Date.now()): string {
+    let suffix = '';
+    for (let i = 0; i < 6; i++) suffix += SUFFIX_ALPHABET[randomInt(SUFFIX_ALPHABET.length)];
+    return `ORD-${now}-${suffix}`;
+  },
+};
+
+const ORDER_NUMBER_ATTEMPTS = 5;
+
+/**
+ * Creates an order for the caller and returns it (with `query`'s selection). With an
+ * Idempotency-Key the first request's outcome is replayed to every retry (idempotency.ts).
+ */
+export async function createOrder<Q extends object>(ctx: Context, raw: unknown, query: Q) {
+  const caller = requireScopes(ctx, WRITE_ORDERS);
+  const input = parseCreateOrderInput(raw);
+  const key = idempotencyKey(ctx);
+  if (key === null) return loadOrder(ctx, caller, await placeOrder(ctx, caller, input, null), query);
+
+  const claim = await claimKey(ctx, caller.accountId, key, requestHash(input));
+  if (claim.kind === 'replay') {
+    const { stored } = claim;
+    if ('error' in stored) {
+      noteOutcome(ctx, { replayed: true });
+      throw storedError(stored);
+    }
+    noteOutcome(ctx, { replayed: true, ...(stored.rest ? { rest: stored.rest } : {}) });
+    return loadOrder(ctx, caller, stored.orderId, query);
+  }
+  let orderId: string;
+  try {
+    orderId = await placeOrder(ctx, caller, input, claim.id);
+  } catch (error) {
+    const appError = asAppError(error);
+    if (appError && appError.status < 500) await storeError(ctx, claim.id, appError);
+    else await releaseClaim(ctx, claim.id);
+    throw error;
+  }
+  noteOutcome(ctx, { replayed: false, claimId: claim.id });
+  return loadOrder(ctx, caller, orderId, query);
+}
+
+async function loadOrder<Q extends object>(ctx: Context, caller: KeyCaller, id: string, query: Q) {
+  return ctx.prisma.order.findFirstOrThrow({ ...query, where: { id, buyerId: caller.accountId } });
+}
+
+/** Runs the order's transaction, again with a fresh number in the unlikely event of a collision. */
+async function placeOrder(ctx: Context, caller: KeyCaller, input: CreateOrderInput, claimId: string | null): Promise<string> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await ctx.prisma.$transaction((tx) => orderTransaction(tx, caller, input, claimId), {
+        // Many orders may queue for the pool and for a popular product's row lock.
+        maxWait: 10_000,
+        timeout: 15_000,
+      });
+    } catch (error) {
+      if (attempt < ORDER_NUMBER_ATTEMPTS && isUniqueViolation(error, 'orderNumber')) continue;
+      throw error;
+    }
+  }
+}
+
+function isUniqueViolation(error: unknown, field: string): boolean {
+  return error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002' && JSON.stringify(error.meta ?? {}).includes(field);
+}
+
+const productFields = {
+  id: true,
+  supplierId: true,
+  isActive: true,
+  price: true,
+  vatRate: true,
+  minOrder: true,
+  trackInventory: true,
+} satisfies Prisma.ProductSelect;
+
+async function orderTransaction(tx: Prisma.TransactionClient, caller: KeyCaller, input: CreateOrderInput, claimId: string | null): Promise<string> {
+  const now = new Date();
+  const productIds = input.items.map((i) => i.productId);
+  const [supplier, products, address, coupon] = await Promise.all([
+    tx.supplier.findUnique({ where: { id: input.supplierId }, select: { isActive: true, shippingFee: true, freeShippingThreshold: true } }),
+    tx.product.findMany({ where: { id: { in: productIds } }, select: productFields }),
+    input.addressId ? tx.address.findFirst({ where: { id: input.addressId, accountId: caller.accountId } }) : null,
+    input.couponCode
+      ? tx.coupon.findFirst({ where: { code: { equals: input.couponCode, mode: 'insensitive' } }, orderBy: { code: 'asc' } })
+      : null,
+  ]);
+
+  const details: ErrorDetails = {};
+  if (!supplier?.isActive) details.supplierId = 'is not an active supplier';
+  const byId = new Map(products.map((p) => [p.id, p]));
+  input.items.forEach((item, i) => {
+    const product = byId.get(item.productId);
+    if (!product?.isActive) details[`items[${i}].productId`] = 'is not an active product';
+    else if (supplier?.isActive && product.supplierId !== input.supplierId) details[`items[${i}].productId`] = 'is sold by another supplier';
+    else if (item.quantity < Math.max(1, product.minOrder)) details[`items[${i}].quantity`] = `must be at least ${product.minOrder}, the product's minimum order`;
+  });
+  if (input.addressId && !address) details.addressId = 'is not one of your saved addresses';
+  // The minimum subtotal of a coupon can only be judged once every item is known to be valid.
+  const couponIssue = input.couponCode ? couponProblem(coupon, input.supplierId, now, null) : null;
+  if (couponIssue) details.couponCode = couponIssue;
+  if (!supplier?.isActive || Object.keys(details).length) throw validationError(details, 'Invalid order');
+
+  const lines = input.items.map((item) => {
+    const product = byId.get(item.productId)!;
+    return { product, price: product.price, quantity: item.quantity, vatRate: product.vatRate };
+  });
+  const shipping = { fee: supplier.shippingFee, freeThreshold: supplier.freeShippingThreshold };
+  const subtotalIssue = coupon ? couponProblem(coupon, input.supplierId, now, priceOrder(lines, null, shipping).subtotal) : null;
+  if (subtotalIssue) throw validationError({ couponCode: subtotalIssue }, 'Invalid order');
+  const priced = priceOrder(lines, coupon, shipping);
+  for (const [i, l] of priced.lines.entries()) {
+    if (l.total.greaterThan(MONEY_MAX)) details[`items[${i}].quantity`] = 'makes the line total exceed 9999999999.99 RON';
+  }
+  if (priced.total.greaterThan(MONEY_MAX)) details.items = 'make the order total exceed 9999999999.99 RON';
+  if (Object.keys(details).length) throw validationError(details, 'Invalid order');
+
+  await takeStock(
+    tx,
+    lines.flatMap((l, index) => (l.product.trackInventory ? [{ productId: l.product.id, quantity: l.quantity, index }] : [])),
+  );
+
+  const shippingAddress = address ? shippingAddressOf(address) : input.shippingAddress ? shippingAddressOf(input.shippingAddress) : null;
+  const order = await tx.order.create({
+    data: {
+      orderNumber: orderNumbers.next(now.getTime()),
+      status: 'PENDING',
+      currency: 'RON',
+      subtotal: toColumn(priced.subtotal),
+      discount: toColumn(priced.discount),
+      shippingCost: toColumn(priced.shippingCost),
+      tax: toColumn(priced.tax),
+      total: toColumn(priced.total),
+      notes: input.notes ?? null,
+      couponCode: coupon?.code ?? null,
+      shippingAddress: shippingAddress ?? Prisma.DbNull,
+      buyerId: caller.accountId,
+      supplierId: input.supplierId,
+      createdAt: now,
+      items: {
+        create: priced.lines.map((l, i) => ({
+          productId: lines[i]!.product.id,
+          quantity: l.quantity,
+          price: toColumn(l.price),
+          total: toColumn(l.total),
+          vatRate: l.vatRate.toFixed(2),
+          tax: toColumn(l.tax),
+        })),
+      },
+    },
+    select: { id: true },
+  });
+  if (claimId) await completeClaim(tx, claimId, order.id, 201);
+  return order.id;
+}
+
+/** Why a coupon does not apply to this order, or null when it does. */
+export function couponProblem(
+  coupon: { isActive: boolean; supplierId: string | null; validFrom: Date; validUntil: Date | null; minSubtotal: Prisma.Decimal } | null,
+  supplierId: string,
+  now: Date,
+  /** null: do not judge the minimum subtotal yet. */
+  subtotal: Prisma.Decimal | null,
+): string | null {
+  if (!coupon || !coupon.isActive) return 'is not a valid coupon';
+  if (coupon.supplierId !== null && coupon.supplierId !== supplierId) return 'does not apply to this supplier';
+  if (now < coupon.validFrom) return 'is not valid yet';
+  if (coupon.validUntil !== null && now > coupon.validUntil) return 'has expired';
+  if (subtotal !== null && subtotal.lessThan(coupon.minSubtotal)) return `requires a subtotal of at least ${coupon.minSubtotal.toFixed(2)} RON`;
+  return null;
+}
+
+/**
+ * Takes the units off the shelf in the order's transaction. Rows are locked in id order (so two
+ * orders sharing products cannot deadlock) and read under the lock, so `available` is the truth
+ * and no concurrent order can sell the same units: not enough → 409 naming every short item.
+ */
+async function takeStock(tx: Prisma.TransactionClient, wanted: { productId: string; quantity: number; index: number }[]) {
+  if (wanted.length === 0) return;
+  const ids = wanted.map((w) => w.productId);
+  const rows = await tx.$queryRawUnsafe<{ id: string; stock: number }[]>(
+    `SELECT id, stock FROM "Product" WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE`,
+    ids,
+  );
+  const stock = new Map(rows.map((r) => [r.id, r.stock]));
+  const short: ErrorDetails = {};
+  for (const w of wanted) {
+    const available = Math.max(0, stock.get(w.productId) ?? 0);
+    if (available < w.quantity) short[`items[${w.index}]`] = { productId: w.productId, requested: w.quantity, available };
+  }
+  if (Object.keys(short).length) throw new AppError('CONFLICT', 'Not enough stock for this order', short);
+  const updated = await tx.$executeRawUnsafe(
+    `UPDATE "Product" AS p SET stock = p.stock - w.quantity, "updatedAt" = now()
+     FROM unnest($1::text[], $2::int[]) AS w(id, quantity)
+     WHERE p.id = w.id AND p.stock >= w.quantity`,
+    ids,
+    wanted.map((w) => w.quantity),
+  );
+  // The rows are locked, so this cannot happen; if it ever did, selling anyway would oversell.
+  if (updated !== wanted.length) throw new Error('Stock changed under a row lock');
+}
