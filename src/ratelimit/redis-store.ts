@@ -205,9 +205,12 @@ export class RedisRateLimitStore implements RateLimitStore {
       }
       return result;
     } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
       this.redisErrors++;
-      this.reportError(`Redis rate-limit call failed: ${err instanceof Error ? err.message : String(err)}`);
-      this.enterFallback(err instanceof Error ? err.message : String(err));
+      this.reportError(`Redis rate-limit call failed: ${message}`);
+      // Redis answered with an error (e.g. WRONGTYPE on a key someone else wrote): Redis is fine,
+      // only this key is not; decide this one hit in memory without declaring an outage.
+      if (!(err instanceof Error && err.name === 'ReplyError')) this.enterFallback(message);
       this.fallbackHits++;
       return viaMemory();
     }
