@@ -189,8 +189,13 @@ export class RedisRateLimitStore implements RateLimitStore {
     // Not connected: no point trying (and no offline queue to wait in). During an outage with
     // the connection up (a hung Redis), one probe per interval tries Redis while the rest go to
     // memory at once rather than each waiting out the command timeout.
-    if (this.closed || this.client.status !== 'ready' || (startedInOutage && now < this.nextProbeAt)) {
-      this.enterFallback(this.closed ? 'store closed' : `Redis ${this.client.status}`);
+    if (this.closed) {
+      // A request still in flight at shutdown: decide it, but it is no outage to report.
+      this.fallbackHits++;
+      return viaMemory();
+    }
+    if (this.client.status !== 'ready' || (startedInOutage && now < this.nextProbeAt)) {
+      this.enterFallback(`Redis connection ${this.client.status}`);
       this.fallbackHits++;
       return viaMemory();
     }
