@@ -1,10 +1,16 @@
 import { GraphQLError, type ExecutionResult } from 'graphql';
 import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { createContextFactory, type Context } from './context.js';
+import { authenticateKey } from './auth/keys.js';
+import { createLastUsedRecorder } from './auth/last-used.js';
+import type { Config } from './config.js';
+import { createContextFactory, type Caller, type Context } from './context.js';
 import type { PrismaClient } from './db/prisma.js';
 import { AppError, asAppError, INTERNAL_MESSAGE } from './errors.js';
+import { createClientIpResolver } from './http/client-ip.js';
+import { useGate } from './http/gate.js';
 import type { Logger } from './logger.js';
+import { createRateLimitStore } from './ratelimit/store.js';
 import { errorResponse } from './rest/envelope.js';
 import { createRestRouter } from './rest/router.js';
 import { restRoutes } from './rest/routes.js';
@@ -19,24 +25,38 @@ export interface ServerContext {
 export interface AppDeps {
   prisma: PrismaClient;
   logger: Logger;
+  config: Config;
 }
 
 export type App = YogaServerInstance<ServerContext, Context>;
 
-const clientIp = (server: ServerContext) => server.req?.socket.remoteAddress ?? 'unknown';
-
-/** Builds the whole HTTP surface: /graphql (with GraphiQL) and the REST adapter under /api. */
-export function createApp({ prisma, logger }: AppDeps): App {
+/**
+ * Builds the whole HTTP surface: /graphql (with GraphiQL) and the REST adapter under /api, both
+ * behind one gate (authentication, rate limits). `app.dispose()` releases what it holds.
+ */
+export function createApp({ prisma, logger, config }: AppDeps): App {
   const newContext = createContextFactory({ prisma });
   const logUnexpected = (error: unknown, request: Request) =>
     logger.error({ err: error, method: request.method, path: new URL(request.url).pathname }, 'unexpected error');
 
+  const resolveIp = createClientIpResolver(config.TRUSTED_PROXIES);
+  const clientIp = (request: Request, server: unknown) =>
+    resolveIp((server as ServerContext).req?.socket.remoteAddress, request.headers.get('x-forwarded-for'));
+  const store = createRateLimitStore({
+    redisUrl: config.REDIS_URL,
+    onEvent: (e) => (e.type === 'recovered' ? logger.info(e.message) : logger.error(e.message)),
+  });
+  const lastUsed = createLastUsedRecorder(prisma, {
+    onError: (error: unknown) => logger.error({ err: error }, 'recording key last use failed'),
+  });
+
   // Context per request, shared by both interfaces; REST requests pass through here too.
+  const callers = new WeakMap<Request, Caller>();
   const contexts = new WeakMap<Request, Context>();
-  const contextFor = (request: Request, server: ServerContext) => {
+  const contextFor = (request: Request, server: unknown) => {
     let ctx = contexts.get(request);
     if (!ctx) {
-      ctx = newContext(request, clientIp(server));
+      ctx = newContext(request, callers.get(request) ?? { kind: 'anonymous', ip: clientIp(request, server) });
       contexts.set(request, ctx);
     }
     return ctx;
@@ -73,14 +93,28 @@ export function createApp({ prisma, logger }: AppDeps): App {
       },
     },
     plugins: [
+      useGate(
+        {
+          authenticate: (key, ip) => authenticateKey(prisma, key, ip),
+          clientIp,
+          store,
+          policy: { anonymousLimit: config.ANON_RATE_LIMIT },
+          onKeyUsed: (keyId) => lastUsed.touch(keyId),
+        },
+        callers,
+      ),
       useContractErrorCodes(),
       {
         async onRequest({ request, url, endResponse, serverContext }) {
           if (url.pathname === '/api' || url.pathname.startsWith('/api/')) {
-            endResponse(await rest(request, url, () => contextFor(request, serverContext as ServerContext)));
+            endResponse(await rest(request, url, () => contextFor(request, serverContext)));
           } else if (url.pathname !== '/graphql') {
             endResponse(errorResponse(new AppError('NOT_FOUND', 'Not found: the REST API is under /api, GraphQL at /graphql')));
           }
+        },
+        async onDispose() {
+          await lastUsed.stop();
+          await store.close();
         },
       },
     ],

@@ -18,6 +18,14 @@ const envSchema = z.object({
   SEED_PRODUCTS: z.coerce.number().int().min(0).default(1200),
   /** Seed the demo catalogue when the database has no products (first start). */
   SEED_ON_START: z.enum(['true', 'false', '1', '0']).default('true').transform((v) => v === 'true' || v === '1'),
+  /** Requests per minute for callers without a key, per client IP (the spec allows 30–60). */
+  ANON_RATE_LIMIT: z.coerce.number().int().min(30).max(60).default(60),
+  /** Proxies whose X-Forwarded-For is believed: comma-separated IPs/CIDRs or loopback, linklocal, uniquelocal. */
+  TRUSTED_PROXIES: z.string().optional(),
+  /** Shared rate-limit state for several instances; unset: in process memory. */
+  REDIS_URL: z.string().url().optional(),
+  /** Orders one account may create per minute, through REST and GraphQL together. */
+  ORDER_CREATE_LIMIT: z.coerce.number().int().min(1).max(100_000).default(20),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 

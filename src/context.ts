@@ -36,13 +36,16 @@ export interface ContextDeps {
   prisma: PrismaClient;
 }
 
-/** Builds the context for one request; /graphql and /api both call this, once per request. */
+/**
+ * Builds the context for one request; /graphql and /api both call this, once per request, with
+ * the caller the gate (src/http/gate.ts) authenticated.
+ */
 export function createContextFactory({ prisma }: ContextDeps) {
-  return (request: Request, ip: string): Context => ({
+  return (request: Request, caller: Caller): Context => ({
     prisma,
     request,
     requestId: request.headers.get('x-request-id') ?? randomUUID(),
-    caller: { kind: 'anonymous', ip },
+    caller,
     loaders: new Map(),
   });
 }

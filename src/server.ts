@@ -1,9 +1,11 @@
 import { createServer } from 'node:http';
 import { createApp } from './app.js';
+import { createApiKey } from './auth/keys.js';
+import { SCOPES } from './auth/scopes.js';
 import { ConfigError, loadConfig } from './config.js';
 import { openDatabase } from './db/database.js';
 import { migrate } from './db/migrate.js';
-import { createPrisma } from './db/prisma.js';
+import { createPrisma, type PrismaClient } from './db/prisma.js';
 import { seedDatabase } from './db/seed.js';
 import { createLogger } from './logger.js';
 
@@ -29,13 +31,14 @@ async function main() {
       const started = Date.now();
       await seedDatabase(db.url, { seed: config.SEED, products: config.SEED_PRODUCTS });
       logger.info({ ms: Date.now() - started }, 'demo data seeded');
+      if (db.embedded) await printDemoKey(prisma);
     }
   } catch (error) {
     await closeData();
     throw error;
   }
 
-  const app = createApp({ prisma, logger });
+  const app = createApp({ prisma, logger, config });
   const server = createServer(app);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -57,6 +60,7 @@ async function main() {
     const timer = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
     await closed;
     clearTimeout(timer);
+    await app.dispose();
     await closeData();
     logger.info('stopped');
     process.exit(0);
@@ -64,6 +68,22 @@ async function main() {
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
 }
+
+/**
+ * First start on the embedded database: one Pro key with every read scope and write:orders, so
+ * a newcomer can try every endpoint at once (CONTRACT.md). Printed once, to stdout, not logged.
+ */
+async function printDemoKey(prisma: PrismaClient) {
+  const scopes = SCOPES.filter((s) => s.startsWith('read:') || s === 'write:orders');
+  const { key } = await createApiKey(prisma, { owner: DEMO_KEY_OWNER, plan: 'PRO', scopes, name: 'demo key (first start)' });
+  process.stdout.write(
+    `\nDemo API key for ${DEMO_KEY_OWNER} (Pro plan; ${scopes.join(', ')}).\n` +
+      `It is shown only this once; keys are stored hashed. Try:\n` +
+      `  curl -H 'X-API-Key: ${key}' http://localhost:<port>/api/orders\n\n`,
+  );
+}
+
+const DEMO_KEY_OWNER = 'buyer@example.com';
 
 main().catch((error: unknown) => {
   // A configuration or start-up failure: say what, briefly, without a stack for expected cases.

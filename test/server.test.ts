@@ -62,12 +62,20 @@ describe('npm start', () => {
     });
     expect((await gql.json()).data.categories.items.length).toBeGreaterThanOrEqual(8);
     expect(first.output()).not.toMatch(/password/i);
+
+    // The demo key, printed once on the first start, works at once with the Pro plan's limit.
+    const demoKey = /X-API-Key: (mk_[A-Za-z0-9_-]{43})/.exec(first.output())?.[1];
+    expect(demoKey).toBeDefined();
+    const keyed = await fetch(`${first.base}/api/products?limit=1`, { headers: { 'x-api-key': demoKey! } });
+    expect(keyed.status).toBe(200);
+    expect(keyed.headers.get('x-ratelimit-limit')).toBe('5000');
     expect(await stop(first)).toBe(0);
     expect(existsSync(path.join(dataDir, 'pg', 'postmaster.pid'))).toBe(false);
 
     // Second start: same data, no second seeding.
     const second = await start();
     expect(second.output()).not.toContain('seeding the demo data');
+    expect(second.output()).not.toContain('Demo API key');
     const again = await (await fetch(`${second.base}/api/products?limit=3`)).json();
     expect(again.meta.total).toBe(body.meta.total);
     expect(again.data).toEqual(body.data);

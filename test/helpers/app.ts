@@ -2,13 +2,16 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pg from 'pg';
 import { createApp } from '../../src/app.js';
+import { loadConfig } from '../../src/config.js';
 import { createPrisma } from '../../src/db/prisma.js';
-import { createLogger } from '../../src/logger.js';
+import { createLogger, type Logger } from '../../src/logger.js';
 import { createTestDatabase } from './db.js';
 
 export interface TestApp {
   /** http://127.0.0.1:<port> */
   base: string;
+  /** The app's database. */
+  url: string;
   /** Direct SQL on the same database, to check what the API answers against the rows. */
   sql: pg.Pool;
   /** SQL statements the app has sent so far. */
@@ -18,19 +21,37 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
+export interface TestAppOptions {
+  template?: 'seeded' | 'migrated';
+  /** Environment for loadConfig, e.g. { ANON_RATE_LIMIT: '30' }. */
+  env?: Record<string, string>;
+  /** Use this database instead of a fresh copy (e.g. two instances on one database). */
+  url?: string;
+  logger?: Logger;
+}
+
 /** The real app over real HTTP on a fresh copy of the seeded database. */
-export async function startTestApp(template: 'seeded' | 'migrated' = 'seeded'): Promise<TestApp> {
-  const db = await createTestDatabase(template);
+export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> {
+  const db = opts.url ? { url: opts.url, drop: async () => undefined } : await createTestDatabase(opts.template ?? 'seeded');
   const statements: string[] = [];
   const prisma = createPrisma({ url: db.url, poolMax: 5, onQuery: (sql) => statements.push(sql) });
-  const app = createApp({ prisma, logger: createLogger(process.env.TEST_LOG_LEVEL ?? 'silent') });
+  // The suite sends far more anonymous requests than one IP may (60/min). Requests come through
+  // a trusted proxy (loopback), each with its own client address unless a test sets one.
+  const config = loadConfig({ NODE_ENV: 'test', TRUSTED_PROXIES: 'loopback', ...opts.env });
+  const app = createApp({ prisma, logger: opts.logger ?? createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'), config });
   const server: Server = createServer(app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const sql = new pg.Pool({ connectionString: db.url, max: 2 });
 
+  let clientSeq = 0;
   const get = async (path: string, init?: RequestInit) => {
-    const res = await fetch(base + path, init);
+    const headers = new Headers(init?.headers);
+    if (!headers.has('x-forwarded-for')) {
+      const n = ++clientSeq;
+      headers.set('x-forwarded-for', `10.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}`);
+    }
+    const res = await fetch(base + path, { ...init, headers });
     const text = await res.text();
     let body: unknown = text;
     try {
@@ -43,6 +64,7 @@ export async function startTestApp(template: 'seeded' | 'migrated' = 'seeded'): 
 
   return {
     base,
+    url: db.url,
     sql,
     statements,
     get,
@@ -55,7 +77,9 @@ export async function startTestApp(template: 'seeded' | 'migrated' = 'seeded'): 
       return { status: res.status, body: res.body };
     },
     close: async () => {
+      server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      await app.dispose();
       await prisma.$disconnect();
       await sql.end();
       await db.drop();

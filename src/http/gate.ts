@@ -1,0 +1,122 @@
+import type { Plugin } from 'graphql-yoga';
+import { invalidKey, presentedKey } from '../auth/authenticate.js';
+import type { Caller } from '../context.js';
+import { AppError, asAppError, errorStatus } from '../errors.js';
+import { rateLimitPolicy, type PolicyConfig, type RateLimitPolicy } from '../ratelimit/policy.js';
+import type { RateLimitDecision, RateLimitStore } from '../ratelimit/store.js';
+import { errorBody } from '../rest/envelope.js';
+
+// The gate every /api and /graphql request passes before anything else: who is calling
+// (authentication), which bucket pays (rate limiting), and the headers that say so. Both
+// interfaces go through it, so both obey one policy.
+
+export interface GateDeps {
+  /** Resolves a presented key to its caller, or null when it is unknown, revoked or expired. */
+  authenticate: (key: string, ip: string) => Promise<Caller | null>;
+  clientIp: (request: Request, serverContext: unknown) => string;
+  store: RateLimitStore;
+  policy: PolicyConfig;
+  onKeyUsed?: (keyId: string) => void;
+}
+
+interface GateOutcome {
+  policy: RateLimitPolicy;
+  decision: RateLimitDecision;
+}
+
+/** Paths that are metered; GraphiQL's page and anything outside the API are not. */
+function isMetered(request: Request, url: URL): boolean {
+  if (request.method === 'OPTIONS') return false;
+  if (url.pathname === '/api' || url.pathname.startsWith('/api/')) return true;
+  if (url.pathname !== '/graphql') return false;
+  const wantsGraphiQL =
+    request.method === 'GET' && !url.searchParams.has('query') && (request.headers.get('accept') ?? '').includes('text/html');
+  return !wantsGraphiQL;
+}
+
+export function rateLimitHeaders({ policy, decision }: GateOutcome, now = Date.now()): Record<string, string> {
+  const resetSeconds = Math.max(0, Math.ceil((decision.resetAt - now) / 1000));
+  return {
+    'x-ratelimit-limit': String(decision.limit),
+    'x-ratelimit-remaining': String(decision.remaining),
+    'x-ratelimit-reset': String(decision.resetAt),
+    // IETF draft-ietf-httpapi-ratelimit-headers (structured fields).
+    'ratelimit-policy': `"${policy.name}";q=${decision.limit};w=${Math.round(policy.windowMs / 1000)}`,
+    ratelimit: `"${policy.name}";r=${decision.remaining};t=${resetSeconds}`,
+  };
+}
+
+/** An error in the shape the path's clients read: the REST envelope, or a GraphQL response. */
+function gateErrorResponse(url: URL, error: AppError, headers: Record<string, string>, retryAfter?: number): Response {
+  let body: unknown;
+  if (url.pathname === '/graphql') {
+    body = { errors: [{ message: error.message, extensions: { code: error.code, ...(retryAfter ? { retryAfter } : {}) } }] };
+  } else {
+    const envelope = errorBody(error);
+    if (retryAfter) envelope.error.retryAfter = retryAfter;
+    body = envelope;
+  }
+  return new Response(JSON.stringify(body), {
+    status: errorStatus[error.code],
+    headers: { 'content-type': 'application/json; charset=utf-8', ...headers },
+  });
+}
+
+export function useGate(deps: GateDeps, callers: WeakMap<Request, Caller>): Plugin {
+  const outcomes = new WeakMap<Request, GateOutcome>();
+
+  const charge = async (caller: Caller): Promise<GateOutcome> => {
+    const policy = rateLimitPolicy(caller, deps.policy);
+    return { policy, decision: await deps.store.hit(policy.bucket, policy.limit, policy.windowMs) };
+  };
+
+  return {
+    async onRequest({ request, url, serverContext, endResponse }) {
+      if (!isMetered(request, url)) return;
+      const ip = deps.clientIp(request, serverContext);
+      const anonymous: Caller = { kind: 'anonymous', ip };
+      let caller: Caller = anonymous;
+      let authError: AppError | undefined;
+      try {
+        const key = presentedKey(request.headers);
+        if (key !== null) {
+          const found = await deps.authenticate(key, ip);
+          if (found) caller = found;
+          else authError = invalidKey();
+        }
+      } catch (error) {
+        const appError = asAppError(error);
+        if (!appError) throw error;
+        authError = appError;
+      }
+      // A request with a bad key is charged to its IP's anonymous bucket, so guessing keys is
+      // rate limited like any anonymous traffic.
+      const outcome = await charge(authError ? anonymous : caller);
+      outcomes.set(request, outcome);
+      const headers = rateLimitHeaders(outcome);
+      if (!outcome.decision.allowed) {
+        const retryAfter = Math.max(1, Math.ceil((outcome.decision.resetAt - Date.now()) / 1000));
+        const window = Math.round(outcome.policy.windowMs / 1000);
+        const error = new AppError(
+          'RATE_LIMIT_EXCEEDED',
+          `Rate limit exceeded: ${outcome.decision.limit} requests per ${window} s; retry after ${retryAfter} s`,
+        );
+        endResponse(gateErrorResponse(url, error, { ...headers, 'retry-after': String(retryAfter) }, retryAfter));
+        return;
+      }
+      if (authError) {
+        endResponse(gateErrorResponse(url, authError, headers));
+        return;
+      }
+      if (caller.kind === 'key') deps.onKeyUsed?.(caller.keyId);
+      callers.set(request, caller);
+    },
+    onResponse({ request, response }) {
+      const outcome = outcomes.get(request);
+      if (!outcome) return;
+      for (const [name, value] of Object.entries(rateLimitHeaders(outcome))) {
+        if (!response.headers.has(name)) response.headers.set(name, value);
+      }
+    },
+  };
+}

@@ -1,0 +1,32 @@
+import type { Caller } from '../context.js';
+import { PLAN_LIMITS } from '../auth/keys.js';
+
+/** Which bucket a request is charged to, and that bucket's limit (CONTRACT.md, Rate limits). */
+export interface RateLimitPolicy {
+  /** Name used in the RateLimit-Policy header. */
+  name: string;
+  bucket: string;
+  limit: number;
+  windowMs: number;
+}
+
+export interface PolicyConfig {
+  /** Requests per minute for callers without a key (30–60). */
+  anonymousLimit: number;
+}
+
+const ANONYMOUS_WINDOW_MS = 60_000;
+
+/** No key, or an invalid one: the client IP's anonymous bucket. A valid key: that key's own bucket. */
+export function rateLimitPolicy(caller: Caller, config: PolicyConfig): RateLimitPolicy {
+  if (caller.kind === 'anonymous') {
+    return { name: 'anonymous', bucket: `ip:${caller.ip}`, limit: config.anonymousLimit, windowMs: ANONYMOUS_WINDOW_MS };
+  }
+  const plan = PLAN_LIMITS[caller.plan];
+  return {
+    name: caller.plan.toLowerCase(),
+    bucket: `key:${caller.keyId}`,
+    limit: caller.rateLimit ?? plan.limit,
+    windowMs: (caller.rateWindowSeconds ?? plan.windowSeconds) * 1000,
+  };
+}
