@@ -79,7 +79,7 @@ export function fieldPath(path: readonly PropertyKey[]): string {
  * every bad parameter: `{ page: "must be an integer between 1 and 2147483647", limit: "…" }`,
  * or field of a body: `{ "items[1].quantity": "…" }`.
  */
-export function parseInput<S extends z.ZodType>(schema: S, raw: object): z.output<S> {
+export function parseInput<S extends z.ZodType>(schema: S, raw: object, unknownKey = 'is not a recognised parameter'): z.output<S> {
   // GraphQL may pass an explicit null for an optional argument: it means "not given".
   const given = Object.fromEntries(Object.entries(raw).filter(([, v]) => v !== null && v !== undefined));
   const result = schema.safeParse(given);
@@ -88,11 +88,21 @@ export function parseInput<S extends z.ZodType>(schema: S, raw: object): z.outpu
   for (const issue of result.error.issues) {
     const at = fieldPath(issue.path);
     if (issue.code === 'unrecognized_keys') {
-      for (const key of issue.keys) details[at ? `${at}.${key}` : key] ??= 'is not a recognised parameter';
+      for (const key of issue.keys) details[at ? `${at}.${key}` : key] ??= unknownKey;
       continue;
     }
     const key = at || 'input';
-    details[key] ??= issue.code === 'invalid_type' && issue.input === undefined ? 'is required' : issue.message;
+    details[key] ??= issue.code === 'invalid_type' && valueAt(given, issue.path) === undefined ? 'is required' : issue.message;
   }
   throw validationError(details);
+}
+
+// zod does not always carry the offending input on an issue, so "missing" is judged on the input itself.
+function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
+  let current = root;
+  for (const key of path) {
+    if (current === null || typeof current !== 'object') return undefined;
+    current = (current as Record<PropertyKey, unknown>)[key];
+  }
+  return current;
 }

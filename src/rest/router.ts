@@ -184,7 +184,12 @@ export function createRestRouter({ schema, routes, onUnexpectedError }: RestRout
       const appError = asAppError(error);
       // A rejection replayed from an Idempotency-Key says so, like a replayed success.
       const replayed = chosen?.idempotency && ctx && chosen.idempotency.outcome(ctx)?.replayed;
-      if (appError) return errorResponse(appError, replayed ? { [REPLAYED_HEADER]: 'true' } : undefined);
+      if (appError) {
+        const headers: Record<string, string> = replayed ? { [REPLAYED_HEADER]: 'true' } : {};
+        // The rest of an oversized body is never read: the connection cannot serve another request.
+        if (appError.code === 'PAYLOAD_TOO_LARGE') headers.connection = 'close';
+        return errorResponse(appError, headers);
+      }
       onUnexpectedError(error, request);
       return internalErrorResponse();
     }

@@ -149,7 +149,7 @@ export type ShippingAddress = { [K in keyof z.output<typeof shippingAddressInput
 export function parseCreateOrderInput(raw: unknown): CreateOrderInput {
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw validationError({ body: 'must be a JSON object' }, 'Invalid order');
   try {
-    return parseInput(createOrderInput, raw);
+    return parseInput(createOrderInput, raw, 'is not a recognised field');
   } catch (error) {
     const appError = asAppError(error);
     throw appError ? new AppError(appError.code, 'Invalid order', appError.details) : error;
