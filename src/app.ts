@@ -10,6 +10,7 @@ import { AppError, asAppError, INTERNAL_MESSAGE } from './errors.js';
 import { createClientIpResolver } from './http/client-ip.js';
 import { useGate } from './http/gate.js';
 import type { Logger } from './logger.js';
+import { createFieldRateLimiter } from './ratelimit/field-limits.js';
 import { createRateLimitStore } from './ratelimit/store.js';
 import { errorResponse } from './rest/envelope.js';
 import { createRestRouter } from './rest/router.js';
@@ -34,8 +35,7 @@ export type App = YogaServerInstance<ServerContext, Context>;
  * Builds the whole HTTP surface: /graphql (with GraphiQL) and the REST adapter under /api, both
  * behind one gate (authentication, rate limits). `app.dispose()` releases what it holds.
  */
-export function createApp({ prisma, logger, config }: AppDeps): App {
-  const newContext = createContextFactory({ prisma });
+export async function createApp({ prisma, logger, config }: AppDeps): Promise<App> {
   const logUnexpected = (error: unknown, request: Request) =>
     logger.error({ err: error, method: request.method, path: new URL(request.url).pathname }, 'unexpected error');
 
@@ -46,6 +46,10 @@ export function createApp({ prisma, logger, config }: AppDeps): App {
     redisUrl: config.REDIS_URL,
     onEvent: (e) => (e.type === 'recovered' ? logger.info(e.message) : logger.error(e.message)),
   });
+  // Start counting in Redis from the first request rather than in the fallback while it connects;
+  // an unreachable Redis does not stop the start (the store says so and counts in memory).
+  await store.waitUntilReady();
+  const newContext = createContextFactory({ prisma, fieldLimiter: createFieldRateLimiter(store) });
   const lastUsed = createLastUsedRecorder(prisma, {
     onError: (error: unknown) => logger.error({ err: error }, 'recording key last use failed'),
   });

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { z } from 'zod';
+import { createClientIpResolver } from './http/client-ip.js';
 
 // Every environment variable the service reads, parsed and validated once. The README's
 // configuration table lists the same names; keep the two in step.
@@ -21,7 +22,16 @@ const envSchema = z.object({
   /** Requests per minute for callers without a key, per client IP (the spec allows 30–60). */
   ANON_RATE_LIMIT: z.coerce.number().int().min(30).max(60).default(60),
   /** Proxies whose X-Forwarded-For is believed: comma-separated IPs/CIDRs or loopback, linklocal, uniquelocal. */
-  TRUSTED_PROXIES: z.string().optional(),
+  TRUSTED_PROXIES: z
+    .string()
+    .optional()
+    .superRefine((value, ctx) => {
+      try {
+        createClientIpResolver(value);
+      } catch (error) {
+        ctx.addIssue({ code: 'custom', message: error instanceof Error ? error.message : String(error) });
+      }
+    }),
   /** Shared rate-limit state for several instances; unset: in process memory. */
   REDIS_URL: z.string().url().optional(),
   /** Orders one account may create per minute, through REST and GraphQL together. */

@@ -1,5 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type DataLoader from 'dataloader';
+import type { GraphQLResolveInfo } from 'graphql';
+import type { FieldRateLimiter } from './ratelimit/field-limits.js';
+import { anonymousBucket } from './ratelimit/policy.js';
 import type { PrismaClient } from './db/prisma.js';
 
 export type Plan = 'BASIC' | 'PRO' | 'ENTERPRISE';
@@ -30,22 +33,33 @@ export interface Context {
   caller: Caller;
   /** Per-request DataLoaders by name (src/loaders.ts). */
   loaders: Map<string, DataLoader<unknown, unknown>>;
+  /**
+   * Counts one call of the resolving field against a per-field limit for this caller (the
+   * account for a key, else the client) and throws RATE_LIMIT_EXCEEDED when over.
+   */
+  limitField(resolver: { parent: unknown; args: object; info: GraphQLResolveInfo }, limit: { max: number; windowMs: number }): Promise<void>;
 }
 
 export interface ContextDeps {
   prisma: PrismaClient;
+  fieldLimiter: FieldRateLimiter;
 }
+
+/** Who a per-field limit counts: the account behind a key (all its keys together), or the client. */
+const fieldLimitIdentity = (caller: Caller) => (caller.kind === 'key' ? `account:${caller.accountId}` : anonymousBucket(caller.ip));
 
 /**
  * Builds the context for one request; /graphql and /api both call this, once per request, with
  * the caller the gate (src/http/gate.ts) authenticated.
  */
-export function createContextFactory({ prisma }: ContextDeps) {
+export function createContextFactory({ prisma, fieldLimiter }: ContextDeps) {
   return (request: Request, caller: Caller): Context => ({
     prisma,
     request,
     requestId: request.headers.get('x-request-id') ?? randomUUID(),
     caller,
     loaders: new Map(),
+    limitField: ({ parent, args, info }, { max, windowMs }) =>
+      fieldLimiter.check({ identity: fieldLimitIdentity(caller), max, windowMs, parent, args: { ...args }, info }),
   });
 }

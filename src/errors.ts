@@ -29,15 +29,25 @@ export class AppError extends GraphQLError {
   readonly code: ErrorCode;
   readonly status: number;
   readonly details: ErrorDetails | undefined;
+  /** Seconds until a rate-limited caller may retry: `error.retryAfter` and Retry-After. */
+  readonly retryAfter: number | undefined;
 
   constructor(code: ErrorCode, message: string, details?: ErrorDetails) {
-    super(message, { extensions: details ? { code, details } : { code } });
+    // The spec puts a rate limit's retryAfter beside code and message, not in details.
+    const { retryAfter, ...rest } = details ?? {};
+    const wait = code === 'RATE_LIMIT_EXCEEDED' && typeof retryAfter === 'number' ? retryAfter : undefined;
+    const shown = wait === undefined ? details : Object.keys(rest).length ? rest : undefined;
+    super(message, { extensions: { code, ...(shown ? { details: shown } : {}), ...(wait !== undefined ? { retryAfter: wait } : {}) } });
     this.name = 'AppError';
     this.code = code;
     this.status = errorStatus[code];
-    this.details = details;
+    this.details = shown;
+    this.retryAfter = wait;
   }
 }
+
+export const rateLimited = (message: string, retryAfter: number) =>
+  new AppError('RATE_LIMIT_EXCEEDED', message, { retryAfter });
 
 export const validationError = (details: ErrorDetails, message = 'Invalid request parameters') =>
   new AppError('VALIDATION_ERROR', message, details);

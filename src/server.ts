@@ -38,7 +38,7 @@ async function main() {
     throw error;
   }
 
-  const app = createApp({ prisma, logger, config });
+  const app = await createApp({ prisma, logger, config });
   const server = createServer(app);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -5,19 +5,17 @@
 // needs a real Redis is reported as skipped. The outage tests always start their own server
 // (they stop and restart it), so they need the binary even when REDIS_URL is set.
 
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import net from 'node:net';
-import os from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { EXTERNAL_REDIS_URL, freePort, HAS_REDIS_SERVER, startRedisServer, type RedisServer } from './helpers/redis.js';
 import { MemoryRateLimitStore } from '../src/ratelimit/memory-store.js';
 import { RedisRateLimitStore } from '../src/ratelimit/redis-store.js';
 import { createRateLimitStore, type RateLimitDecision, type RateLimitStore, type RateLimitStoreEvent } from '../src/ratelimit/store.js';
 
-const HAS_REDIS_SERVER = spawnSync('redis-server', ['--version'], { stdio: 'ignore' }).status === 0;
-const EXTERNAL_REDIS_URL = process.env.REDIS_URL || undefined;
 const REDIS_AVAILABLE = Boolean(EXTERNAL_REDIS_URL) || HAS_REDIS_SERVER;
 if (!REDIS_AVAILABLE) process.stderr.write('ratelimit-store.test: no REDIS_URL and no redis-server binary; Redis tests are skipped\n');
 
@@ -415,66 +413,3 @@ describe.skipIf(!HAS_REDIS_SERVER)('redis store through an outage (own redis-ser
     expect(events.map((e) => e.type).filter((t) => t !== 'error')).toEqual(['fallback', 'recovered']);
   });
 });
-
-// ---------------------------------------------------------------------------------------------
-// A throwaway redis-server child process.
-
-interface RedisServer {
-  port: number;
-  url: string;
-  child: ChildProcess;
-  stop(signal?: NodeJS.Signals): Promise<void>;
-}
-
-async function freePort(): Promise<number> {
-  const srv = net.createServer();
-  await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
-  const { port } = srv.address() as net.AddressInfo;
-  await new Promise((resolve) => srv.close(resolve));
-  return port;
-}
-
-async function startRedisServer(port?: number): Promise<RedisServer> {
-  const p = port ?? (await freePort());
-  // No persistence: nothing is written to disk, and a restart starts empty.
-  const child = spawn('redis-server', ['--port', String(p), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
-    cwd: os.tmpdir(),
-    stdio: 'ignore',
-  });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const deadline = Date.now() + 10_000;
-  while (!(await ping(p))) {
-    if (child.exitCode !== null || Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new Error(`redis-server did not start on port ${p}`);
-    }
-    await sleep(50);
-  }
-  return {
-    port: p,
-    url: `redis://127.0.0.1:${p}`,
-    child,
-    async stop(signal: NodeJS.Signals = 'SIGTERM') {
-      if (child.exitCode === null && child.signalCode === null) {
-        child.kill('SIGCONT'); // in case a test left it stopped
-        child.kill(signal);
-      }
-      await exited;
-    },
-  };
-}
-
-/** True when something on `port` answers PING like Redis. */
-function ping(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = net.connect(port, '127.0.0.1');
-    const done = (ok: boolean) => {
-      socket.destroy();
-      resolve(ok);
-    };
-    socket.setTimeout(500, () => done(false));
-    socket.once('error', () => done(false));
-    socket.once('connect', () => socket.write('PING\r\n'));
-    socket.once('data', (data) => done(data.toString().startsWith('+PONG')));
-  });
-}

@@ -1,10 +1,10 @@
 import type { Plugin } from 'graphql-yoga';
 import { invalidKey, presentedKey } from '../auth/authenticate.js';
 import type { Caller } from '../context.js';
-import { AppError, asAppError, errorStatus } from '../errors.js';
+import { asAppError, rateLimited, type AppError } from '../errors.js';
 import { rateLimitPolicy, type PolicyConfig, type RateLimitPolicy } from '../ratelimit/policy.js';
 import type { RateLimitDecision, RateLimitStore } from '../ratelimit/store.js';
-import { errorBody } from '../rest/envelope.js';
+import { errorResponse, errorResponseInit } from '../rest/envelope.js';
 
 // The gate every /api and /graphql request passes before anything else: who is calling
 // (authentication), which bucket pays (rate limiting), and the headers that say so. Both
@@ -47,19 +47,10 @@ export function rateLimitHeaders({ policy, decision }: GateOutcome, now = Date.n
 }
 
 /** An error in the shape the path's clients read: the REST envelope, or a GraphQL response. */
-function gateErrorResponse(url: URL, error: AppError, headers: Record<string, string>, retryAfter?: number): Response {
-  let body: unknown;
-  if (url.pathname === '/graphql') {
-    body = { errors: [{ message: error.message, extensions: { code: error.code, ...(retryAfter ? { retryAfter } : {}) } }] };
-  } else {
-    const envelope = errorBody(error);
-    if (retryAfter) envelope.error.retryAfter = retryAfter;
-    body = envelope;
-  }
-  return new Response(JSON.stringify(body), {
-    status: errorStatus[error.code],
-    headers: { 'content-type': 'application/json; charset=utf-8', ...headers },
-  });
+function gateErrorResponse(url: URL, error: AppError, headers: Record<string, string>): Response {
+  if (url.pathname !== '/graphql') return errorResponse(error, headers);
+  const body = { errors: [{ message: error.message, extensions: error.extensions }] };
+  return new Response(JSON.stringify(body), errorResponseInit(error, headers));
 }
 
 export function useGate(deps: GateDeps, callers: WeakMap<Request, Caller>): Plugin {
@@ -97,11 +88,11 @@ export function useGate(deps: GateDeps, callers: WeakMap<Request, Caller>): Plug
       if (!outcome.decision.allowed) {
         const retryAfter = Math.max(1, Math.ceil((outcome.decision.resetAt - Date.now()) / 1000));
         const window = Math.round(outcome.policy.windowMs / 1000);
-        const error = new AppError(
-          'RATE_LIMIT_EXCEEDED',
+        const error = rateLimited(
           `Rate limit exceeded: ${outcome.decision.limit} requests per ${window} s; retry after ${retryAfter} s`,
+          retryAfter,
         );
-        endResponse(gateErrorResponse(url, error, { ...headers, 'retry-after': String(retryAfter) }, retryAfter));
+        endResponse(gateErrorResponse(url, error, headers));
         return;
       }
       if (authError) {

@@ -28,11 +28,24 @@ export function errorBody(error: AppError): ErrorBody {
       code: error.code,
       message: error.message,
       ...(error.details ? { details: error.details } : {}),
+      ...(error.retryAfter !== undefined ? { retryAfter: error.retryAfter } : {}),
+    },
+  };
+}
+
+/** The status and headers an error answers with; a rate limit also says when to retry. */
+export function errorResponseInit(error: AppError, headers?: Record<string, string>) {
+  return {
+    status: error.status,
+    headers: {
+      ...JSON_HEADERS,
+      ...headers,
+      ...(error.retryAfter !== undefined ? { 'retry-after': String(error.retryAfter) } : {}),
     },
   };
 }
 
 export const errorResponse = (error: AppError, headers?: Record<string, string>) =>
-  jsonResponse(error.status, errorBody(error), headers);
+  new Response(JSON.stringify(errorBody(error)), errorResponseInit(error, headers));
 
 export const internalErrorResponse = () => errorResponse(new AppError('INTERNAL_ERROR', INTERNAL_MESSAGE));

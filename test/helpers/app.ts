@@ -38,7 +38,7 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
   // The suite sends far more anonymous requests than one IP may (60/min). Requests come through
   // a trusted proxy (loopback), each with its own client address unless a test sets one.
   const config = loadConfig({ NODE_ENV: 'test', TRUSTED_PROXIES: 'loopback', ...opts.env });
-  const app = createApp({ prisma, logger: opts.logger ?? createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'), config });
+  const app = await createApp({ prisma, logger: opts.logger ?? createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'), config });
   const server: Server = createServer(app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
