@@ -10,6 +10,7 @@ import { AppError, asAppError, INTERNAL_MESSAGE } from './errors.js';
 import { createClientIpResolver } from './http/client-ip.js';
 import { useGate } from './http/gate.js';
 import type { Logger } from './logger.js';
+import { createMetrics } from './metrics.js';
 import { createFieldRateLimiter } from './ratelimit/field-limits.js';
 import { createRateLimitStore } from './ratelimit/store.js';
 import { errorResponse } from './rest/envelope.js';
@@ -49,6 +50,7 @@ export async function createApp({ prisma, logger, config }: AppDeps): Promise<Ap
   // Start counting in Redis from the first request rather than in the fallback while it connects;
   // an unreachable Redis does not stop the start (the store says so and counts in memory).
   await store.waitUntilReady();
+  const metrics = createMetrics(store);
   const newContext = createContextFactory({ prisma, fieldLimiter: createFieldRateLimiter(store) });
   const lastUsed = createLastUsedRecorder(prisma, {
     onError: (error: unknown) => logger.error({ err: error }, 'recording key last use failed'),
@@ -104,13 +106,16 @@ export async function createApp({ prisma, logger, config }: AppDeps): Promise<Ap
           store,
           policy: { anonymousLimit: config.ANON_RATE_LIMIT },
           onKeyUsed: (keyId) => lastUsed.touch(keyId),
+          onRejected: (policy) => metrics.rateLimitRejections.inc({ policy }),
         },
         callers,
       ),
       useContractErrorCodes(),
       {
         async onRequest({ request, url, endResponse, serverContext }) {
-          if (url.pathname === '/api' || url.pathname.startsWith('/api/')) {
+          if (url.pathname === '/metrics' && request.method === 'GET') {
+            endResponse(new Response(await metrics.registry.metrics(), { headers: { 'content-type': metrics.registry.contentType } }));
+          } else if (url.pathname === '/api' || url.pathname.startsWith('/api/')) {
             endResponse(await rest(request, url, () => contextFor(request, serverContext)));
           } else if (url.pathname !== '/graphql') {
             endResponse(errorResponse(new AppError('NOT_FOUND', 'Not found: the REST API is under /api, GraphQL at /graphql')));

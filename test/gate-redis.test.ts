@@ -55,6 +55,9 @@ describe.skipIf(!HAS_REDIS_SERVER)('two instances sharing one Redis', () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('x-ratelimit-limit')).toBe('30');
     expect(logs).toMatch(/redis/i);
+    const metrics = await (await fetch(`${a.base}/metrics`)).text();
+    expect(metrics).toMatch(/^ratelimit_store_fallback 1$/m);
+    expect(metrics).toMatch(/^ratelimit_store_fallback_hits [1-9]\d*$/m);
   });
 });
 

@@ -146,6 +146,8 @@ describe('rate limits', () => {
       expect(res.headers.get('x-ratelimit-remaining')).toBe('0');
       expect(res.headers.get('x-ratelimit-limit')).toBe('30');
     }
+    const metrics = await (await fetch(`${app.base}/metrics`)).text();
+    expect(metrics).toMatch(/^ratelimit_rejections_total\{policy="anonymous"\} 22$/m);
     const graph = await app.get('/graphql', { ...gql('{ categories { items { id } } }'), headers: { ...gql('').headers, 'x-forwarded-for': ip } });
     expect(graph.status).toBe(429);
     expect(graph.body.errors[0].extensions).toMatchObject({ code: 'RATE_LIMIT_EXCEEDED', retryAfter: expect.any(Number) });

@@ -17,6 +17,8 @@ export interface GateDeps {
   store: RateLimitStore;
   policy: PolicyConfig;
   onKeyUsed?: (keyId: string) => void;
+  /** A request refused for its rate limit, by policy name (anonymous, basic, pro, enterprise). */
+  onRejected?: (policy: string) => void;
 }
 
 interface GateOutcome {
@@ -92,6 +94,7 @@ export function useGate(deps: GateDeps, callers: WeakMap<Request, Caller>): Plug
           `Rate limit exceeded: ${outcome.decision.limit} requests per ${window} s; retry after ${retryAfter} s`,
           retryAfter,
         );
+        deps.onRejected?.(outcome.policy.name);
         endResponse(gateErrorResponse(url, error, headers));
         return;
       }
