@@ -263,7 +263,7 @@ async function orderTransaction(tx: Prisma.TransactionClient, caller: KeyCaller,
     tx.product.findMany({ where: { id: { in: productIds } }, select: productFields }),
     input.addressId ? tx.address.findFirst({ where: { id: input.addressId, accountId: caller.accountId } }) : null,
     input.couponCode
-      ? tx.coupon.findFirst({ where: { code: { equals: input.couponCode, mode: 'insensitive' } }, orderBy: { code: 'asc' } })
+      ? tx.coupon.findFirst({ where: { code: { equals: literalPattern(input.couponCode), mode: 'insensitive' } }, orderBy: { code: 'asc' } })
       : null,
   ]);
 
@@ -334,6 +334,12 @@ async function orderTransaction(tx: Prisma.TransactionClient, caller: KeyCaller,
   if (claimId) await completeClaim(tx, claimId, order.id, 201);
   return order.id;
 }
+
+/**
+ * Prisma compares case-insensitively with ILIKE, where `%` and `_` are wildcards: escaped, a
+ * guessed "B%" cannot match a real code.
+ */
+const literalPattern = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
 
 /** Why a coupon does not apply to this order, or null when it does. */
 export function couponProblem(
