@@ -46,8 +46,5 @@ export function allocate(amount: MoneyLike, weights: readonly MoneyLike[]): Mone
   return shares.map((c) => c.dividedBy(100));
 }
 
-/** A JSON number with at most 2 decimals, as the API sends money. */
-export const toJsonNumber = (value: MoneyLike): number => Number(round2(value).toFixed(2));
-
 /** The exact string Prisma writes into a NUMERIC(12, 2) column. */
 export const toColumn = (value: MoneyLike): string => round2(value).toFixed(2);

@@ -154,7 +154,11 @@ export function createRestRouter({ schema, routes, onUnexpectedError }: RestRout
       envelope = meta ? { success: true, data: items, meta } : { success: true, data: items };
     }
     const status = route.status ?? 200;
-    if (route.idempotency && replay && !replay.replayed) await route.idempotency.remember(ctx, { status, body: envelope });
+    if (route.idempotency && replay && !replay.replayed) {
+      // The order exists whatever happens here: failing to keep its exact bytes only means a
+      // replay renders the order afresh, so it must not turn this 201 into a 500.
+      await route.idempotency.remember(ctx, { status, body: envelope }).catch((error: unknown) => onUnexpectedError(error, request));
+    }
     return jsonResponse(status, envelope, headers);
   }
 
