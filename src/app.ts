@@ -51,7 +51,11 @@ export async function createApp({ prisma, logger, config }: AppDeps): Promise<Ap
   // an unreachable Redis does not stop the start (the store says so and counts in memory).
   await store.waitUntilReady();
   const metrics = createMetrics(store);
-  const newContext = createContextFactory({ prisma, fieldLimiter: createFieldRateLimiter(store) });
+  const newContext = createContextFactory({
+    prisma,
+    fieldLimiter: createFieldRateLimiter(store),
+    fieldLimits: { createOrder: { max: config.ORDER_CREATE_LIMIT, windowMs: 60_000 } },
+  });
   const lastUsed = createLastUsedRecorder(prisma, {
     onError: (error: unknown) => logger.error({ err: error }, 'recording key last use failed'),
   });
@@ -91,6 +95,15 @@ export async function createApp({ prisma, logger, config }: AppDeps): Promise<Ap
         // GraphQL's and Yoga's own errors (syntax, unknown field, bad body) are the caller's to
         // see; useContractErrorCodes gives them the contract's code.
         if (error instanceof GraphQLError && !error.originalError) return error;
+        // A variable of the wrong type arrives wrapped once more by the executor: still the
+        // caller's mistake, not ours.
+        if (error instanceof GraphQLError && error.originalError instanceof GraphQLError && !error.originalError.originalError) {
+          return new GraphQLError(error.message, {
+            nodes: error.nodes,
+            path: error.path,
+            extensions: { code: 'VALIDATION_ERROR' },
+          });
+        }
         logger.error({ err: error instanceof GraphQLError ? (error.originalError ?? error) : error }, 'unexpected error');
         return new GraphQLError(INTERNAL_MESSAGE, {
           path: error instanceof GraphQLError ? error.path : undefined,
@@ -143,7 +156,11 @@ function useContractErrorCodes(): Plugin {
         extensions.http = { status: 400 };
         delete extensions.originalError;
       }
-      if (typeof extensions.code === 'string' && CLIENT_ERROR_CODES.has(extensions.code)) extensions.code = 'VALIDATION_ERROR';
+      // Codeless errors left at this point are GraphQL's own verdicts on the request (e.g. a
+      // missing variable): ours carry a code and unexpected ones were masked as INTERNAL_ERROR.
+      if (extensions.code === undefined || (typeof extensions.code === 'string' && CLIENT_ERROR_CODES.has(extensions.code))) {
+        extensions.code = 'VALIDATION_ERROR';
+      }
     }
   };
   return {

@@ -37,12 +37,17 @@ export interface Context {
    * Counts one call of the resolving field against a per-field limit for this caller (the
    * account for a key, else the client) and throws RATE_LIMIT_EXCEEDED when over.
    */
-  limitField(resolver: { parent: unknown; args: object; info: GraphQLResolveInfo }, limit: { max: number; windowMs: number }): Promise<void>;
+  limitField(resolver: { parent: unknown; args: object; info: GraphQLResolveInfo }, limit: FieldLimitName): Promise<void>;
 }
+
+/** Per-field limits on top of the request limits, by name; their numbers come from config. */
+export type FieldLimitName = 'createOrder';
+export type FieldLimits = Record<FieldLimitName, { max: number; windowMs: number }>;
 
 export interface ContextDeps {
   prisma: PrismaClient;
   fieldLimiter: FieldRateLimiter;
+  fieldLimits: FieldLimits;
 }
 
 /** Who a per-field limit counts: the account behind a key (all its keys together), or the client. */
@@ -52,14 +57,14 @@ const fieldLimitIdentity = (caller: Caller) => (caller.kind === 'key' ? `account
  * Builds the context for one request; /graphql and /api both call this, once per request, with
  * the caller the gate (src/http/gate.ts) authenticated.
  */
-export function createContextFactory({ prisma, fieldLimiter }: ContextDeps) {
+export function createContextFactory({ prisma, fieldLimiter, fieldLimits }: ContextDeps) {
   return (request: Request, caller: Caller): Context => ({
     prisma,
     request,
     requestId: request.headers.get('x-request-id') ?? randomUUID(),
     caller,
     loaders: new Map(),
-    limitField: ({ parent, args, info }, { max, windowMs }) =>
-      fieldLimiter.check({ identity: fieldLimitIdentity(caller), max, windowMs, parent, args: { ...args }, info }),
+    limitField: ({ parent, args, info }, name) =>
+      fieldLimiter.check({ identity: fieldLimitIdentity(caller), ...fieldLimits[name], parent, args: { ...args }, info }),
   });
 }

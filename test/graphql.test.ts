@@ -118,3 +118,24 @@ describe('GraphQL', () => {
     expect(await res.text()).toContain('GraphiQL');
   });
 });
+
+describe('GraphQL variables', () => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await startTestApp();
+  });
+  afterAll(() => app?.close());
+
+  it('reports a variable of the wrong type or a missing one as VALIDATION_ERROR, not an internal error', async () => {
+    const wrongType = await app.graphql('query($l: Int) { products(limit: $l) { meta { total } } }', { l: 'x' });
+    expect(wrongType.body.errors[0].extensions.code).toBe('VALIDATION_ERROR');
+    expect(wrongType.body.errors[0].message).toMatch(/\$l/);
+    const missing = await app.graphql('query($slug: String!) { product(slug: $slug) { id } }', {});
+    expect(missing.body.errors[0].extensions.code).toBe('VALIDATION_ERROR');
+    const nested = await app.graphql(
+      'mutation($input: CreateOrderInput!) { createOrder(input: $input) { id } }',
+      { input: { supplierId: 'x', items: [{ productId: 'p', quantity: '2' }] } },
+    );
+    expect(nested.body.errors[0].extensions.code).toBe('VALIDATION_ERROR');
+  });
+});

@@ -139,6 +139,9 @@ builder.mutationFields((t) => ({
     type: 'Order',
     description: 'Places an order (scope write:orders). Send an Idempotency-Key header to make retries safe.',
     args: { input: t.arg({ type: CreateOrderInput, required: true }) },
-    resolve: (query, _root, args, ctx) => createOrder(ctx, args.input, query),
+    resolve: async (query, parent, args, ctx, info) => {
+      await ctx.limitField({ parent, args, info }, 'createOrder');
+      return createOrder(ctx, args.input, query);
+    },
   }),
 }));
