@@ -18,7 +18,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { AppError } from '../src/errors.js';
 import { createFieldRateLimiter, retryAfterSeconds, type FieldRateLimiter } from '../src/ratelimit/field-limits.js';
 import { createRateLimitStore, type RateLimitStore } from '../src/ratelimit/store.js';
-import { EXTERNAL_REDIS_URL, freePort, HAS_REDIS_SERVER, startRedisServer, type RedisServer } from './helpers/redis.js';
+import { EXTERNAL_REDIS_URL, freePort, HAS_REDIS_SERVER, startRedisServer, useTestRedis, type RedisServer } from './helpers/redis.js';
 
 const REDIS_AVAILABLE = Boolean(EXTERNAL_REDIS_URL) || HAS_REDIS_SERVER;
 
@@ -73,17 +73,7 @@ function codes(result: ExecutionResult): unknown[] {
   return (result.errors ?? []).map((e) => e.extensions.code);
 }
 
-let redisUrl = EXTERNAL_REDIS_URL;
-let ownRedis: RedisServer | undefined;
-beforeAll(async () => {
-  if (!redisUrl && HAS_REDIS_SERVER) {
-    ownRedis = await startRedisServer();
-    redisUrl = ownRedis.url;
-  }
-});
-afterAll(async () => {
-  await ownRedis?.stop();
-});
+const redisUrl = useTestRedis();
 
 const opened: RateLimitStore[] = [];
 afterEach(async () => {
@@ -96,7 +86,7 @@ const backends = [
     name: 'redis',
     skip: !REDIS_AVAILABLE,
     store: async () => {
-      const store = createRateLimitStore({ redisUrl: redisUrl! });
+      const store = createRateLimitStore({ redisUrl: redisUrl()! });
       expect(await store.waitUntilReady(5000)).toBe(true);
       return store;
     },

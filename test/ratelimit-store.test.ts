@@ -11,7 +11,7 @@ import net from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { EXTERNAL_REDIS_URL, freePort, HAS_REDIS_SERVER, startRedisServer, type RedisServer } from './helpers/redis.js';
+import { EXTERNAL_REDIS_URL, freePort, HAS_REDIS_SERVER, startRedisServer, useTestRedis, type RedisServer } from './helpers/redis.js';
 import { MemoryRateLimitStore } from '../src/ratelimit/memory-store.js';
 import { RedisRateLimitStore } from '../src/ratelimit/redis-store.js';
 import { createRateLimitStore, type RateLimitDecision, type RateLimitStore, type RateLimitStoreEvent } from '../src/ratelimit/store.js';
@@ -42,25 +42,14 @@ interface Backend {
   make: () => Promise<RateLimitStore>;
 }
 
-let redisUrl = EXTERNAL_REDIS_URL;
-let ownRedis: RedisServer | undefined;
-
-beforeAll(async () => {
-  if (!redisUrl && HAS_REDIS_SERVER) {
-    ownRedis = await startRedisServer();
-    redisUrl = ownRedis.url;
-  }
-});
-afterAll(async () => {
-  await ownRedis?.stop();
-});
+const redisUrl = useTestRedis();
 
 const opened: RateLimitStore[] = [];
 afterEach(async () => {
   await Promise.all(opened.splice(0).map((s) => s.close()));
 });
 
-async function redisStore(url = redisUrl, onEvent?: (e: RateLimitStoreEvent) => void): Promise<RateLimitStore> {
+async function redisStore(url = redisUrl(), onEvent?: (e: RateLimitStoreEvent) => void): Promise<RateLimitStore> {
   if (!url) throw new Error('no Redis for this test');
   const store = createRateLimitStore({ redisUrl: url, ...(onEvent ? { onEvent } : {}) });
   opened.push(store);
@@ -202,7 +191,7 @@ describe('memory store', () => {
 describe.skipIf(!REDIS_AVAILABLE)('redis store on a shared Redis', () => {
   let raw: Redis;
   beforeAll(() => {
-    raw = new Redis(redisUrl!, { lazyConnect: false, maxRetriesPerRequest: 1 });
+    raw = new Redis(redisUrl()!, { lazyConnect: false, maxRetriesPerRequest: 1 });
   });
   afterAll(async () => {
     await raw.quit();
@@ -246,7 +235,7 @@ describe.skipIf(!REDIS_AVAILABLE)('redis store on a shared Redis', () => {
 
   it('decides a hit on a key Redis refuses (wrong type) in memory, without declaring an outage', async () => {
     const events: RateLimitStoreEvent[] = [];
-    const store = await redisStore(redisUrl, (e) => events.push(e));
+    const store = await redisStore(redisUrl(), (e) => events.push(e));
     const bucket = bucketName('wrongtype');
     await raw.rpush(`rl:${bucket}`, 'not a bucket');
     await raw.pexpire(`rl:${bucket}`, 60_000);

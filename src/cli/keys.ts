@@ -1,6 +1,5 @@
-import { realpathSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { isEntryPoint, runCli, UsageError } from './run.js';
 import {
   KeyInputError,
   createApiKey,
@@ -47,9 +46,7 @@ revoke   Revokes a key from now on; revoking it again changes nothing.
   --json       machine-readable output: one JSON object (an array for list) on stdout
   -h, --help   show this help`;
 
-export class UsageError extends Error {
-  override name = 'UsageError';
-}
+export { UsageError };
 
 export type KeysCommand =
   | { command: 'help' }
@@ -292,9 +289,7 @@ function describeList(keys: ApiKeyView[]): string {
   return table.map((row) => row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  ')).join('\n') + '\n';
 }
 
-const isEntryPoint = process.argv[1] !== undefined && realpathSync(process.argv[1]) === realpathSync(fileURLToPath(import.meta.url));
-
-if (isEntryPoint) {
+if (isEntryPoint(import.meta.url)) {
   // Whatever a library prints with console.log goes to stderr: with --json, stdout must hold
   // nothing but the result.
   const stdoutWrite = process.stdout.write.bind(process.stdout);
@@ -302,14 +297,9 @@ if (isEntryPoint) {
   console.info = console.error;
   console.debug = console.error;
   const io: Output = { out: (text) => void stdoutWrite(text), log: (msg) => void process.stderr.write(`${msg}\n`) };
-  main(process.argv.slice(2), io).catch((error: unknown) => {
-    if (error instanceof UsageError) {
-      process.stderr.write(`Error: ${error.message}\n\n${USAGE}\n`);
-    } else if (error instanceof KeyInputError || error instanceof ConfigError || error instanceof MigrationError) {
-      process.stderr.write(`Error: ${error.message}\n`);
-    } else {
-      process.stderr.write(`keys failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-    }
-    process.exitCode = 1;
+  runCli(() => main(process.argv.slice(2), io), {
+    usage: USAGE,
+    expected: [KeyInputError, ConfigError, MigrationError],
+    failure: 'keys failed',
   });
 }

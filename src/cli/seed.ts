@@ -1,11 +1,12 @@
-import { realpathSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import cliProgress from 'cli-progress';
 import { ConfigError, loadConfig } from '../config.js';
 import { openDatabase } from '../db/database.js';
 import { MigrationError, migrate } from '../db/migrate.js';
 import { SeedConflictError, seedDatabase, type SeedSummary } from '../db/seed.js';
+import { isEntryPoint, runCli, UsageError } from './run.js';
+
+export { UsageError };
 
 // `npm run seed -- [--products N] [--seed S]`: migrates and seeds the database the server would
 // use (same environment variables). Rerunning with a larger N adds only the missing products.
@@ -20,10 +21,6 @@ Options:
   --products N   products the catalogue should hold (default: SEED_PRODUCTS, 1200)
   --seed S       seed value, a non-negative integer (default: SEED, 42)
   -h, --help     show this help`;
-
-export class UsageError extends Error {
-  override name = 'UsageError';
-}
 
 export interface SeedArgs {
   help: boolean;
@@ -139,17 +136,10 @@ function describe(s: SeedSummary): string {
   );
 }
 
-const isEntryPoint = process.argv[1] !== undefined && realpathSync(process.argv[1]) === realpathSync(fileURLToPath(import.meta.url));
-
-if (isEntryPoint) {
-  main(process.argv.slice(2)).catch((error: unknown) => {
-    if (error instanceof UsageError) {
-      process.stderr.write(`Error: ${error.message}\n\n${USAGE}\n`);
-    } else if (error instanceof ConfigError || error instanceof SeedConflictError || error instanceof MigrationError) {
-      process.stderr.write(`Error: ${error.message}\n`);
-    } else {
-      process.stderr.write(`Seeding failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-    }
-    process.exitCode = 1;
+if (isEntryPoint(import.meta.url)) {
+  runCli(() => main(process.argv.slice(2)), {
+    usage: USAGE,
+    expected: [ConfigError, SeedConflictError, MigrationError],
+    failure: 'Seeding failed',
   });
 }

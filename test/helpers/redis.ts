@@ -1,3 +1,4 @@
+import { afterAll, beforeAll } from 'vitest';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
 import os from 'node:os';
@@ -69,4 +70,23 @@ function ping(port: number): Promise<boolean> {
     socket.once('connect', () => socket.write('PING\r\n'));
     socket.once('data', (data) => done(data.toString().startsWith('+PONG')));
   });
+}
+
+/**
+ * Registers this file's hooks for a Redis: REDIS_URL when set, else an own redis-server for the
+ * file (stopped after it), else none. Returns a getter for its URL, undefined without Redis.
+ */
+export function useTestRedis(): () => string | undefined {
+  let url = EXTERNAL_REDIS_URL;
+  let own: RedisServer | undefined;
+  beforeAll(async () => {
+    if (!url && HAS_REDIS_SERVER) {
+      own = await startRedisServer();
+      url = own.url;
+    }
+  });
+  afterAll(async () => {
+    await own?.stop();
+  });
+  return () => url;
 }
