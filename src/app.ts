@@ -1,14 +1,14 @@
-import { GraphQLError, type ExecutionResult } from 'graphql';
-import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
+import { createYoga, type YogaServerInstance } from 'graphql-yoga';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { authenticateKey } from './auth/keys.js';
 import { createLastUsedRecorder } from './auth/last-used.js';
 import type { Config } from './config.js';
 import { createContextFactory, type Caller, type Context } from './context.js';
 import type { PrismaClient } from './db/prisma.js';
-import { AppError, asAppError, INTERNAL_MESSAGE } from './errors.js';
+import { AppError } from './errors.js';
 import { createClientIpResolver } from './http/client-ip.js';
 import { useGate } from './http/gate.js';
+import { createMaskError, useContractErrorCodes } from './http/graphql-errors.js';
 import type { Logger } from './logger.js';
 import { createMetrics } from './metrics.js';
 import { createFieldRateLimiter } from './ratelimit/field-limits.js';
@@ -88,29 +88,7 @@ export async function createApp({ prisma, logger, config }: AppDeps): Promise<Ap
       error: (...args) => logger.debug(args.map(String).join(' ')),
     },
     context: ({ request, ...server }) => contextFor(request, server),
-    maskedErrors: {
-      isDev: false,
-      maskError: (error) => {
-        if (asAppError(error)) return error as Error;
-        // GraphQL's and Yoga's own errors (syntax, unknown field, bad body) are the caller's to
-        // see; useContractErrorCodes gives them the contract's code.
-        if (error instanceof GraphQLError && !error.originalError) return error;
-        // A variable of the wrong type arrives wrapped once more by the executor: still the
-        // caller's mistake, not ours.
-        if (error instanceof GraphQLError && error.originalError instanceof GraphQLError && !error.originalError.originalError) {
-          return new GraphQLError(error.message, {
-            nodes: error.nodes,
-            path: error.path,
-            extensions: { code: 'VALIDATION_ERROR' },
-          });
-        }
-        logger.error({ err: error instanceof GraphQLError ? (error.originalError ?? error) : error }, 'unexpected error');
-        return new GraphQLError(INTERNAL_MESSAGE, {
-          path: error instanceof GraphQLError ? error.path : undefined,
-          extensions: { code: 'INTERNAL_ERROR' },
-        });
-      },
-    },
+    maskedErrors: { isDev: false, maskError: createMaskError(logger) },
     plugins: [
       useGate(
         {
@@ -141,34 +119,6 @@ export async function createApp({ prisma, logger, config }: AppDeps): Promise<Ap
       },
     ],
   });
-}
-
-// GraphQL's and Yoga's own error codes mean "your request is invalid": CONTRACT.md names that VALIDATION_ERROR.
-const CLIENT_ERROR_CODES = new Set(['GRAPHQL_PARSE_FAILED', 'GRAPHQL_VALIDATION_FAILED', 'BAD_USER_INPUT', 'BAD_REQUEST']);
-
-function useContractErrorCodes(): Plugin {
-  const recode = (result: ExecutionResult) => {
-    for (const error of result.errors ?? []) {
-      const extensions = error.extensions as Record<string, unknown>;
-      if (extensions.code === 'BAD_REQUEST') {
-        // A body Yoga could not read at all (bad JSON, no query): 400 whatever the Accept header,
-        // and without the parser's exception, which Yoga would otherwise attach.
-        extensions.http = { status: 400 };
-        delete extensions.originalError;
-      }
-      // Codeless errors left at this point are GraphQL's own verdicts on the request (e.g. a
-      // missing variable): ours carry a code and unexpected ones were masked as INTERNAL_ERROR.
-      if (extensions.code === undefined || (typeof extensions.code === 'string' && CLIENT_ERROR_CODES.has(extensions.code))) {
-        extensions.code = 'VALIDATION_ERROR';
-      }
-    }
-  };
-  return {
-    onResultProcess({ result }) {
-      if (Array.isArray(result)) result.forEach(recode);
-      else if (result && typeof result === 'object' && 'errors' in result) recode(result as ExecutionResult);
-    },
-  };
 }
 
 const DEFAULT_QUERY = /* GraphQL */ `# The marketplace catalogue. Try the REST API too: GET /api/products
