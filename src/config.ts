@@ -36,6 +36,8 @@ const envSchema = z.object({
   REDIS_URL: z.string().url().optional(),
   /** Orders one account may create per minute, through REST and GraphQL together. */
   ORDER_CREATE_LIMIT: z.coerce.number().int().min(1).max(100_000).default(20),
+  /** Origins allowed by CORS: comma-separated, or * for any (no credentials are used, so * is safe). */
+  CORS_ORIGINS: z.string().default('*'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 

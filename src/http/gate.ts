@@ -26,9 +26,14 @@ interface GateOutcome {
   decision: RateLimitDecision;
 }
 
-/** Paths that are metered; GraphiQL's page and anything outside the API are not. */
+/** /api/openapi.json, /api/docs and its assets. */
+export const DOCS_PATHS = /^\/api\/(openapi\.json|docs)(\/|$)/;
+
+/** Paths that are metered; GraphiQL's page, the docs and anything outside the API are not. */
 function isMetered(request: Request, url: URL): boolean {
   if (request.method === 'OPTIONS') return false;
+  // The API's own documentation is free to read, like health and metrics.
+  if (DOCS_PATHS.test(url.pathname)) return false;
   if (url.pathname === '/api' || url.pathname.startsWith('/api/')) return true;
   if (url.pathname !== '/graphql') return false;
   const wantsGraphiQL =
