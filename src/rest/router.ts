@@ -3,6 +3,7 @@ import { requireScopes } from '../auth/scopes.js';
 import type { Context } from '../context.js';
 import { AppError, asAppError, notFound, validationError } from '../errors.js';
 import type { PaginationMeta } from '../pagination.js';
+import { pathPattern, withoutTrailingSlash } from './paths.js';
 import { errorResponse, internalErrorResponse, jsonResponse, type SuccessBody } from './envelope.js';
 import type { RestMethod, RestRoute, RestShape } from './routes.js';
 
@@ -24,16 +25,12 @@ export const MAX_BODY_BYTES = 1024 * 1024;
 const REPLAYED_HEADER = 'idempotent-replayed';
 
 function compile(route: RestRoute, schema: GraphQLSchema): CompiledRoute {
-  const paramNames: string[] = [];
-  const source = route.path.replace(/:([a-zA-Z]+)/g, (_m, name: string) => {
-    paramNames.push(name);
-    return '([^/]+)';
-  });
+  const { pattern, paramNames } = pathPattern(route.path);
   const operation = parse(route.document);
   // A route whose operation does not fit the schema is a programming error: fail at start-up.
   const errors = validate(schema, operation);
   if (errors.length) throw new Error(`REST route ${route.method} ${route.path}: ${errors.map((e) => e.message).join('; ')}`);
-  return { ...route, pattern: new RegExp(`^${source}$`), paramNames, operation };
+  return { ...route, pattern, paramNames, operation };
 }
 
 /** Query string → plain object; a parameter given twice is an error, not a silent pick. */
@@ -164,8 +161,7 @@ export function createRestRouter({ schema, routes, onUnexpectedError }: RestRout
 
   /** `context` is the request's shared context, the same one /graphql would get. */
   return async function handle(request: Request, url: URL, context: () => Context): Promise<Response> {
-    // One trailing slash is tolerated: /api/products/ is /api/products.
-    const path = url.pathname.length > 1 && url.pathname.endsWith('/') ? url.pathname.slice(0, -1) : url.pathname;
+    const path = withoutTrailingSlash(url.pathname);
     let chosen: CompiledRoute | undefined;
     let ctx: Context | undefined;
     try {
