@@ -8,6 +8,8 @@ import type { PrismaClient } from './db/prisma.js';
 import { AppError } from './errors.js';
 import { createClientIpResolver } from './http/client-ip.js';
 import { useGate } from './http/gate.js';
+import { requestIdOf, useObservability } from './http/observe.js';
+import { createRouteNamer } from './rest/paths.js';
 import { createMaskError, useContractErrorCodes } from './http/graphql-errors.js';
 import type { Logger } from './logger.js';
 import { createMetrics } from './metrics.js';
@@ -37,8 +39,9 @@ export type App = YogaServerInstance<ServerContext, Context>;
  * behind one gate (authentication, rate limits). `app.dispose()` releases what it holds.
  */
 export async function createApp({ prisma, logger, config }: AppDeps): Promise<App> {
+  const requestIds = new WeakMap<Request, string>();
   const logUnexpected = (error: unknown, request: Request) =>
-    logger.error({ err: error, method: request.method, path: new URL(request.url).pathname }, 'unexpected error');
+    logger.error({ err: error, requestId: requestIds.get(request), method: request.method, path: new URL(request.url).pathname }, 'unexpected error');
 
   const resolveIp = createClientIpResolver(config.TRUSTED_PROXIES);
   const clientIp = (request: Request, server: unknown) =>
@@ -66,11 +69,16 @@ export async function createApp({ prisma, logger, config }: AppDeps): Promise<Ap
   const contextFor = (request: Request, server: unknown) => {
     let ctx = contexts.get(request);
     if (!ctx) {
-      ctx = newContext(request, callers.get(request) ?? { kind: 'anonymous', ip: clientIp(request, server) });
+      const caller = callers.get(request) ?? { kind: 'anonymous' as const, ip: clientIp(request, server) };
+      ctx = newContext(request, caller, requestIds.get(request) ?? requestIdOf(request));
       contexts.set(request, ctx);
     }
     return ctx;
   };
+  const routeOf = createRouteNamer(
+    restRoutes.map((r) => r.path),
+    ['/graphql', '/metrics', '/healthz', '/readyz', '/api/openapi.json', '/api/docs'],
+  );
 
   const rest = createRestRouter({ schema, routes: restRoutes, onUnexpectedError: logUnexpected });
 
@@ -89,7 +97,9 @@ export async function createApp({ prisma, logger, config }: AppDeps): Promise<Ap
     },
     context: ({ request, ...server }) => contextFor(request, server),
     maskedErrors: { isDev: false, maskError: createMaskError(logger) },
+    cors: corsOptions(config.CORS_ORIGINS),
     plugins: [
+      useObservability({ logger, metrics, routeOf: (_request, url) => routeOf(url.pathname), requestIds }),
       useGate(
         {
           authenticate: (key, ip) => authenticateKey(prisma, key, ip),
@@ -119,6 +129,33 @@ export async function createApp({ prisma, logger, config }: AppDeps): Promise<Ap
       },
     ],
   });
+}
+
+/**
+ * CORS for browser clients: the configured origins (default any: no cookies are involved, a key
+ * is sent explicitly), the headers a client sends, and the ones it may read back.
+ */
+function corsOptions(origins: string) {
+  const list = origins.split(',').map((o) => o.trim()).filter(Boolean);
+  return {
+    origin: list.includes('*') ? '*' : list,
+    credentials: false,
+    methods: ['GET', 'HEAD', 'POST', 'OPTIONS'],
+    allowedHeaders: ['Content-Type', 'Accept', 'Authorization', 'X-API-Key', 'Idempotency-Key', 'X-Request-ID', 'If-None-Match'],
+    exposedHeaders: [
+      'X-RateLimit-Limit',
+      'X-RateLimit-Remaining',
+      'X-RateLimit-Reset',
+      'RateLimit-Policy',
+      'RateLimit',
+      'Retry-After',
+      'X-Request-ID',
+      'X-API-Version',
+      'ETag',
+      'Idempotent-Replayed',
+    ],
+    maxAge: 600,
+  };
 }
 
 const DEFAULT_QUERY = /* GraphQL */ `# The marketplace catalogue. Try the REST API too: GET /api/products

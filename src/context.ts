@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type DataLoader from 'dataloader';
 import type { GraphQLResolveInfo } from 'graphql';
 import type { FieldRateLimiter } from './ratelimit/field-limits.js';
@@ -58,10 +57,10 @@ const fieldLimitIdentity = (caller: Caller) => (caller.kind === 'key' ? `account
  * the caller the gate (src/http/gate.ts) authenticated.
  */
 export function createContextFactory({ prisma, fieldLimiter, fieldLimits }: ContextDeps) {
-  return (request: Request, caller: Caller): Context => ({
+  return (request: Request, caller: Caller, requestId: string): Context => ({
     prisma,
     request,
-    requestId: request.headers.get('x-request-id') ?? randomUUID(),
+    requestId,
     caller,
     loaders: new Map(),
     limitField: ({ parent, args, info }, name) =>

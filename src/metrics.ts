@@ -1,9 +1,22 @@
-import { Counter, Gauge, Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { RateLimitStore } from './ratelimit/store.js';
 
 /** The Prometheus registry served at /metrics; one per app, so tests and instances never mix. */
 export function createMetrics(store: RateLimitStore) {
   const registry = new Registry();
+  const httpRequests = new Counter({
+    name: 'http_requests_total',
+    help: 'HTTP requests answered, by route pattern, method and status',
+    labelNames: ['route', 'method', 'status'] as const,
+    registers: [registry],
+  });
+  const httpDuration = new Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'Time to answer an HTTP request, by route pattern and method',
+    labelNames: ['route', 'method'] as const,
+    buckets: [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [registry],
+  });
   const rateLimitRejections = new Counter({
     name: 'ratelimit_rejections_total',
     help: 'Requests answered 429 by the request rate limit, by bucket kind',
@@ -34,7 +47,7 @@ export function createMetrics(store: RateLimitStore) {
       this.set(store.redisErrors);
     },
   });
-  return { registry, rateLimitRejections };
+  return { registry, rateLimitRejections, httpRequests, httpDuration };
 }
 
 export type Metrics = ReturnType<typeof createMetrics>;

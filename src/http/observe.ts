@@ -1,0 +1,55 @@
+import { randomUUID } from 'node:crypto';
+import type { Plugin } from 'graphql-yoga';
+import type { Logger } from '../logger.js';
+import type { Metrics } from '../metrics.js';
+
+// Request ids, access logs, request metrics and common headers for every request the app answers.
+
+/** Accepted from the client when short and plain; anything else is replaced by our own. */
+const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:@-]{1,128}$/;
+
+export function requestIdOf(request: Request): string {
+  const given = request.headers.get('x-request-id');
+  return given !== null && CLIENT_REQUEST_ID.test(given) ? given : randomUUID();
+}
+
+export const API_VERSION = '1.0.0';
+
+export interface ObserveDeps {
+  logger: Logger;
+  metrics: Metrics;
+  /** A low-cardinality name for the path: the route pattern, e.g. /api/products/:slug. */
+  routeOf: (request: Request, url: URL) => string;
+  /** The request id the rest of the app uses for this request. */
+  requestIds: WeakMap<Request, string>;
+}
+
+export function useObservability({ logger, metrics, routeOf, requestIds }: ObserveDeps): Plugin {
+  const started = new WeakMap<Request, bigint>();
+  return {
+    onRequest({ request }) {
+      started.set(request, process.hrtime.bigint());
+      requestIds.set(request, requestIdOf(request));
+    },
+    onResponse({ request, response }) {
+      const requestId = requestIds.get(request) ?? requestIdOf(request);
+      response.headers.set('x-request-id', requestId);
+      response.headers.set('x-api-version', API_VERSION);
+      // Yoga answers a disallowed origin with "null", which a sandboxed page's `Origin: null`
+      // would match: say nothing instead.
+      if (response.headers.get('access-control-allow-origin') === 'null') response.headers.delete('access-control-allow-origin');
+      const start = started.get(request);
+      const seconds = start === undefined ? 0 : Number(process.hrtime.bigint() - start) / 1e9;
+      const url = new URL(request.url);
+      const route = routeOf(request, url);
+      const labels = { route, method: request.method, status: String(response.status) };
+      metrics.httpRequests.inc(labels);
+      metrics.httpDuration.observe({ route, method: request.method }, seconds);
+      // No query string and no headers in the log: they may carry search terms or keys.
+      logger.info(
+        { requestId, method: request.method, path: url.pathname.slice(0, 200), route, status: response.status, ms: Math.round(seconds * 1000) },
+        'request',
+      );
+    },
+  };
+}

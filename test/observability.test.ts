@@ -1,0 +1,75 @@
+import { Writable } from 'node:stream';
+import pino from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from './helpers/app.js';
+
+let app: TestApp;
+let logs = '';
+beforeAll(async () => {
+  const sink = new Writable({ write: (chunk, _enc, done) => ((logs += chunk), done()) });
+  app = await startTestApp({ logger: pino({ level: 'info' }, sink), env: { CORS_ORIGINS: 'https://shop.example.com, https://admin.example.com' } });
+});
+afterAll(() => app?.close());
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+describe('request ids', () => {
+  it('echoes a plain client id, replaces an unsafe one, and makes one up otherwise', async () => {
+    const given = await app.get('/api/categories', { headers: { 'x-request-id': 'client-42.a:b' } });
+    expect(given.headers.get('x-request-id')).toBe('client-42.a:b');
+    for (const bad of ['has space', 'x'.repeat(129), 'semi;colon', '']) {
+      const res = await app.get('/api/categories', { headers: { 'x-request-id': bad } });
+      expect(res.headers.get('x-request-id')).toMatch(UUID);
+    }
+    const none = await app.get('/api/nope');
+    expect(none.headers.get('x-request-id')).toMatch(UUID);
+    const graph = await app.graphql('{ categories { items { id } } }');
+    expect(graph.status).toBe(200);
+  });
+
+  it('logs each request as JSON with its id, route and status, without the query string', async () => {
+    await app.get('/api/products?search=secret-term', { headers: { 'x-request-id': 'trace-me-1' } });
+    const line = logs.split('\n').filter(Boolean).map((l) => JSON.parse(l)).find((l) => l.requestId === 'trace-me-1');
+    expect(line).toMatchObject({ msg: 'request', method: 'GET', path: '/api/products', route: '/api/products', status: 200 });
+    expect(typeof line.ms).toBe('number');
+    expect(logs).not.toContain('secret-term');
+  });
+});
+
+describe('HTTP conventions', () => {
+  it('names the API version on every response', async () => {
+    for (const path of ['/api/products?limit=1', '/api/nope', '/graphql?query=%7B__typename%7D']) {
+      expect((await app.get(path)).headers.get('x-api-version')).toBe('1.0.0');
+    }
+  });
+
+  it('answers CORS preflights for allowed origins and exposes the rate-limit headers', async () => {
+    const preflight = await fetch(`${app.base}/api/orders`, {
+      method: 'OPTIONS',
+      headers: { origin: 'https://shop.example.com', 'access-control-request-method': 'POST', 'access-control-request-headers': 'x-api-key, content-type, idempotency-key' },
+    });
+    expect(preflight.status).toBeLessThan(300);
+    expect(preflight.headers.get('access-control-allow-origin')).toBe('https://shop.example.com');
+    expect(preflight.headers.get('access-control-allow-headers')?.toLowerCase()).toContain('x-api-key');
+    expect(preflight.headers.get('x-ratelimit-limit')).toBeNull();
+    const get = await app.get('/api/categories', { headers: { origin: 'https://admin.example.com' } });
+    expect(get.headers.get('access-control-allow-origin')).toBe('https://admin.example.com');
+    expect(get.headers.get('access-control-expose-headers')?.toLowerCase()).toContain('x-ratelimit-remaining');
+    expect(get.headers.get('access-control-expose-headers')?.toLowerCase()).toContain('x-request-id');
+    const stranger = await app.get('/api/categories', { headers: { origin: 'https://evil.example.net' } });
+    expect(stranger.headers.get('access-control-allow-origin')).toBeNull();
+  });
+});
+
+describe('metrics', () => {
+  it('counts requests by route pattern, method and status, and times them', async () => {
+    await app.get('/api/products/no-such-product');
+    await app.get('/api/products/another-missing-one');
+    await app.get('/api/zzz-random-path-1');
+    const text = await (await fetch(`${app.base}/metrics`)).text();
+    expect(text).toMatch(/^http_requests_total\{route="\/api\/products\/:slug",method="GET",status="404"\} [2-9]\d*$/m);
+    expect(text).toMatch(/^http_request_duration_seconds_bucket\{le="0\.1",route="\/api\/products\/:slug",method="GET"\} \d+$/m);
+    expect(text).not.toContain('zzz-random-path');
+    expect(text).toContain('route="/api/other"');
+  });
+});
