@@ -38,6 +38,20 @@ const envSchema = z.object({
   ORDER_CREATE_LIMIT: z.coerce.number().int().min(1).max(100_000).default(20),
   /** Origins allowed by CORS: comma-separated, or * for any (no credentials are used, so * is safe). */
   CORS_ORIGINS: z.string().default('*'),
+  /** Deepest field nesting a GraphQL operation may have (introspection's __schema not counted). */
+  GRAPHQL_MAX_DEPTH: z.coerce.number().int().min(1).max(1000).default(10),
+  /** Aliases one GraphQL operation may use. */
+  GRAPHQL_MAX_ALIASES: z.coerce.number().int().min(0).max(10_000).default(15),
+  /** Lexical tokens a GraphQL document may have; checked while parsing, so a huge document stops early. */
+  GRAPHQL_MAX_TOKENS: z.coerce.number().int().min(1).max(1_000_000).default(2000),
+  /** Estimated objects one GraphQL operation may resolve: list sizes multiplied down the query (README). */
+  GRAPHQL_MAX_COST: z.coerce.number().int().min(1).max(100_000_000).default(10_000),
+  /** Directives (@include, @skip, …) one GraphQL operation may use. */
+  GRAPHQL_MAX_DIRECTIVES: z.coerce.number().int().min(0).max(10_000).default(20),
+  /** Operations in one batched (JSON array) GraphQL request; 0 turns batching off. */
+  GRAPHQL_BATCH_LIMIT: z.coerce.number().int().min(0).max(100).default(0),
+  /** Schema introspection (and so GraphiQL's docs); unset: on, except with NODE_ENV=production. */
+  GRAPHQL_INTROSPECTION: z.enum(['true', 'false', '1', '0']).optional().transform((v) => (v === undefined ? undefined : v === 'true' || v === '1')),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
