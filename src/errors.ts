@@ -65,3 +65,21 @@ export function asAppError(error: unknown): AppError | undefined {
 }
 
 export const INTERNAL_MESSAGE = 'An internal error occurred';
+
+/**
+ * 503 SERVICE_UNAVAILABLE: a dependency (the database) cannot serve the request right now. Like a
+ * rate limit it says when to try again, as `Retry-After` and `error.retryAfter` (extensions.retryAfter
+ * over GraphQL).
+ */
+export class ServiceUnavailableError extends AppError {
+  override readonly retryAfter: number;
+
+  constructor(message: string, retryAfter: number) {
+    super('SERVICE_UNAVAILABLE', message);
+    this.name = 'ServiceUnavailableError';
+    this.retryAfter = retryAfter;
+    this.extensions.retryAfter = retryAfter;
+  }
+}
+
+export const serviceUnavailable = (message: string, retryAfter: number) => new ServiceUnavailableError(message, retryAfter);

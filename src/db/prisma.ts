@@ -1,4 +1,7 @@
 import { PrismaPg } from '@prisma/adapter-pg';
+import { GraphQLError } from 'graphql';
+import pg from 'pg';
+import { serviceUnavailable, type AppError } from '../errors.js';
 import { PrismaClient } from '../generated/prisma/client.js';
 
 export type { PrismaClient };
@@ -8,12 +11,159 @@ export interface PrismaOptions {
   poolMax: number;
   /** Called once per SQL statement; used for statement counts and metrics. */
   onQuery?: (sql: string, durationMs: number) => void;
+  /** Overrides of DB_TIMEOUTS (tests use shorter ones). */
+  timeouts?: Partial<DbTimeouts>;
 }
 
-export function createPrisma({ url, poolMax, onQuery }: PrismaOptions): PrismaClient {
-  const adapter = new PrismaPg({ connectionString: url, max: poolMax });
+export interface DbTimeouts {
+  /** Opening a connection. A stopped server refuses at once; this bounds an unreachable host. */
+  connectMs: number;
+  /** Waiting for a free connection of the pool when all are busy. */
+  checkoutMs: number;
+  /** Server-side statement_timeout: a longer statement is cancelled (SQLSTATE 57014). */
+  statementMs: number;
+  /**
+   * Client-side bound on one query, a little above statementMs: the server's own cancel comes
+   * first and keeps the connection; this one catches a server that stopped answering at all
+   * (half-open socket), and the pool then drops that connection.
+   */
+  queryMs: number;
+  /** An idle connection is closed after this long, so a broken socket does not linger in the pool. */
+  idleMs: number;
+  /** Every connection is replaced after this long, whatever happened to it. */
+  maxLifetimeSeconds: number;
+}
+
+/**
+ * Why these values: no request should wait on the database for more than about 5 s. A database
+ * that is down is answered 503 at once (connection refused) or after connectMs (unreachable
+ * host); a saturated pool sheds load after checkoutMs instead of queueing without end; a slow
+ * statement is cancelled after statementMs. Each of these is SERVICE_UNAVAILABLE (see
+ * databaseUnavailable) with Retry-After, and the pool reconnects by itself when the server is back.
+ */
+export const DB_TIMEOUTS: Readonly<DbTimeouts> = Object.freeze({
+  connectMs: 1_000,
+  checkoutMs: 3_000,
+  statementMs: 4_000,
+  queryMs: 5_000,
+  idleMs: 10_000,
+  maxLifetimeSeconds: 300,
+});
+
+/** Seconds a client is told to wait (Retry-After) when the database is unavailable. */
+export const DB_RETRY_AFTER_SECONDS = 5;
+
+export function createPrisma({ url, poolMax, onQuery, timeouts }: PrismaOptions): PrismaClient {
+  const t = { ...DB_TIMEOUTS, ...timeouts };
+  // pg-pool uses one connectionTimeoutMillis both for opening a connection and for waiting for a
+  // free one. A free one may reasonably take longer under load (orders queue for the pool), so
+  // the pool gets checkoutMs and each new client its own, shorter, connectMs.
+  class Client extends pg.Client {
+    constructor(config?: pg.ClientConfig) {
+      super({ ...config, connectionTimeoutMillis: t.connectMs });
+    }
+  }
+  const adapter = new PrismaPg({
+    connectionString: url,
+    max: poolMax,
+    Client,
+    connectionTimeoutMillis: t.checkoutMs,
+    statement_timeout: t.statementMs,
+    query_timeout: t.queryMs,
+    idleTimeoutMillis: t.idleMs,
+    maxLifetimeSeconds: t.maxLifetimeSeconds,
+    // Detects a peer that vanished without closing the socket on an otherwise idle connection.
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
+  });
   if (!onQuery) return new PrismaClient({ adapter });
   const prisma = new PrismaClient({ adapter, log: [{ emit: 'event', level: 'query' }] });
   prisma.$on('query', (e) => onQuery(e.query, e.duration));
   return prisma;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Telling "the database is unavailable" from any other failure
+
+/** Prisma's codes for a database it cannot reach or a connection it lost. */
+const PRISMA_CODES = new Set([
+  'P1001', // can't reach database server
+  'P1002', // database server reached but timed out
+  'P1008', // operations timed out (socket timeout)
+  'P1017', // server has closed the connection
+  'P2024', // timed out fetching a new connection from the pool
+  'P2037', // too many database connections opened
+]);
+
+/** Driver adapter error kinds (meta.driverAdapterError.cause.kind) with the same meaning. */
+const ADAPTER_KINDS = new Set(['DatabaseNotReachable', 'ConnectionClosed', 'SocketTimeout', 'TooManyConnections']);
+
+/** SQLSTATEs: the server is going away, not accepting connections, or cancelled a slow statement. */
+function unavailableSqlState(code: string): boolean {
+  return (
+    code.startsWith('08') || // connection exception
+    code === '57P01' || // admin_shutdown
+    code === '57P02' || // crash_shutdown
+    code === '57P03' || // cannot_connect_now (starting up, shutting down, recovering)
+    code === '57P05' || // idle_session_timeout
+    code === '57014' || // query_canceled: statement_timeout (we cancel nothing else)
+    code === '53300' || // too_many_connections
+    code === '55P03' // lock_not_available (lock_timeout)
+  );
+}
+
+/** Socket errors of Node and the DNS resolver. */
+const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNABORTED']);
+
+/**
+ * Messages of node-postgres and pg-pool for a lost or impossible connection and for its own
+ * timeouts. The adapter passes these errors on unconverted (they carry no code).
+ */
+const DRIVER_MESSAGES = [
+  /^Connection terminated/, // "… unexpectedly", "… due to connection timeout"
+  /^timeout exceeded when trying to connect$/,
+  /^timeout expired$/,
+  /^Query read timeout$/,
+  /^Client has encountered a connection error and is not queryable$/,
+  /^Client was closed and is not queryable$/,
+  // Prisma's interactive transaction could not get a connection within its maxWait.
+  /Unable to start a transaction in the given time/,
+];
+
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null;
+
+/**
+ * True when `error` — as thrown by Prisma, by the driver, or wrapped by GraphQL — means the
+ * database could not be used right now (down, unreachable, restarting, saturated, too slow),
+ * rather than that the request or the code is wrong. Walks the chain of wrappers.
+ */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  const seen = new Set<unknown>();
+  const visit = (value: unknown, depth: number): boolean => {
+    if (!isRecord(value) || depth > 8 || seen.has(value)) return false;
+    seen.add(value);
+    const code = typeof value.code === 'string' ? value.code : undefined;
+    const kind = typeof value.kind === 'string' ? value.kind : undefined;
+    const message = typeof value.message === 'string' ? value.message : '';
+    if (code && (PRISMA_CODES.has(code) || SOCKET_CODES.has(code) || (/^[0-9A-Z]{5}$/.test(code) && unavailableSqlState(code)))) return true;
+    if (kind && ADAPTER_KINDS.has(kind)) return true;
+    if (kind === 'postgres' && typeof value.originalCode === 'string' && unavailableSqlState(value.originalCode)) return true;
+    // A GraphQLError's message is the wrapper's (and may quote the caller's input): only the
+    // errors it wraps are looked at.
+    if (message && !(value instanceof GraphQLError) && DRIVER_MESSAGES.some((pattern) => pattern.test(message))) return true;
+    const meta = isRecord(value.meta) ? value.meta : undefined;
+    return (
+      visit(value.originalError, depth + 1) ||
+      visit(value.cause, depth + 1) ||
+      visit(meta?.driverAdapterError, depth + 1) ||
+      (Array.isArray(value.errors) && value.errors.some((inner) => visit(inner, depth + 1)))
+    );
+  };
+  return visit(error, 0);
+}
+
+/** The SERVICE_UNAVAILABLE error to answer for `error`, or undefined when it is something else. */
+export function databaseUnavailable(error: unknown): AppError | undefined {
+  if (!isDatabaseUnavailable(error)) return undefined;
+  return serviceUnavailable('The database is temporarily unavailable; retry later', DB_RETRY_AFTER_SECONDS);
 }

@@ -1,6 +1,7 @@
 import type { Plugin } from 'graphql-yoga';
 import { invalidKey, presentedKey } from '../auth/authenticate.js';
 import type { Caller } from '../context.js';
+import { databaseUnavailable } from '../db/prisma.js';
 import { asAppError, rateLimited, type AppError } from '../errors.js';
 import { rateLimitPolicy, type PolicyConfig, type RateLimitPolicy } from '../ratelimit/policy.js';
 import type { RateLimitDecision, RateLimitStore } from '../ratelimit/store.js';
@@ -83,7 +84,8 @@ export function useGate(deps: GateDeps, callers: WeakMap<Request, Caller>): Plug
           else authError = invalidKey();
         }
       } catch (error) {
-        const appError = asAppError(error);
+        // The key cannot be checked while the database is down: 503, not 500 (nor anonymous).
+        const appError = asAppError(error) ?? databaseUnavailable(error);
         if (!appError) throw error;
         authError = appError;
       }

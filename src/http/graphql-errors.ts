@@ -1,5 +1,6 @@
 import { GraphQLError, type ExecutionResult } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
+import { databaseUnavailable } from '../db/prisma.js';
 import { asAppError, INTERNAL_MESSAGE } from '../errors.js';
 import type { Logger } from '../logger.js';
 
@@ -18,6 +19,15 @@ export function createMaskError(logger: Logger) {
       return new GraphQLError(error.message, { nodes: error.nodes, path: error.path, extensions: { code: 'VALIDATION_ERROR' } });
     }
     logger.error({ err: error instanceof GraphQLError ? (error.originalError ?? error) : error }, 'unexpected error');
+    // The database being down, restarting or too slow is not a bug: SERVICE_UNAVAILABLE, with
+    // when to retry. useContractErrorCodes gives the response its 503 when nothing else came back.
+    const unavailable = databaseUnavailable(error);
+    if (unavailable) {
+      return new GraphQLError(unavailable.message, {
+        path: error instanceof GraphQLError ? error.path : undefined,
+        extensions: unavailable.extensions,
+      });
+    }
     return new GraphQLError(INTERNAL_MESSAGE, {
       path: error instanceof GraphQLError ? error.path : undefined,
       extensions: { code: 'INTERNAL_ERROR' },
@@ -30,6 +40,16 @@ const CLIENT_ERROR_CODES = new Set(['GRAPHQL_PARSE_FAILED', 'GRAPHQL_VALIDATION_
 
 export function useContractErrorCodes(): Plugin {
   const recode = (result: ExecutionResult) => {
+    // Nothing could be answered (data null, or every requested root field null) because the
+    // database is unavailable: the whole response is 503, as over REST. With partial data it
+    // stays 200 (GraphQL over HTTP), and Retry-After is sent either way.
+    const unavailable = result.errors?.find((e) => e.extensions.code === 'SERVICE_UNAVAILABLE');
+    if (unavailable) {
+      const noData = result.data == null || Object.values(result.data).every((value) => value === null);
+      const retryAfter = unavailable.extensions.retryAfter;
+      const headers = typeof retryAfter === 'number' ? { 'retry-after': String(retryAfter) } : undefined;
+      (unavailable.extensions as Record<string, unknown>).http = { ...(noData ? { status: 503 } : {}), ...(headers ? { headers } : {}) };
+    }
     for (const error of result.errors ?? []) {
       const extensions = error.extensions as Record<string, unknown>;
       if (extensions.code === 'BAD_REQUEST') {

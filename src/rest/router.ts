@@ -1,6 +1,7 @@
 import { execute, parse, validate, type DocumentNode, type GraphQLSchema } from 'graphql';
 import { requireScopes } from '../auth/scopes.js';
 import type { Context } from '../context.js';
+import { databaseUnavailable } from '../db/prisma.js';
 import { AppError, asAppError, notFound, validationError } from '../errors.js';
 import type { PaginationMeta } from '../pagination.js';
 import { pathPattern, withoutTrailingSlash } from './paths.js';
@@ -181,7 +182,10 @@ export function createRestRouter({ schema, routes, onUnexpectedError }: RestRout
       ctx = context();
       return await run(found.route, found.match, request, url, ctx);
     } catch (error) {
-      const appError = asAppError(error);
+      const unavailable = asAppError(error) ? undefined : databaseUnavailable(error);
+      // Logged like any failure of ours, but answered 503 with Retry-After: the database is down or too slow.
+      if (unavailable) onUnexpectedError(error, request);
+      const appError = asAppError(error) ?? unavailable;
       // A rejection replayed from an Idempotency-Key says so, like a replayed success.
       const replayed = chosen?.idempotency && ctx && chosen.idempotency.outcome(ctx)?.replayed;
       if (appError) {
