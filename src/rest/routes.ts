@@ -1,12 +1,12 @@
 import type { Scope } from '../auth/scopes.js';
 import type { Context } from '../context.js';
-import { parseCategoryListInput } from '../modules/categories/categories.service.js';
-import { parseRecordQuery, READ_PRICES, READ_STOCK } from '../modules/inventory/inventory.service.js';
+import { categoryListInput } from '../modules/categories/categories.service.js';
+import { READ_PRICES, READ_STOCK, recordQueryInput } from '../modules/inventory/inventory.service.js';
 import { idempotencyOutcome, rememberRestResponse, type IdempotencyOutcome, type RestResponse } from '../modules/orders/idempotency.js';
-import { parseCreateOrderInput, parseOrderListInput, READ_ORDERS, WRITE_ORDERS } from '../modules/orders/orders.service.js';
-import { parseProductListInput } from '../modules/products/products.service.js';
-import { parseSupplierListInput } from '../modules/suppliers/suppliers.service.js';
-import { parseInput } from '../validation.js';
+import { createOrderInput, orderListInput, parseCreateOrderInput, READ_ORDERS, WRITE_ORDERS } from '../modules/orders/orders.service.js';
+import { productListInput } from '../modules/products/products.service.js';
+import { supplierListInput } from '../modules/suppliers/suppliers.service.js';
+import { idParam, parseInput } from '../validation.js';
 import { z } from 'zod';
 
 // The documented REST paths, each one GraphQL operation on the same schema. The selection set
@@ -52,12 +52,24 @@ const META = 'meta { page limit total totalPages }';
 /** How the operation's result becomes the envelope: a list (items, and meta when paginated) or one record. */
 export type RestShape = { kind: 'list'; field: string } | { kind: 'one'; field: string; notFound: string };
 
+/** A shape chosen by the parameters; `variants` lists every shape it can choose, for the OpenAPI document. */
+export type RestShapeChoice = ((query: Record<string, unknown>) => RestShape) & { variants: readonly RestShape[] };
+
 export type RestMethod = 'GET' | 'POST';
 
 /** How a route's Idempotency-Key outcome reaches the HTTP response (replay header, stored body). */
 export interface RestIdempotency {
   outcome: (ctx: Context) => IdempotencyOutcome | undefined;
   remember: (ctx: Context, response: RestResponse) => Promise<void>;
+}
+
+/** What the OpenAPI document (src/openapi/) says of a route beyond its schemas and its operation. */
+export interface RestDocs {
+  summary: string;
+  description?: string;
+  tag: string;
+  /** When the route answers 409 CONFLICT; absent: it never does. */
+  conflict?: string;
 }
 
 export interface RestRoute {
@@ -68,23 +80,36 @@ export interface RestRoute {
   scopes?: readonly Scope[];
   /** Validates the query string (all values strings); throws VALIDATION_ERROR naming each bad parameter. */
   parseQuery: (raw: Record<string, string>) => Record<string, unknown>;
+  /** The schema parseQuery validates with: the OpenAPI document's query parameters come from it. */
+  querySchema: z.ZodObject;
   /** POST: validates the JSON body with the schema the GraphQL field uses; its output becomes variables. */
   parseBody?: (raw: unknown) => Record<string, unknown>;
+  /** The schema parseBody validates with: the OpenAPI document's request body comes from it. */
+  bodySchema?: z.ZodType;
+  /** The schema each `:name` segment must match to be found at all (the service checks it; else 404). */
+  pathSchemas?: Record<string, z.ZodType>;
   document: string;
   variables: (query: Record<string, unknown>, params: Record<string, string>, body?: Record<string, unknown>) => Record<string, unknown>;
   /** A path such as /api/v1/stock answers one record or a list depending on its parameters. */
-  shape: RestShape | ((query: Record<string, unknown>) => RestShape);
+  shape: RestShape | RestShapeChoice;
   /** Success status; 200 unless given. */
   status?: number;
   idempotency?: RestIdempotency;
+  docs: RestDocs;
 }
 
-const noQueryParams = z.object({}).strict();
-const parseNone = (raw: Record<string, string>) => parseInput(noQueryParams, raw);
+/** A query validated by `schema`: the parser and the schema the OpenAPI document describes are one. */
+const queryOf = (schema: z.ZodObject) => ({ querySchema: schema, parseQuery: (raw: Record<string, string>) => parseInput(schema, raw) });
+
+const noQuery = queryOf(z.object({}).strict());
 
 /** productId or sku: one record; neither: a page of all (CONTRACT.md, Stock and prices). */
-const recordShape = (one: string, list: string, notFound: string) => (q: Record<string, unknown>): RestShape =>
-  q.productId !== undefined || q.sku !== undefined ? { kind: 'one', field: one, notFound } : { kind: 'list', field: list };
+function recordShape(one: string, list: string, notFound: string): RestShapeChoice {
+  const record: RestShape = { kind: 'one', field: one, notFound };
+  const page: RestShape = { kind: 'list', field: list };
+  const choose = (q: Record<string, unknown>): RestShape => (q.productId !== undefined || q.sku !== undefined ? record : page);
+  return Object.assign(choose, { variants: [record, page] });
+}
 
 const recordVariables = (q: Record<string, unknown>) => ({ ...q, one: q.productId !== undefined || q.sku !== undefined });
 
@@ -95,7 +120,7 @@ export const restRoutes: RestRoute[] = [
   {
     method: 'GET',
     path: '/api/products',
-    parseQuery: parseProductListInput,
+    ...queryOf(productListInput),
     document: `query RestProducts($page: Int, $limit: Int, $search: String, $categoryId: ID, $supplierId: ID,
         $minPrice: Float, $maxPrice: Float, $featured: Boolean, $sortBy: ProductSort) {
       products(page: $page, limit: $limit, search: $search, categoryId: $categoryId, supplierId: $supplierId,
@@ -105,19 +130,26 @@ export const restRoutes: RestRoute[] = [
     } ${PRODUCT_FIELDS}`,
     variables: upperSort,
     shape: { kind: 'list', field: 'products' },
+    docs: {
+      tag: 'Products',
+      summary: 'List active products',
+      description: 'Filtered, sorted and paginated. `search` matches name, English name, description and SKU, ignoring case and diacritics; `categoryId` includes the subcategories.',
+    },
   },
   {
     method: 'GET',
     path: '/api/products/:slug',
-    parseQuery: parseNone,
+    ...noQuery,
+    pathSchemas: { slug: idParam },
     document: `query RestProduct($slug: String!) { product(slug: $slug) { ...RestProduct } } ${PRODUCT_FIELDS}`,
     variables: (_q, params) => ({ slug: params.slug }),
     shape: { kind: 'one', field: 'product', notFound: 'Product' },
+    docs: { tag: 'Products', summary: 'An active product by slug' },
   },
   {
     method: 'GET',
     path: '/api/categories',
-    parseQuery: parseCategoryListInput,
+    ...queryOf(categoryListInput),
     document: `query RestCategories($page: Int, $limit: Int, $parentOnly: Boolean, $includeProducts: Boolean!) {
       categories(page: $page, limit: $limit, parentOnly: $parentOnly) {
         items { ...RestCategory products(limit: 4) @include(if: $includeProducts) { id name slug price images } }
@@ -126,19 +158,27 @@ export const restRoutes: RestRoute[] = [
     } ${CATEGORY_FIELDS}`,
     variables: (q) => ({ ...q, includeProducts: q.includeProducts === true }),
     shape: { kind: 'list', field: 'categories' },
+    docs: {
+      tag: 'Categories',
+      summary: 'List active categories',
+      description:
+        'In display order. Without `page` and `limit` every category is returned and there is no `meta`; with either, a page with `meta`. `includeProducts` adds up to 4 of the most viewed products of each category’s subtree.',
+    },
   },
   {
     method: 'GET',
     path: '/api/categories/:slug',
-    parseQuery: parseNone,
+    ...noQuery,
+    pathSchemas: { slug: idParam },
     document: `query RestCategory($slug: String!) { category(slug: $slug) { ...RestCategory } } ${CATEGORY_FIELDS}`,
     variables: (_q, params) => ({ slug: params.slug }),
     shape: { kind: 'one', field: 'category', notFound: 'Category' },
+    docs: { tag: 'Categories', summary: 'An active category by slug, with its subcategories' },
   },
   {
     method: 'GET',
     path: '/api/suppliers',
-    parseQuery: parseSupplierListInput,
+    ...queryOf(supplierListInput),
     document: `query RestSuppliers($page: Int, $limit: Int, $search: String, $verified: Boolean, $city: String,
         $county: String, $sortBy: SupplierSort) {
       suppliers(page: $page, limit: $limit, search: $search, verified: $verified, city: $city, county: $county, sortBy: $sortBy) {
@@ -147,69 +187,97 @@ export const restRoutes: RestRoute[] = [
     } ${SUPPLIER_FIELDS}`,
     variables: upperSort,
     shape: { kind: 'list', field: 'suppliers' },
+    docs: {
+      tag: 'Suppliers',
+      summary: 'List active suppliers',
+      description: '`city` and `county` match whole names, ignoring case and diacritics (`timis` finds Timiș).',
+    },
   },
   {
     method: 'GET',
     path: '/api/suppliers/:id',
-    parseQuery: parseNone,
+    ...noQuery,
+    pathSchemas: { id: idParam },
     document: `query RestSupplier($id: ID!) { supplier(id: $id) { ...RestSupplier } } ${SUPPLIER_FIELDS}`,
     variables: (_q, params) => ({ id: params.id }),
     shape: { kind: 'one', field: 'supplier', notFound: 'Supplier' },
+    docs: { tag: 'Suppliers', summary: 'An active supplier by id' },
   },
   {
     method: 'GET',
     path: '/api/orders',
     scopes: [READ_ORDERS],
-    parseQuery: parseOrderListInput,
+    ...queryOf(orderListInput),
     document: `query RestOrders($page: Int, $limit: Int, $status: OrderStatus) {
       orders(page: $page, limit: $limit, status: $status) { items { ...RestOrder } ${META} }
     } ${ORDER_FIELDS}`,
     variables: (q) => q,
     shape: { kind: 'list', field: 'orders' },
+    docs: { tag: 'Orders', summary: 'List the caller’s orders', description: 'The orders of the account behind the key (any of its keys), newest first.' },
   },
   {
     method: 'POST',
     path: '/api/orders',
     scopes: [WRITE_ORDERS],
-    parseQuery: parseNone,
+    ...noQuery,
     parseBody: parseCreateOrderInput,
+    bodySchema: createOrderInput,
     document: `mutation RestCreateOrder($input: CreateOrderInput!) { createOrder(input: $input) { ...RestOrder } } ${ORDER_FIELDS}`,
     variables: (_q, _params, body) => ({ input: body }),
     shape: { kind: 'one', field: 'createOrder', notFound: 'Order' },
     status: 201,
     idempotency: { outcome: idempotencyOutcome, remember: rememberRestResponse },
+    docs: {
+      tag: 'Orders',
+      summary: 'Place an order',
+      description:
+        'Prices are taken from the catalogue and stock is reserved in one transaction. Send an `Idempotency-Key` to make retries safe: the same key and body within 24 hours answer the first response again (with `Idempotent-Replayed: true`).',
+      conflict: 'Not enough stock for an item (details per short item), or the Idempotency-Key was used with another body or is still being processed',
+    },
   },
   {
     method: 'GET',
     path: '/api/orders/:id',
     scopes: [READ_ORDERS],
-    parseQuery: parseNone,
+    ...noQuery,
+    pathSchemas: { id: idParam },
     document: `query RestOrder($id: ID!) { order(id: $id) { ...RestOrder } } ${ORDER_FIELDS}`,
     variables: (_q, params) => ({ id: params.id }),
     shape: { kind: 'one', field: 'order', notFound: 'Order' },
+    docs: { tag: 'Orders', summary: 'One of the caller’s orders', description: 'Another account’s order is not found, exactly like an id never used.' },
   },
   {
     method: 'GET',
     path: '/api/v1/stock',
     scopes: [READ_STOCK],
-    parseQuery: parseRecordQuery,
+    ...queryOf(recordQueryInput),
     document: `query RestStock($productId: ID, $sku: String, $page: Int, $limit: Int, $one: Boolean!) {
       stockRecord(productId: $productId, sku: $sku) @include(if: $one) { ${STOCK_FIELDS} }
       stockRecords(page: $page, limit: $limit) @skip(if: $one) { items { ${STOCK_FIELDS} } ${META} }
     }`,
     variables: recordVariables,
     shape: recordShape('stockRecord', 'stockRecords', 'Stock record'),
+    docs: {
+      tag: 'Stock',
+      summary: 'Stock of one product or of all',
+      description: 'Every product, inactive ones included. With `productId` or `sku` (both: they must name the same product) `data` is one record; with neither, a page of all records by id.',
+    },
   },
   {
     method: 'GET',
     path: '/api/v1/prices',
     scopes: [READ_PRICES],
-    parseQuery: parseRecordQuery,
+    ...queryOf(recordQueryInput),
     document: `query RestPrices($productId: ID, $sku: String, $page: Int, $limit: Int, $one: Boolean!) {
       priceRecord(productId: $productId, sku: $sku) @include(if: $one) { ${PRICE_FIELDS} }
       priceRecords(page: $page, limit: $limit) @skip(if: $one) { items { ${PRICE_FIELDS} } ${META} }
     }`,
     variables: recordVariables,
     shape: recordShape('priceRecord', 'priceRecords', 'Price record'),
+    docs: {
+      tag: 'Prices',
+      summary: 'Price of one product or of all',
+      description: 'Every product, inactive ones included. With `productId` or `sku` (both: they must name the same product) `data` is one record; with neither, a page of all records by id.',
+    },
   },
 ];

@@ -1,0 +1,357 @@
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
+import formats from 'ajv-formats';
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LIMIT_DEFAULT, LIMIT_MAX, PAGE_MAX } from '../src/pagination.js';
+import { orderStatuses } from '../src/modules/orders/orders.service.js';
+import { productSorts } from '../src/modules/products/products.service.js';
+import { supplierSorts } from '../src/modules/suppliers/suppliers.service.js';
+import { buildOpenApiDocument, type OpenApiDocument } from '../src/openapi/document.js';
+import { createDocsHandler, DOCS_CSP, openApiJson } from '../src/openapi/serve.js';
+import { restRoutes } from '../src/rest/routes.js';
+import { schema } from '../src/schema.js';
+import { startTestApp, type TestApp } from './helpers/app.js';
+import { createTestKey } from './helpers/keys.js';
+import { makeOrderFixture } from './helpers/orders.js';
+
+// openapi.json is generated (npm run openapi:print) from the routes, their zod schemas and their
+// GraphQL operations. Here: it is not stale, it is valid OpenAPI 3.1, it says what the
+// validators accept, and what the running app answers fits the schemas it documents.
+
+const doc: OpenApiDocument = JSON.parse(openApiJson());
+
+type Json = Record<string, unknown>;
+
+/** Follows a local `#/…` reference inside the document. */
+function resolve(ref: string): unknown {
+  let node: unknown = doc;
+  for (const part of ref.replace(/^#\//, '').split('/')) {
+    node = (node as Json | undefined)?.[part.replace(/~1/g, '/').replace(/~0/g, '~')];
+  }
+  return node;
+}
+
+function eachRef(value: unknown, visit: (ref: string) => void): void {
+  if (Array.isArray(value)) value.forEach((v) => eachRef(v, visit));
+  else if (value && typeof value === 'object') {
+    for (const [k, v] of Object.entries(value)) {
+      if (k === '$ref' && typeof v === 'string') visit(v);
+      else eachRef(v, visit);
+    }
+  }
+}
+
+// Response schemas compiled with Ajv (JSON Schema 2020-12, OpenAPI 3.1's dialect), strict: a
+// keyword Ajv does not know is an error, not silently ignored.
+const ajv = new Ajv2020({ strict: true, allErrors: true });
+formats.default(ajv);
+ajv.addFormat('int32', { type: 'number', validate: (n: number) => Number.isInteger(n) && n >= -(2 ** 31) && n < 2 ** 31 });
+ajv.addFormat('double', { type: 'number', validate: () => true });
+// #/components/schemas/X → one schema resource holding them all, so references resolve anywhere.
+const COMPONENTS_ID = 'urn:marketplace:components';
+const rebase = (value: unknown): unknown =>
+  JSON.parse(JSON.stringify(value).replaceAll('"#/components/schemas/', `"${COMPONENTS_ID}#/$defs/`));
+ajv.addSchema({ $id: COMPONENTS_ID, $defs: rebase(doc.components.schemas) as Json });
+
+const compiled = new Map<string, ValidateFunction>();
+function validator(schemaJson: unknown): ValidateFunction {
+  const key = JSON.stringify(schemaJson);
+  let fn = compiled.get(key);
+  if (!fn) {
+    fn = ajv.compile(rebase(schemaJson) as Json);
+    compiled.set(key, fn);
+  }
+  return fn;
+}
+
+interface DocResponse {
+  description: string;
+  headers?: Record<string, { $ref?: string; required?: boolean; schema?: Json }>;
+  content?: Record<string, { schema: Json }>;
+}
+
+/** The documented operation for a concrete request path, e.g. /api/products/abc → /api/products/{slug}. */
+function operationFor(method: string, path: string) {
+  const pathname = new URL(path, 'http://x').pathname;
+  for (const [template, item] of Object.entries(doc.paths)) {
+    const pattern = new RegExp(`^${template.replace(/\{[^}]+\}/g, '[^/]+')}$`);
+    if (pattern.test(pathname)) return { template, operation: item[method.toLowerCase()] };
+  }
+  return { template: undefined, operation: undefined };
+}
+
+function documentedResponse(method: string, path: string, status: number): DocResponse {
+  const { template, operation } = operationFor(method, path);
+  expect(template, `${path} is documented`).toBeDefined();
+  // A 405 is answered for a method the path does not take: it is documented on the path's operations.
+  const op = operation ?? Object.values(doc.paths[template ?? ''] ?? {})[0];
+  const response = op?.responses[String(status)] as (DocResponse & { $ref?: string }) | undefined;
+  expect(response, `${method} ${template} documents ${status}`).toBeDefined();
+  return (response?.$ref ? resolve(response.$ref) : response) as DocResponse;
+}
+
+/** The body and the headers fit what the document says of this response. */
+function expectDocumented(method: string, path: string, res: { status: number; headers: Headers; body: unknown }) {
+  const response = documentedResponse(method, path, res.status);
+  const schemaJson = response.content?.['application/json']?.schema;
+  expect(schemaJson).toBeDefined();
+  const validate = validator(schemaJson);
+  const ok = validate(res.body);
+  expect(ok, `${method} ${path} → ${res.status}: ${ajv.errorsText(validate.errors)}\n${JSON.stringify(res.body).slice(0, 500)}`).toBe(true);
+  expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+  for (const [name, header] of Object.entries(response.headers ?? {})) {
+    const definition = (header.$ref ? resolve(header.$ref) : header) as { required?: boolean; schema: Json };
+    const value = res.headers.get(name);
+    if (!definition.required) continue;
+    expect(value, `${method} ${path} → ${res.status} carries ${name}`).not.toBeNull();
+    const typed = definition.schema.type === 'integer' ? Number(value) : value;
+    expect(validator(definition.schema)(typed), `${name}: ${value}`).toBe(true);
+  }
+}
+
+describe('openapi.json', () => {
+  it('is the document built from the routes (run `npm run openapi:print` after changing them)', () => {
+    const committed = readFileSync(new URL('../openapi.json', import.meta.url), 'utf8');
+    expect(committed).toBe(openApiJson());
+  });
+
+  it('is a valid OpenAPI 3.1 document', async () => {
+    const validator31 = new Validator();
+    const result = await validator31.validate(JSON.parse(openApiJson()) as Json);
+    expect(result.errors).toBeUndefined();
+    expect(result.valid).toBe(true);
+    expect(validator31.version).toBe('3.1');
+  });
+
+  it('has every reference resolve and every schema compile as JSON Schema 2020-12', () => {
+    eachRef(doc, (ref) => expect(resolve(ref), ref).toBeDefined());
+    for (const [name, s] of Object.entries(doc.components.schemas)) expect(() => validator(s), name).not.toThrow();
+    for (const item of Object.values(doc.paths)) {
+      for (const op of Object.values(item)) {
+        for (const p of op.parameters) expect(() => validator(p.schema), p.name).not.toThrow();
+        if (op.requestBody) expect(() => validator(op.requestBody?.content['application/json']?.schema)).not.toThrow();
+      }
+    }
+  });
+
+  it('describes every REST route, with its scopes and security', () => {
+    const documented = Object.entries(doc.paths).flatMap(([p, item]) => Object.keys(item).map((m) => `${m.toUpperCase()} ${p}`));
+    expect(documented.sort()).toEqual(restRoutes.map((r) => `${r.method} ${r.path.replace(/:(\w+)/g, '{$1}')}`).sort());
+    expect(documented).toHaveLength(11);
+    const op = (method: string, path: string) => doc.paths[path]?.[method];
+    expect(op('get', '/api/products')?.security).toEqual([{}, { ApiKeyAuth: [] }, { BearerAuth: [] }]);
+    expect(op('get', '/api/orders')?.['x-required-scopes']).toEqual(['read:orders']);
+    expect(op('post', '/api/orders')?.security).toEqual([{ ApiKeyAuth: ['write:orders'] }, { BearerAuth: ['write:orders'] }]);
+    expect(op('get', '/api/v1/stock')?.['x-required-scopes']).toEqual(['read:stock']);
+    expect(op('get', '/api/v1/prices')?.['x-required-scopes']).toEqual(['read:prices']);
+    expect(doc.components.securitySchemes.ApiKeyAuth).toMatchObject({ type: 'apiKey', in: 'header', name: 'X-API-Key' });
+    expect(doc.components.securitySchemes.BearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' });
+    // Error statuses each operation can answer.
+    const statuses = (method: string, path: string) => Object.keys(op(method, path)?.responses ?? {});
+    expect(statuses('get', '/api/products')).toEqual(['200', '400', '401', '405', '429', '500', '503']);
+    expect(statuses('get', '/api/products/{slug}')).toEqual(['200', '400', '401', '404', '405', '429', '500', '503']);
+    expect(statuses('post', '/api/orders')).toEqual(['201', '400', '401', '403', '405', '409', '413', '415', '429', '500', '503']);
+    expect(statuses('get', '/api/v1/stock')).toEqual(['200', '400', '401', '403', '404', '405', '429', '500', '503']);
+    expect(Object.keys(doc.components.headers)).toEqual(
+      expect.arrayContaining(['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'RateLimit-Policy', 'RateLimit', 'Retry-After']),
+    );
+    expect(doc.components.responses.RateLimitExceeded?.headers).toHaveProperty('Retry-After');
+  });
+
+  it('takes its parameters from the schemas that validate them', () => {
+    const params = (path: string) => Object.fromEntries((doc.paths[path]?.get?.parameters ?? []).map((p) => [p.name, p]));
+    const products = params('/api/products');
+    expect(Object.keys(products)).toEqual(['page', 'limit', 'search', 'categoryId', 'supplierId', 'minPrice', 'maxPrice', 'featured', 'sortBy']);
+    expect(products.page?.schema).toEqual({ type: 'integer', minimum: 1, maximum: PAGE_MAX, default: 1 });
+    expect(products.limit?.schema).toEqual({ type: 'integer', minimum: 1, maximum: LIMIT_MAX, default: LIMIT_DEFAULT });
+    expect(products.sortBy?.schema).toEqual({ type: 'string', enum: [...productSorts], default: 'newest' });
+    expect(products.featured?.schema).toEqual({ type: 'boolean' });
+    expect(products.minPrice?.schema).toMatchObject({ type: 'number', minimum: 0 });
+    expect(products.search?.schema).toMatchObject({ type: 'string', maxLength: 200 });
+    expect(products.categoryId?.schema).toMatchObject({ type: 'string', pattern: '^[A-Za-z0-9_-]{1,100}$' });
+    expect(params('/api/suppliers').sortBy?.schema).toEqual({ type: 'string', enum: [...supplierSorts], default: 'rating' });
+    expect(params('/api/orders').status?.schema).toEqual({ type: 'string', enum: [...orderStatuses] });
+    // Categories are paginated only when asked: no defaults.
+    expect(params('/api/categories').page?.schema).toEqual({ type: 'integer', minimum: 1, maximum: PAGE_MAX });
+    expect(params('/api/products/{slug}').slug).toMatchObject({ in: 'path', required: true, schema: { type: 'string' } });
+    expect(Object.keys(params('/api/v1/stock'))).toEqual(['productId', 'sku', 'page', 'limit']);
+
+    const body = doc.paths['/api/orders']?.post?.requestBody?.content['application/json']?.schema as Json & {
+      properties: Record<string, Json & { items?: Json & { properties: Record<string, Json> } }>;
+    };
+    expect(body.required).toEqual(['supplierId', 'items']);
+    expect(body.additionalProperties).toBe(false);
+    expect(body.properties.items).toMatchObject({ type: 'array', minItems: 1, maxItems: 100 });
+    expect(body.properties.items?.items?.properties.quantity).toMatchObject({ type: 'integer', minimum: 1, maximum: 1_000_000 });
+    // Descriptions of the GraphQL input type the body becomes.
+    expect(body.properties.supplierId?.description).toMatch(/active supplier/);
+  });
+
+  it('is the same document however often it is built', () => {
+    expect(buildOpenApiDocument({ schema, routes: restRoutes })).toEqual(doc);
+  });
+});
+
+describe('the running app answers as documented', () => {
+  let app: TestApp;
+  let adminKey: string;
+  let catalogueKey: string;
+
+  beforeAll(async () => {
+    app = await startTestApp();
+    adminKey = (await createTestKey(app.url, { scopes: ['admin:all'] })).key;
+    catalogueKey = (await createTestKey(app.url, { scopes: ['read:products'] })).key;
+  });
+  afterAll(() => app?.close());
+
+  const get = async (path: string, key?: string, init: RequestInit = {}) => {
+    const res = await app.get(path, { ...init, headers: { ...(key ? { 'x-api-key': key } : {}), ...(init.headers as Record<string, string>) } });
+    expectDocumented(init.method ?? 'GET', path, res);
+    return res;
+  };
+
+  it('catalogue lists and records', async () => {
+    const products = await get('/api/products?limit=5&sortBy=price_desc&featured=true');
+    expect(products.status).toBe(200);
+    expect(products.body.data.length).toBeGreaterThan(0);
+    const product = await get(`/api/products/${products.body.data[0].slug}`);
+    expect(product.status).toBe(200);
+    // The schemas are exact: a field the document does not name, or a missing one, fails them.
+    const productSchema = documentedResponse('GET', '/api/products/x', 200).content?.['application/json']?.schema;
+    expect(validator(productSchema)({ ...product.body, data: { ...product.body.data, extra: 1 } })).toBe(false);
+    const { price: _price, ...withoutPrice } = product.body.data;
+    expect(validator(productSchema)({ ...product.body, data: withoutPrice })).toBe(false);
+    expect(validator(productSchema)({ ...product.body, data: { ...product.body.data, price: '12.00' } })).toBe(false);
+
+    const all = await get('/api/categories');
+    expect(all.status).toBe(200);
+    expect(all.body.meta).toBeUndefined();
+    const paged = await get('/api/categories?includeProducts=true&parentOnly=1&limit=3');
+    expect(paged.body.meta).toBeDefined();
+    expect(paged.body.data[0].products).toBeDefined();
+    expect((await get(`/api/categories/${all.body.data[0].slug}`)).status).toBe(200);
+
+    const suppliers = await get('/api/suppliers?sortBy=products&limit=4', catalogueKey);
+    expect(suppliers.status).toBe(200);
+    expect((await get(`/api/suppliers/${suppliers.body.data[0].id}`)).status).toBe(200);
+  });
+
+  it('errors: 400, 401, 403, 404, 405, 415', async () => {
+    expect((await get('/api/products?limit=0&colour=red')).status).toBe(400);
+    expect((await get('/api/products/no-such-product')).status).toBe(404);
+    expect((await get('/api/orders')).status).toBe(401);
+    expect((await get('/api/products', 'mk_not-a-real-key')).status).toBe(401);
+    expect((await get('/api/v1/stock', catalogueKey)).status).toBe(403);
+    expect((await get('/api/v1/prices?sku=NO-SUCH-SKU', adminKey)).status).toBe(404);
+    expect((await get('/api/products', undefined, { method: 'DELETE' })).status).toBe(405);
+    expect((await get('/api/orders', adminKey, { method: 'POST', body: 'x', headers: { 'content-type': 'text/plain' } })).status).toBe(415);
+  });
+
+  it('orders, stock and prices', async () => {
+    const f = await makeOrderFixture(app.sql);
+    const created = await get('/api/orders', adminKey, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ supplierId: f.supplierId, items: [{ productId: f.a.id, quantity: 2 }], notes: null, couponCode: 'TEST10' }),
+    });
+    expect(created.status).toBe(201);
+    expect((await get('/api/orders?status=PENDING', adminKey)).status).toBe(200);
+    expect((await get(`/api/orders/${created.body.data.id}`, adminKey)).status).toBe(200);
+    expect((await get('/api/v1/stock?limit=3', adminKey)).status).toBe(200);
+    expect((await get(`/api/v1/stock?productId=${f.a.id}`, adminKey)).status).toBe(200);
+    expect((await get(`/api/v1/prices?sku=${encodeURIComponent(f.b.sku)}`, adminKey)).status).toBe(200);
+    expect((await get('/api/v1/prices', adminKey)).status).toBe(200);
+  });
+
+  it('accepts each documented parameter at its bounds and refuses it past them', async () => {
+    const sample = (s: Json): string | undefined => {
+      if (Array.isArray(s.enum)) return String(s.enum.at(-1));
+      if (s.type === 'integer' || s.type === 'number') return String(s.maximum ?? s.minimum ?? 1);
+      if (s.type === 'boolean') return 'false';
+      if (s.type === 'string') return 'abc';
+      return undefined;
+    };
+    const beyond = (s: Json): string | undefined => {
+      if (Array.isArray(s.enum)) return 'not-a-value';
+      if (s.type === 'integer') return typeof s.maximum === 'number' ? String(s.maximum + 1) : String(Number(s.minimum) - 1);
+      if (s.type === 'number') return typeof s.exclusiveMaximum === 'number' ? String(s.exclusiveMaximum) : String(Number(s.minimum) - 1);
+      if (s.type === 'boolean') return 'maybe';
+      if (typeof s.maxLength === 'number') return 'x'.repeat(s.maxLength + 1);
+      return undefined;
+    };
+    for (const [template, item] of Object.entries(doc.paths)) {
+      const op = item.get;
+      if (!op || template.includes('{')) continue;
+      for (const p of op.parameters.filter((x) => x.in === 'query')) {
+        const good = sample(p.schema);
+        const bad = beyond(p.schema);
+        if (good !== undefined) {
+          const res = await app.get(`${template}?${p.name}=${encodeURIComponent(good)}`, { headers: { 'x-api-key': adminKey } });
+          expect(res.status, `${template}?${p.name}=${good}: ${JSON.stringify(res.body.error)}`).not.toBe(400);
+        }
+        if (bad !== undefined) {
+          const res = await app.get(`${template}?${p.name}=${encodeURIComponent(bad)}`, { headers: { 'x-api-key': adminKey } });
+          expect(res.status, `${template}?${p.name}=${bad.slice(0, 20)}`).toBe(400);
+          expect(res.body.error.details).toHaveProperty(p.name);
+        }
+      }
+      const unknown = await app.get(`${template}?undocumented=1`, { headers: { 'x-api-key': adminKey } });
+      expect(unknown.status).toBe(400);
+    }
+  });
+});
+
+describe('the docs handler', () => {
+  const handler = createDocsHandler();
+  const call = (path: string, init?: RequestInit) => {
+    const url = new URL(path, 'http://127.0.0.1');
+    return handler(new Request(url, init), url);
+  };
+
+  it('serves the document, the page and its assets from this server only', async () => {
+    const json = await call('/api/openapi.json');
+    expect(json?.status).toBe(200);
+    expect(json?.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(await json?.text()).toBe(openApiJson());
+
+    const page = await call('/api/docs');
+    expect(page?.status).toBe(200);
+    expect(page?.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(page?.headers.get('content-security-policy')).toBe(DOCS_CSP);
+    expect(DOCS_CSP).toContain("script-src 'self'");
+    expect(DOCS_CSP).not.toMatch(/https?:|\*/);
+    const html = (await page?.text()) ?? '';
+    // Every script, style sheet and icon the page loads is ours, and each is served.
+    const urls = [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1] ?? '');
+    expect(urls.length).toBeGreaterThanOrEqual(4);
+    for (const u of urls) {
+      expect(u).toMatch(/^\/api\//);
+      const asset = await call(u);
+      expect(asset?.status, u).toBe(200);
+      expect((await asset?.arrayBuffer())?.byteLength, u).toBeGreaterThan(0);
+    }
+    expect(html).not.toMatch(/<script>(?!<)/);
+    // Without JavaScript, the endpoints are still listed.
+    expect(html).toContain('GET /api/products/{slug}');
+    expect((await call('/api/docs/'))?.status).toBe(200);
+  });
+
+  it('answers HEAD without a body, revalidation with 304, other methods with 405, other paths with null', async () => {
+    const head = await call('/api/openapi.json', { method: 'HEAD' });
+    expect(head?.status).toBe(200);
+    expect(await head?.text()).toBe('');
+    expect(Number(head?.headers.get('content-length'))).toBe(Buffer.byteLength(openApiJson()));
+    const etag = head?.headers.get('etag') ?? '';
+    expect((await call('/api/openapi.json', { headers: { 'if-none-match': etag } }))?.status).toBe(304);
+
+    const post = await call('/api/docs', { method: 'POST' });
+    expect(post?.status).toBe(405);
+    expect(post?.headers.get('allow')).toBe('GET, HEAD');
+    expect(await post?.json()).toMatchObject({ success: false, error: { code: 'METHOD_NOT_ALLOWED' } });
+
+    expect(await call('/api/products')).toBeNull();
+    expect(await call('/api/docs/../package.json')).toBeNull();
+    expect(await call('/api/docs/swagger-initializer.js')).toBeNull();
+  });
+});
