@@ -39,6 +39,8 @@ export function errorResponseInit(error: AppError, headers?: Record<string, stri
     status: error.status,
     headers: {
       ...JSON_HEADERS,
+      // An error is about this request at this moment: never worth keeping.
+      'cache-control': 'no-store',
       ...headers,
       ...(error.retryAfter !== undefined ? { 'retry-after': String(error.retryAfter) } : {}),
     },

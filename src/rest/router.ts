@@ -4,6 +4,7 @@ import type { Context } from '../context.js';
 import { databaseUnavailable } from '../db/prisma.js';
 import { AppError, asAppError, notFound, validationError } from '../errors.js';
 import type { PaginationMeta } from '../pagination.js';
+import { cacheControl, conditionalJson } from '../http/caching.js';
 import { pathPattern, withoutTrailingSlash } from './paths.js';
 import { errorResponse, internalErrorResponse, jsonResponse, type SuccessBody } from './envelope.js';
 import type { RestMethod, RestRoute, RestShape } from './routes.js';
@@ -157,7 +158,8 @@ export function createRestRouter({ schema, routes, onUnexpectedError }: RestRout
       // replay renders the order afresh, so it must not turn this 201 into a 500.
       await route.idempotency.remember(ctx, { status, body: envelope }).catch((error: unknown) => onUnexpectedError(error, request));
     }
-    return jsonResponse(status, envelope, headers);
+    if (route.method !== 'GET') return jsonResponse(status, envelope, { ...headers, 'cache-control': 'no-store' });
+    return conditionalJson(request, status, JSON.stringify(envelope), headers, cacheControl(route.path, ctx.caller));
   }
 
   /** `context` is the request's shared context, the same one /graphql would get. */
