@@ -3,6 +3,7 @@ import { requireScopes } from '../auth/scopes.js';
 import type { Context } from '../context.js';
 import { databaseUnavailable } from '../db/prisma.js';
 import { AppError, asAppError, notFound, validationError } from '../errors.js';
+import { readLimited } from '../http/body.js';
 import type { PaginationMeta } from '../pagination.js';
 import { cacheControl, conditionalJson } from '../http/caching.js';
 import { pathPattern, withoutTrailingSlash } from './paths.js';
@@ -20,9 +21,6 @@ export interface RestRouterDeps {
   routes: RestRoute[];
   onUnexpectedError: (error: unknown, request: Request) => void;
 }
-
-/** Largest JSON body accepted (1 MiB): an order of 100 items is a few kilobytes. */
-export const MAX_BODY_BYTES = 1024 * 1024;
 
 const REPLAYED_HEADER = 'idempotent-replayed';
 
@@ -64,35 +62,6 @@ function allowHeader(methods: RestMethod[]): string {
   const all = new Set<string>(methods);
   if (all.has('GET')) all.add('HEAD');
   return [...all].sort().join(', ');
-}
-
-const tooLarge = () => new AppError('PAYLOAD_TOO_LARGE', `The request body must be at most ${MAX_BODY_BYTES} bytes`);
-
-/** The body's bytes, refusing to buffer more than the limit whatever Content-Length claims. */
-async function readLimited(request: Request): Promise<Uint8Array> {
-  const declared = request.headers.get('content-length');
-  if (declared !== null && Number(declared) > MAX_BODY_BYTES) throw tooLarge();
-  if (!request.body) return new Uint8Array();
-  const reader = request.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > MAX_BODY_BYTES) {
-      await reader.cancel().catch(() => undefined);
-      throw tooLarge();
-    }
-    chunks.push(value);
-  }
-  const bytes = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return bytes;
 }
 
 /** A JSON request body: Content-Type application/json, at most 1 MiB, well-formed UTF-8 JSON. */
