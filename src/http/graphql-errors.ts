@@ -1,7 +1,7 @@
 import { GraphQLError, type ExecutionResult } from 'graphql';
-import type { Plugin } from 'graphql-yoga';
+import { processRegularResult, type Plugin } from 'graphql-yoga';
 import { databaseUnavailable } from '../db/prisma.js';
-import { asAppError, INTERNAL_MESSAGE } from '../errors.js';
+import { asAppError, errorStatus, INTERNAL_MESSAGE } from '../errors.js';
 import type { Logger } from '../logger.js';
 
 // What a GraphQL client sees of an error: ours (AppError) as they are, GraphQL's verdicts on the
@@ -35,15 +35,17 @@ export function createMaskError(logger: Logger) {
   };
 }
 
-// GraphQL's and Yoga's own error codes mean "your request is invalid": CONTRACT.md names that VALIDATION_ERROR.
-const CLIENT_ERROR_CODES = new Set(['GRAPHQL_PARSE_FAILED', 'GRAPHQL_VALIDATION_FAILED', 'BAD_USER_INPUT', 'BAD_REQUEST']);
+// GraphQL's and Yoga's own error codes (GRAPHQL_PARSE_FAILED, GRAPHQL_VALIDATION_FAILED,
+// BAD_USER_INPUT, BAD_REQUEST, OPERATION_RESOLUTION_FAILURE, …) mean "your request is invalid":
+// CONTRACT.md names that VALIDATION_ERROR. Ours and masked failures already carry a contract code.
+const isContractCode = (code: unknown) => typeof code === 'string' && Object.hasOwn(errorStatus, code);
 
 export function useContractErrorCodes(): Plugin {
   const recode = (result: ExecutionResult) => {
     // Nothing could be answered (data null, or every requested root field null) because the
     // database is unavailable: the whole response is 503, as over REST. With partial data it
     // stays 200 (GraphQL over HTTP), and Retry-After is sent either way.
-    const unavailable = result.errors?.find((e) => e.extensions.code === 'SERVICE_UNAVAILABLE');
+    const unavailable = result.errors?.find((e) => e.extensions?.code === 'SERVICE_UNAVAILABLE');
     if (unavailable) {
       const noData = result.data == null || Object.values(result.data).every((value) => value === null);
       const retryAfter = unavailable.extensions.retryAfter;
@@ -60,15 +62,17 @@ export function useContractErrorCodes(): Plugin {
       }
       // Codeless errors left at this point are GraphQL's own verdicts on the request (e.g. a
       // missing variable): ours carry a code and unexpected ones were masked as INTERNAL_ERROR.
-      if (extensions.code === undefined || (typeof extensions.code === 'string' && CLIENT_ERROR_CODES.has(extensions.code))) {
-        extensions.code = 'VALIDATION_ERROR';
-      }
+      if (!isContractCode(extensions.code)) extensions.code = 'VALIDATION_ERROR';
     }
   };
   return {
-    onResultProcess({ result }) {
+    onResultProcess({ result, resultProcessor, setResultProcessor }) {
       if (Array.isArray(result)) result.forEach(recode);
       else if (result && typeof result === 'object' && 'errors' in result) recode(result as ExecutionResult);
+      // An Accept header naming nothing GraphQL answers with (text/plain, image/png, garbage) gets
+      // JSON, as REST does, rather than Yoga's bodiless 406: the GraphQL over HTTP spec allows
+      // disregarding Accept and answering application/json.
+      if (!resultProcessor && !(Symbol.asyncIterator in result)) setResultProcessor(processRegularResult, 'application/json');
     },
   };
 }
