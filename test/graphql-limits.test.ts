@@ -1,0 +1,354 @@
+import { getIntrospectionQuery, Lexer, Source, TokenKind } from 'graphql';
+import http from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../src/config.js';
+import { MAX_BODY_BYTES } from '../src/http/body.js';
+import { estimateCost } from '../src/http/graphql-cost.js';
+import { graphqlLimitsFrom } from '../src/http/graphql-limits.js';
+import { schema } from '../src/schema.js';
+import { parse } from 'graphql';
+import { startTestApp, type TestApp } from './helpers/app.js';
+
+// /graphql's limits: body size and type, document depth, aliases, tokens, directives and cost,
+// batching, introspection and field suggestions. Defaults come from src/config.ts.
+
+const defaults = graphqlLimitsFrom(loadConfig({}));
+
+let app: TestApp;
+beforeAll(async () => {
+  app = await startTestApp({ template: 'migrated' });
+});
+afterAll(() => app?.close());
+
+let clientSeq = 0;
+const clientIp = () => `10.150.${(++clientSeq >> 8) & 255}.${clientSeq & 255}`;
+
+/** POST /graphql with a JSON body; `accept` picks the response media type. */
+async function post(target: TestApp, body: unknown, accept = 'application/json') {
+  const res = await target.get('/graphql', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  return res;
+}
+
+const gql = (target: TestApp, query: string, variables?: Record<string, unknown>) => post(target, { query, variables });
+
+const expectRefused = (res: { status: number; body: any }, message: RegExp) => {
+  expect(res.status).toBe(200);
+  expect(res.body.data).toBeUndefined();
+  expect(res.body.errors).toHaveLength(1);
+  expect(res.body.errors[0].message).toMatch(message);
+  expect(res.body.errors[0].extensions).toEqual({ code: 'VALIDATION_ERROR' });
+};
+
+const expectOk = (res: { status: number; body: any }) => {
+  expect(res.status).toBe(200);
+  expect(res.body.errors).toBeUndefined();
+  expect(res.body.data).toBeDefined();
+};
+
+const tokens = (document: string) => {
+  const lexer = new Lexer(new Source(document));
+  let n = 0;
+  while (lexer.advance().kind !== TokenKind.EOF) n++;
+  return n;
+};
+
+describe('document limits (defaults)', () => {
+  it('has the documented defaults', () => {
+    expect(defaults).toEqual({
+      maxDepth: 10,
+      maxAliases: 15,
+      maxTokens: 2000,
+      maxCost: 10_000,
+      maxDirectives: 20,
+      batchLimit: 0,
+      introspection: true,
+      hideSuggestions: false,
+    });
+  });
+
+  it('depth: 10 levels pass, 11 are refused', async () => {
+    // product(1) supplier(2) products(3) supplier(4) … products(9) id(10)
+    const ten = `{ product(slug: "x") { supplier { products(limit: 1) { supplier { products(limit: 1) { supplier { products(limit: 1) { supplier { products(limit: 1) { id } } } } } } } } } }`;
+    const eleven = `{ product(slug: "x") { supplier { products(limit: 1) { supplier { products(limit: 1) { supplier { products(limit: 1) { supplier { products(limit: 1) { supplier { id } } } } } } } } } } }`;
+    expectOk(await gql(app, ten));
+    expectRefused(await gql(app, eleven), /depth limit of 10 exceeded, found 11/);
+  });
+
+  it('aliases: 15 pass, 16 are refused', async () => {
+    const aliases = (n: number) => `{ product(slug: "x") { ${Array.from({ length: n }, (_, i) => `a${i}: id`).join(' ')} } }`;
+    expectOk(await gql(app, aliases(15)));
+    expectRefused(await gql(app, aliases(16)), /Aliases limit of 15 exceeded, found 16/);
+    // Aliases of __typename (clients add them to tell union members apart) are not counted.
+    expectOk(await gql(app, `{ ${Array.from({ length: 16 }, (_, i) => `t${i}: __typename`).join(' ')} p: product(slug: "x") { id } }`));
+  });
+
+  it('directives: 20 pass, 21 are refused', async () => {
+    const directives = (n: number) => `{ ${Array.from({ length: n }, () => '__typename @include(if: true)').join(' ')} }`;
+    expectOk(await gql(app, directives(20)));
+    expectRefused(await gql(app, directives(21)), /Directives limit of 20 exceeded, found 21/);
+  });
+
+  it('tokens: 2000 pass, 2001 are refused while parsing', async () => {
+    // Repeated spreads of one fragment: cheap for every other rule, 2 tokens each.
+    const doc = (extra: number) =>
+      `{ __typename ${'__typename '.repeat(extra)}${'...F '.repeat(995)}} fragment F on Query { __typename }`;
+    expect(tokens(doc(0))).toBe(2000);
+    expect(tokens(doc(1))).toBe(2001);
+    expectOk(await gql(app, doc(0)));
+    expectRefused(await gql(app, doc(1)), /token limit of 2000 exceeded/);
+  });
+
+  it('cost: 10000 estimated objects pass, 10001 are refused, counting page sizes from variables too', async () => {
+    // 1 page + 99 products + 99 × 100 reviews = 10000; `meta` adds 1.
+    const exact = `{ products(limit: 99) { items { reviews(limit: 100) { id } } } }`;
+    const over = `{ products(limit: 99) { items { reviews(limit: 100) { id } } meta { total } } }`;
+    expect(estimateCost({ schema, document: parse(exact) })).toBe(10_000);
+    expect(estimateCost({ schema, document: parse(over) })).toBe(10_001);
+    expectOk(await gql(app, exact));
+    expectRefused(await gql(app, over), /cost limit of 10000 exceeded/);
+
+    // One document, two sets of variables: 101 + 100 × n.
+    const byVariable = `query($n: Int!) { products(limit: 100) { items { reviews(limit: $n) { id } } } }`;
+    expectOk(await gql(app, byVariable, { n: 98 }));
+    expectRefused(await gql(app, byVariable, { n: 99 }), /cost limit/);
+    expectOk(await gql(app, byVariable, { n: 98 }));
+  });
+
+  it('cost: a short query asking for a million rows is refused without running', async () => {
+    const before = app.statements.length;
+    const res = await gql(app, `{ products(limit: 100) { items { supplier { products(limit: 100) { supplier { products(limit: 100) { id } } } } } } }`);
+    expectRefused(res, /cost limit/);
+    expect(app.statements.length).toBe(before);
+  });
+
+  it('cost: repeated fields and fragments are merged as the executor does, not multiplied', () => {
+    const once = `{ products(limit: 10) { items { supplier { id } } } }`;
+    const repeated = `{ products(limit: 10) { items { supplier { id } ...S ...S } items { ...S } } } fragment S on Product { supplier { id } }`;
+    expect(estimateCost({ schema, document: parse(repeated) })).toBe(estimateCost({ schema, document: parse(once) }));
+  });
+
+  it('answers a limit with 400 under application/graphql-response+json, like any validation error', async () => {
+    const over = { query: `{ product(slug: "x") { ${Array.from({ length: 16 }, (_, i) => `a${i}: id`).join(' ')} } }` };
+    const strict = await post(app, over, 'application/graphql-response+json');
+    expect(strict.status).toBe(400);
+    expect(strict.headers.get('content-type')).toMatch(/^application\/graphql-response\+json/);
+    expect(strict.body.errors[0].extensions).toEqual({ code: 'VALIDATION_ERROR' });
+    expect((await post(app, over)).status).toBe(200);
+  });
+
+  it('lets the existing tests\' largest query and GraphiQL\'s introspection through', async () => {
+    const introspection = getIntrospectionQuery({
+      descriptions: true,
+      specifiedByUrl: true,
+      directiveIsRepeatable: true,
+      schemaDescription: true,
+      inputValueDeprecation: true,
+      oneOf: true,
+    });
+    const res = await gql(app, introspection);
+    expectOk(res);
+    expect(res.body.data.__schema.queryType.name).toBe('Query');
+    const page = await fetch(`${app.base}/graphql`, { headers: { accept: 'text/html' } });
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain('GraphiQL');
+  });
+});
+
+describe('request bodies', () => {
+  it('accepts a body of exactly 1 MiB and JSON media types in any letter case', async () => {
+    const query = '{ __typename }';
+    const json = JSON.stringify({ query });
+    const padded = json.slice(0, -1) + ' '.repeat(MAX_BODY_BYTES - json.length) + '}';
+    expect(Buffer.byteLength(padded)).toBe(MAX_BODY_BYTES);
+    expect((await post(app, padded)).body).toEqual({ data: { __typename: 'Query' } });
+    for (const type of ['Application/JSON; charset=UTF-8', 'application/json;charset=utf-8', 'application/graphql+json']) {
+      const res = await app.get('/graphql', { method: 'POST', headers: { 'content-type': type }, body: json });
+      expect(res.body, type).toEqual({ data: { __typename: 'Query' } });
+    }
+  });
+
+  it('refuses other media types with 415 UNSUPPORTED_MEDIA_TYPE in the GraphQL error shape', async () => {
+    const query = '{ __typename }';
+    const cases: [string | null, BodyInit][] = [
+      [null, JSON.stringify({ query })],
+      ['text/plain', JSON.stringify({ query })],
+      ['application/x-www-form-urlencoded', new URLSearchParams({ query }).toString()],
+      ['application/graphql', query],
+      ['application/json; charset=iso-8859-1', JSON.stringify({ query })],
+      ['application/jsonx', JSON.stringify({ query })],
+    ];
+    for (const [type, body] of cases) {
+      const headers: Record<string, string> = type ? { 'content-type': type } : {};
+      const res = await app.get('/graphql', { method: 'POST', headers, body: typeof body === 'string' ? new TextEncoder().encode(body) : body });
+      expect(res.status, String(type)).toBe(415);
+      expect(res.body, String(type)).toEqual({ errors: [{ message: expect.any(String), extensions: { code: 'UNSUPPORTED_MEDIA_TYPE' } }] });
+    }
+    const form = new FormData();
+    form.set('operations', JSON.stringify({ query }));
+    const multipart = await app.get('/graphql', { method: 'POST', body: form });
+    expect(multipart.status).toBe(415);
+    expect(multipart.body.errors[0].extensions.code).toBe('UNSUPPORTED_MEDIA_TYPE');
+  });
+
+  it('answers malformed bodies with 400 VALIDATION_ERROR', async () => {
+    for (const body of ['', '{nope', '"query"', 'null', '[1]', new Uint8Array([0x7b, 0xff, 0x7d])]) {
+      const res = await app.get('/graphql', { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+      expect(res.status, String(body)).toBe(400);
+      expect(res.body.errors[0].extensions, String(body)).toEqual({ code: 'VALIDATION_ERROR' });
+    }
+  });
+
+  /**
+   * POST /graphql over a raw socket, writing `bytes` of body and never ending it: the answer can
+   * only come from a server that stops reading at the limit.
+   */
+  function postUnfinished(headers: Record<string, string>, bytes: number) {
+    const url = new URL(app.base);
+    return new Promise<{ status: number; headers: http.IncomingHttpHeaders; body: any; ms: number }>((resolve, reject) => {
+      const started = Date.now();
+      const req = http.request({
+        host: url.hostname,
+        port: url.port,
+        path: '/graphql',
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-forwarded-for': clientIp(), ...headers },
+      });
+      const timer = setTimeout(() => {
+        req.destroy();
+        reject(new Error('no answer within 10 s: the server waited for the whole body'));
+      }, 10_000);
+      req.on('response', (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (text += chunk));
+        res.on('end', () => {
+          clearTimeout(timer);
+          req.destroy();
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: JSON.parse(text), ms: Date.now() - started });
+        });
+      });
+      req.on('error', (error) => {
+        clearTimeout(timer);
+        reject(error);
+      });
+      const piece = Buffer.alloc(64 * 1024, 0x20);
+      let written = 0;
+      const pump = () => {
+        while (written < bytes) {
+          const size = Math.min(piece.length, bytes - written);
+          written += size;
+          if (!req.write(piece.subarray(0, size))) {
+            req.once('drain', pump);
+            return;
+          }
+        }
+      };
+      pump();
+    });
+  }
+
+  it('refuses a declared Content-Length over 1 MiB with 413 before reading the body', async () => {
+    const res = await postUnfinished({ 'content-length': String(100 * 1024 * 1024) }, 1024);
+    expect(res.status).toBe(413);
+    expect(res.body).toEqual({ errors: [{ message: expect.stringMatching(/at most 1048576 bytes/), extensions: { code: 'PAYLOAD_TOO_LARGE' } }] });
+    expect(res.headers.connection).toBe('close');
+    expect(res.ms).toBeLessThan(5000);
+  });
+
+  it('refuses a chunked body with 413 as soon as it passes 1 MiB, without waiting for its end', async () => {
+    const res = await postUnfinished({ 'transfer-encoding': 'chunked' }, MAX_BODY_BYTES + 128 * 1024);
+    expect(res.status).toBe(413);
+    expect(res.body.errors[0].extensions).toEqual({ code: 'PAYLOAD_TOO_LARGE' });
+    expect(res.headers.connection).toBe('close');
+    expect(res.ms).toBeLessThan(5000);
+  });
+
+  it('refuses batches while batching is off', async () => {
+    const res = await post(app, [{ query: '{ __typename }' }]);
+    expect(res.status).toBe(400);
+    expect(res.body.errors[0]).toEqual({ message: expect.stringMatching(/Batching is not supported/), extensions: { code: 'VALIDATION_ERROR' } });
+  });
+});
+
+describe('with GRAPHQL_BATCH_LIMIT=3 and GRAPHQL_INTROSPECTION=false', () => {
+  let custom: TestApp;
+  beforeAll(async () => {
+    custom = await startTestApp({ template: 'migrated', env: { GRAPHQL_BATCH_LIMIT: '3', GRAPHQL_INTROSPECTION: 'false' } });
+  });
+  afterAll(() => custom?.close());
+
+  it('runs batches of up to 3 operations and refuses 4', async () => {
+    const op = (i: number) => ({ query: `query Op${i} { __typename }`, operationName: `Op${i}` });
+    const three = await post(custom, [op(1), op(2), op(3)]);
+    expect(three.status).toBe(200);
+    expect(three.body).toEqual([{ data: { __typename: 'Query' } }, { data: { __typename: 'Query' } }, { data: { __typename: 'Query' } }]);
+    const four = await post(custom, [op(1), op(2), op(3), op(4)]);
+    expect(four.status).toBe(400);
+    expect(four.body.errors[0]).toEqual({ message: expect.stringMatching(/1 to 3 operations; it has 4/), extensions: { code: 'VALIDATION_ERROR' } });
+    expect((await post(custom, [])).status).toBe(400);
+  });
+
+  it('applies the document limits to each operation of a batch', async () => {
+    const res = await post(custom, [
+      { query: '{ __typename }' },
+      { query: `{ product(slug: "x") { ${Array.from({ length: 16 }, (_, i) => `a${i}: id`).join(' ')} } }` },
+    ]);
+    expect(res.body[0]).toEqual({ data: { __typename: 'Query' } });
+    expect(res.body[1].errors[0].extensions).toEqual({ code: 'VALIDATION_ERROR' });
+  });
+
+  it('refuses introspection but not __typename', async () => {
+    const res = await gql(custom, '{ __schema { queryType { name } } }');
+    expectRefused(res, /Introspection is disabled/);
+    expectRefused(await gql(custom, '{ __type(name: "Product") { name } }'), /Introspection is disabled/);
+    expect((await gql(custom, '{ __typename }')).body).toEqual({ data: { __typename: 'Query' } });
+  });
+});
+
+describe('with NODE_ENV=production', () => {
+  let prod: TestApp;
+  let prodIntrospection: TestApp;
+  beforeAll(async () => {
+    [prod, prodIntrospection] = await Promise.all([
+      startTestApp({ template: 'migrated', env: { NODE_ENV: 'production' } }),
+      startTestApp({ template: 'migrated', env: { NODE_ENV: 'production', GRAPHQL_INTROSPECTION: 'true' } }),
+    ]);
+  });
+  afterAll(async () => {
+    await prod?.close();
+    await prodIntrospection?.close();
+  });
+
+  const mistakes: [string, string, Record<string, unknown>?][] = [
+    ['field', '{ products(limit: 1) { items { nme } } }'],
+    ['argument', '{ products(limt: 1) { meta { total } } }'],
+    ['enum literal', '{ products(sortBy: POPULR) { meta { total } } }'],
+    ['type', 'query($s: ProductSrt) { products(sortBy: $s) { meta { total } } }'],
+    ['enum variable', 'query($s: ProductSort) { products(sortBy: $s) { meta { total } } }', { s: 'POPULR' }],
+  ];
+
+  it('suggests names in development', async () => {
+    for (const [what, query, variables] of mistakes) {
+      const res = await gql(app, query, variables);
+      expect(res.body.errors[0].message, what).toMatch(/Did you mean/);
+      expect(res.body.errors[0].extensions.code, what).toBe('VALIDATION_ERROR');
+    }
+  });
+
+  it('hides "Did you mean …?" suggestions', async () => {
+    for (const [what, query, variables] of mistakes) {
+      const res = await gql(prod, query, variables);
+      expect(res.body.errors[0].message, what).not.toMatch(/Did you mean|POPULAR|"name"|"limit"/);
+      expect(res.body.errors[0].extensions.code, what).toBe('VALIDATION_ERROR');
+    }
+  });
+
+  it('turns introspection off unless GRAPHQL_INTROSPECTION=true', async () => {
+    expectRefused(await gql(prod, '{ __schema { queryType { name } } }'), /Introspection is disabled/);
+    expectOk(await gql(prodIntrospection, '{ __schema { queryType { name } } }'));
+  });
+});
