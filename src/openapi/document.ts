@@ -12,7 +12,9 @@ import {
 } from 'graphql';
 import { z } from 'zod';
 import { SCOPES } from '../auth/scopes.js';
+import type { Caller } from '../context.js';
 import { errorStatus, type ErrorCode } from '../errors.js';
+import { cacheControl } from '../http/caching.js';
 import { rateLimitHeaders } from '../http/gate.js';
 import type { RestRoute, RestShape } from '../rest/routes.js';
 import { restParamForm } from '../validation.js';
@@ -137,6 +139,7 @@ function rateLimitHeaderComponents(): Record<string, Header> {
 const OTHER_HEADERS: Record<string, Header> = {
   'Retry-After': { description: 'Seconds to wait before retrying', required: true, schema: { type: 'integer', minimum: 1 } },
   Allow: { description: 'The methods the path takes', required: true, schema: { type: 'string' }, example: 'GET, HEAD' },
+  'Cache-Control': { description: 'Errors are never stored', required: true, schema: { type: 'string', const: 'no-store' } },
   'Idempotent-Replayed': {
     description: 'Present when the response is the replay of an earlier request with the same Idempotency-Key',
     schema: { type: 'string', enum: ['true'] },
@@ -144,6 +147,28 @@ const OTHER_HEADERS: Record<string, Header> = {
 };
 
 const headerRef = (name: string) => ({ $ref: `#/components/headers/${name}` });
+
+// ----- caching (src/http/caching.ts): GET answers carry an ETag and may be revalidated -----
+
+const CACHING_HEADERS: Record<string, Header> = {
+  ETag: {
+    description: 'Validator of the body; send it back as If-None-Match to get 304 while it is unchanged',
+    required: true,
+    schema: { type: 'string' },
+  },
+};
+
+const ANONYMOUS: Caller = { kind: 'anonymous', ip: '192.0.2.1' };
+const KEYED: Caller = { kind: 'key', ip: '192.0.2.1', keyId: 'example', accountId: 'example', plan: 'PRO', scopes: [], rateLimit: null, rateWindowSeconds: null };
+
+/** The Cache-Control the router sends for a route, as the caching module decides it for each kind of caller. */
+function cacheControlHeader(route: RestRoute): Header {
+  if (route.method !== 'GET') return { description: 'Never stored', required: true, schema: { type: 'string', const: 'no-store' } };
+  const anonymous = cacheControl(route.path, ANONYMOUS);
+  const keyed = cacheControl(route.path, KEYED);
+  const description = anonymous === keyed ? `\`${anonymous}\`` : `Without a key \`${anonymous}\`; with one \`${keyed}\``;
+  return { description, required: true, schema: { type: 'string', enum: [...new Set([anonymous, keyed])] } };
+}
 
 // ----- errors -----
 
@@ -224,6 +249,7 @@ function errorResponses(rateLimit: Record<string, Header>): Record<string, Respo
   for (const code of Object.keys(errorStatus) as ErrorCode[]) {
     const headers: Record<string, HeaderOrRef> = {};
     for (const name of Object.keys(rateLimit)) headers[name] = headerRef(name);
+    headers['Cache-Control'] = headerRef('Cache-Control');
     if (code === 'RATE_LIMIT_EXCEEDED' || code === 'SERVICE_UNAVAILABLE') headers['Retry-After'] = headerRef('Retry-After');
     if (code === 'METHOD_NOT_ALLOWED') headers.Allow = headerRef('Allow');
     responses[responseName(code)] = { description: ERROR_DESCRIPTIONS[code], headers, content: { [JSON_TYPE]: { schema: errorSchema(code) } } };
@@ -428,6 +454,8 @@ function buildOperation(route: RestRoute, schema: GraphQLSchema, rateLimitNames:
   const status = route.status ?? 200;
   const successHeaders: Record<string, HeaderOrRef> = {};
   for (const name of rateLimitNames) successHeaders[name] = headerRef(name);
+  successHeaders['Cache-Control'] = cacheControlHeader(route);
+  if (route.method === 'GET') successHeaders.ETag = headerRef('ETag');
   if (route.idempotency) successHeaders['Idempotent-Replayed'] = headerRef('Idempotent-Replayed');
 
   const responses: Record<string, ResponseOrRef> = {
@@ -436,6 +464,9 @@ function buildOperation(route: RestRoute, schema: GraphQLSchema, rateLimitNames:
       headers: successHeaders,
       content: { [JSON_TYPE]: { schema: body } },
     },
+    ...(route.method === 'GET'
+      ? { 304: { description: 'Not Modified: If-None-Match names the current ETag; no body', headers: { ...successHeaders } } }
+      : {}),
     400: errorRef('VALIDATION_ERROR'),
     401: errorRef('UNAUTHORIZED'),
   };
@@ -458,6 +489,15 @@ function buildOperation(route: RestRoute, schema: GraphQLSchema, rateLimitNames:
 
   const descriptions = argumentDescriptions(schema, operation);
   const parameters = [...pathParameters(route), ...queryParameters(route, descriptions)];
+  if (route.method === 'GET') {
+    parameters.push({
+      name: 'If-None-Match',
+      in: 'header',
+      required: false,
+      description: 'An ETag of an earlier answer: 304 without a body while the answer is unchanged',
+      schema: { type: 'string' },
+    });
+  }
   if (route.idempotency) {
     parameters.push({
       name: 'Idempotency-Key',
@@ -549,7 +589,7 @@ export function buildOpenApiDocument({ schema, routes }: OpenApiDeps): OpenApiDo
     components: {
       schemas: components.schemas,
       responses: errorResponses(rateLimit),
-      headers: { ...rateLimit, ...OTHER_HEADERS },
+      headers: { ...rateLimit, ...CACHING_HEADERS, ...OTHER_HEADERS },
       securitySchemes: {
         [API_KEY]: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'An API key (`mk_…`)' },
         [BEARER]: { type: 'http', scheme: 'bearer', description: 'The same API key as a bearer token' },
