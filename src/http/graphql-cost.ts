@@ -31,8 +31,8 @@ import {
 // - a list's size is its own `limit`, `first` or `last` argument, or else that of the field just
 //   above it (`products(limit: 30) { items }` has 30 items, `productsConnection(first: 30) { edges }`
 //   30 edges); an argument that is not given counts as its schema default, or DEFAULT_LIST_SIZE;
-//   sizes are capped at MAX_LIST_SIZE, the largest page any field serves (a larger value is refused
-//   by the field itself, with a clearer message than a cost error);
+//   sizes are kept within 1..MAX_LIST_SIZE, the largest page any field serves (a value outside is
+//   refused by the field itself, with a clearer message than a cost error);
 // - a list with no size argument at all (a category's children, an order's items) counts
 //   DEFAULT_LIST_SIZE;
 // - introspection (`__schema`, `__type`, `__typename`) is free: it is bounded by the schema and
