@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createApp } from '../src/app.js';
+import { createApp, type AppDeps } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { migrate } from '../src/db/migrate.js';
 import { createPrisma } from '../src/db/prisma.js';
@@ -27,7 +27,10 @@ afterAll(async () => {
 async function startHealthApp(databaseUrl: string): Promise<HealthApp> {
   const prisma = createPrisma({ url: databaseUrl, poolMax: 5 });
   const logger = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
-  const app = await createApp({ prisma, logger, config: loadConfig({ NODE_ENV: 'test', TRUSTED_PROXIES: 'loopback' }) });
+  const config = loadConfig({ NODE_ENV: 'test', TRUSTED_PROXIES: 'loopback' });
+  // `databaseUrl` is for createApp once it mounts the probes itself (then this wrapper's handler,
+  // in front, answers them first); until then it is one property more.
+  const app = await createApp({ prisma, logger, config, databaseUrl } as AppDeps);
   const health = createHealthHandler({ prisma, databaseUrl, logger });
   const server: Server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
