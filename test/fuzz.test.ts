@@ -1,13 +1,7 @@
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApp } from '../src/app.js';
-import { loadConfig } from '../src/config.js';
-import { createPrisma } from '../src/db/prisma.js';
 import { errorStatus } from '../src/errors.js';
 import { DOCS_PATHS } from '../src/http/gate.js';
-import { guardRequestTarget } from '../src/http/request-target.js';
-import { createLogger } from '../src/logger.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { createTestKey } from './helpers/keys.js';
 
@@ -682,29 +676,11 @@ describe('fuzzing', () => {
 // Found by this fuzzing: Yoga's Node adapter answered 500 with the exception's stack (file paths
 // included) to a request target or Host header it could not make a URL of, and a Host header with
 // a path in it changed the path the app routed. guardRequestTarget (src/http/request-target.ts)
-// wraps the app's Node listener; this checks it in front of the real app.
+// wraps the app's Node listener, in src/server.ts and in test/helpers/app.ts alike.
 describe('request targets and Host headers that are no URL', () => {
-  let server: http.Server;
-  let base: URL;
-  let close: () => Promise<void>;
-  beforeAll(async () => {
-    const prisma = createPrisma({ url: app.url, poolMax: 2 });
-    const yoga = await createApp({ prisma, logger: createLogger('silent'), config: loadConfig({ NODE_ENV: 'test', TRUSTED_PROXIES: 'loopback' }) });
-    server = http.createServer(guardRequestTarget(yoga));
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    base = new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
-    close = async () => {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      await yoga.dispose();
-      await prisma.$disconnect();
-    };
-  });
-  afterAll(() => close?.());
-
   const raw = (method: string, path: string, headers: Record<string, string> = {}) => {
     const agent = new http.Agent({ keepAlive: false });
-    return send(base, agent, { index: -1, method, path, headers: { 'x-forwarded-for': '10.200.0.1', ...headers } }).finally(() => agent.destroy());
+    return send(new URL(app.base), agent, { index: -1, method, path, headers: { 'x-forwarded-for': '10.200.0.1', ...headers } }).finally(() => agent.destroy());
   };
   const json = (answer: Answer) => JSON.parse(answer.body.toString('utf8')) as Record<string, unknown>;
 
