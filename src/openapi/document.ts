@@ -16,6 +16,7 @@ import type { Caller } from '../context.js';
 import { errorStatus, type ErrorCode } from '../errors.js';
 import { cacheControl } from '../http/caching.js';
 import { rateLimitHeaders } from '../http/gate.js';
+import { API_VERSION } from '../http/observe.js';
 import type { RestRoute, RestShape } from '../rest/routes.js';
 import { restParamForm } from '../validation.js';
 import { extractComponents } from './components.js';
@@ -27,8 +28,6 @@ import { operationSchemas, sentences, splitNull, type JsonSchema } from './graph
 // operation, walked against the schema, for the response bodies; the error table
 // (src/errors.ts) for error responses; the gate's own header function for the rate-limit
 // headers. Nothing here restates a rule, so the document cannot drift from the service.
-
-export const API_VERSION = '1.0.0';
 
 /** The OpenAPI document, as plain JSON. */
 export interface OpenApiDocument {
@@ -135,6 +134,16 @@ function rateLimitHeaderComponents(): Record<string, Header> {
   }
   return headers;
 }
+
+/** Headers src/http/observe.ts puts on every response. */
+const OBSERVE_HEADERS: Record<string, Header> = {
+  'X-Request-ID': {
+    description: 'The request’s id, as in the service’s logs: the client’s own X-Request-ID when it is 1–128 plain characters, else a new UUID',
+    required: true,
+    schema: { type: 'string' },
+  },
+  'X-API-Version': { description: 'The version of this interface', required: true, schema: { type: 'string', const: API_VERSION } },
+};
 
 const OTHER_HEADERS: Record<string, Header> = {
   'Retry-After': { description: 'Seconds to wait before retrying', required: true, schema: { type: 'integer', minimum: 1 } },
@@ -244,11 +253,11 @@ function errorSchema(code: ErrorCode): JsonSchema {
   };
 }
 
-function errorResponses(rateLimit: Record<string, Header>): Record<string, Response> {
+function errorResponses(commonHeaders: readonly string[]): Record<string, Response> {
   const responses: Record<string, Response> = {};
   for (const code of Object.keys(errorStatus) as ErrorCode[]) {
     const headers: Record<string, HeaderOrRef> = {};
-    for (const name of Object.keys(rateLimit)) headers[name] = headerRef(name);
+    for (const name of commonHeaders) headers[name] = headerRef(name);
     headers['Cache-Control'] = headerRef('Cache-Control');
     if (code === 'RATE_LIMIT_EXCEEDED' || code === 'SERVICE_UNAVAILABLE') headers['Retry-After'] = headerRef('Retry-After');
     if (code === 'METHOD_NOT_ALLOWED') headers.Allow = headerRef('Allow');
@@ -428,7 +437,7 @@ interface BuiltOperation {
   operation: Operation;
 }
 
-function buildOperation(route: RestRoute, schema: GraphQLSchema, rateLimitNames: string[], successSchemas: JsonSchema[]): BuiltOperation & { origins: ReturnType<typeof operationSchemas>['origins'] } {
+function buildOperation(route: RestRoute, schema: GraphQLSchema, commonHeaders: readonly string[], successSchemas: JsonSchema[]): BuiltOperation & { origins: ReturnType<typeof operationSchemas>['origins'] } {
   const document = parse(route.document);
   const errors = validate(schema, document);
   if (errors.length) throw new Error(`${route.method} ${route.path}: ${errors.map((e) => e.message).join('; ')}`);
@@ -453,7 +462,7 @@ function buildOperation(route: RestRoute, schema: GraphQLSchema, rateLimitNames:
 
   const status = route.status ?? 200;
   const successHeaders: Record<string, HeaderOrRef> = {};
-  for (const name of rateLimitNames) successHeaders[name] = headerRef(name);
+  for (const name of commonHeaders) successHeaders[name] = headerRef(name);
   successHeaders['Cache-Control'] = cacheControlHeader(route);
   if (route.method === 'GET') successHeaders.ETag = headerRef('ETag');
   if (route.idempotency) successHeaders['Idempotent-Replayed'] = headerRef('Idempotent-Replayed');
@@ -558,9 +567,10 @@ export interface OpenApiDeps {
 /** The OpenAPI 3.1 document of `routes` served on `schema`. Throws if a route cannot be described. */
 export function buildOpenApiDocument({ schema, routes }: OpenApiDeps): OpenApiDocument {
   const rateLimit = rateLimitHeaderComponents();
-  const rateLimitNames = Object.keys(rateLimit);
+  // Every answer of /api carries these, errors included.
+  const commonHeaders = [...Object.keys(rateLimit), ...Object.keys(OBSERVE_HEADERS)];
   const successSchemas: JsonSchema[] = [];
-  const built = routes.map((route) => buildOperation(route, schema, rateLimitNames, successSchemas));
+  const built = routes.map((route) => buildOperation(route, schema, commonHeaders, successSchemas));
 
   // Origins from every operation, so selections repeated across routes share one component.
   const origins = new Map(built.flatMap((b) => [...b.origins]));
@@ -588,8 +598,8 @@ export function buildOpenApiDocument({ schema, routes }: OpenApiDeps): OpenApiDo
     paths,
     components: {
       schemas: components.schemas,
-      responses: errorResponses(rateLimit),
-      headers: { ...rateLimit, ...CACHING_HEADERS, ...OTHER_HEADERS },
+      responses: errorResponses(commonHeaders),
+      headers: { ...rateLimit, ...OBSERVE_HEADERS, ...CACHING_HEADERS, ...OTHER_HEADERS },
       securitySchemes: {
         [API_KEY]: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'An API key (`mk_…`)' },
         [BEARER]: { type: 'http', scheme: 'bearer', description: 'The same API key as a bearer token' },
