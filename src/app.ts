@@ -11,6 +11,10 @@ import { useGate } from './http/gate.js';
 import { requestIdOf, useObservability } from './http/observe.js';
 import { createRouteNamer } from './rest/paths.js';
 import { createMaskError, useContractErrorCodes } from './http/graphql-errors.js';
+import { renderLocalGraphiQL, serveGraphiQLAsset } from './http/graphiql.js';
+import { graphqlHardening } from './http/graphql-limits.js';
+import { createHealthHandler } from './http/health.js';
+import { createDocsHandler } from './openapi/serve.js';
 import type { Logger } from './logger.js';
 import { createMetrics } from './metrics.js';
 import { createFieldRateLimiter } from './ratelimit/field-limits.js';
@@ -28,6 +32,8 @@ export interface ServerContext {
 
 export interface AppDeps {
   prisma: PrismaClient;
+  /** The database behind `prisma`, for the readiness probe's migration check. */
+  databaseUrl: string;
   logger: Logger;
   config: Config;
 }
@@ -38,7 +44,7 @@ export type App = YogaServerInstance<ServerContext, Context>;
  * Builds the whole HTTP surface: /graphql (with GraphiQL) and the REST adapter under /api, both
  * behind one gate (authentication, rate limits). `app.dispose()` releases what it holds.
  */
-export async function createApp({ prisma, logger, config }: AppDeps): Promise<App> {
+export async function createApp({ prisma, databaseUrl, logger, config }: AppDeps): Promise<App> {
   const requestIds = new WeakMap<Request, string>();
   const logUnexpected = (error: unknown, request: Request) =>
     logger.error({ err: error, requestId: requestIds.get(request), method: request.method, path: new URL(request.url).pathname }, 'unexpected error');
@@ -81,12 +87,17 @@ export async function createApp({ prisma, logger, config }: AppDeps): Promise<Ap
   );
 
   const rest = createRestRouter({ schema, routes: restRoutes, onUnexpectedError: logUnexpected });
+  const hardening = graphqlHardening(config);
+  const docs = createDocsHandler();
+  const health = createHealthHandler({ prisma, databaseUrl, logger });
 
   return createYoga<ServerContext, Context>({
     schema,
     graphqlEndpoint: '/graphql',
     landingPage: false,
     graphiql: { title: 'Marketplace API — GraphiQL', defaultQuery: DEFAULT_QUERY },
+    // GraphiQL from our own server, not a CDN: the playground works offline.
+    renderGraphiQL: renderLocalGraphiQL,
     // Yoga reports the caller's mistakes (bad JSON, missing query) as errors; they are not ours.
     // Unexpected failures are logged by maskError below.
     logging: {
@@ -97,6 +108,7 @@ export async function createApp({ prisma, logger, config }: AppDeps): Promise<Ap
     },
     context: ({ request, ...server }) => contextFor(request, server),
     maskedErrors: { isDev: false, maskError: createMaskError(logger) },
+    ...hardening.yogaOptions,
     cors: corsOptions(config.CORS_ORIGINS),
     plugins: [
       useObservability({ logger, metrics, routeOf: (_request, url) => routeOf(url.pathname), requestIds }),
@@ -112,9 +124,15 @@ export async function createApp({ prisma, logger, config }: AppDeps): Promise<Ap
         callers,
       ),
       useContractErrorCodes(),
+      // After the gate: a refused document is still a counted request with rate-limit headers.
+      ...hardening.plugins,
       {
         async onRequest({ request, url, endResponse, serverContext }) {
-          if (url.pathname === '/metrics' && request.method === 'GET') {
+          // Probes, metrics and documentation first: none of them is metered or authenticated.
+          const unmetered = (await health(request, url)) ?? (await serveGraphiQLAsset(request, url)) ?? (await docs(request, url));
+          if (unmetered) {
+            endResponse(unmetered);
+          } else if (url.pathname === '/metrics' && request.method === 'GET') {
             endResponse(new Response(await metrics.registry.metrics(), { headers: { 'content-type': metrics.registry.contentType } }));
           } else if (url.pathname === '/api' || url.pathname.startsWith('/api/')) {
             endResponse(await rest(request, url, () => contextFor(request, serverContext)));

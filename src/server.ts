@@ -7,6 +7,7 @@ import { openDatabase } from './db/database.js';
 import { migrate } from './db/migrate.js';
 import { createPrisma, type PrismaClient } from './db/prisma.js';
 import { seedDatabase } from './db/seed.js';
+import { guardRequestTarget } from './http/request-target.js';
 import { createLogger } from './logger.js';
 
 // Process entry point: configuration, database, HTTP listener, and an orderly shutdown.
@@ -38,8 +39,8 @@ async function main() {
     throw error;
   }
 
-  const app = await createApp({ prisma, logger, config });
-  const server = createServer(app);
+  const app = await createApp({ prisma, databaseUrl: db.url, logger, config });
+  const server = createServer(guardRequestTarget(app));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.PORT, config.HOST, resolve);

@@ -4,6 +4,7 @@ import pg from 'pg';
 import { createApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { createPrisma } from '../../src/db/prisma.js';
+import { guardRequestTarget } from '../../src/http/request-target.js';
 import { createLogger, type Logger } from '../../src/logger.js';
 import { createTestDatabase } from './db.js';
 
@@ -38,8 +39,8 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
   // The suite sends far more anonymous requests than one IP may (60/min). Requests come through
   // a trusted proxy (loopback), each with its own client address unless a test sets one.
   const config = loadConfig({ NODE_ENV: 'test', TRUSTED_PROXIES: 'loopback', ...opts.env });
-  const app = await createApp({ prisma, logger: opts.logger ?? createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'), config });
-  const server: Server = createServer(app);
+  const app = await createApp({ prisma, databaseUrl: db.url, logger: opts.logger ?? createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'), config });
+  const server: Server = createServer(guardRequestTarget(app));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const sql = new pg.Pool({ connectionString: db.url, max: 2 });
