@@ -309,6 +309,34 @@ describe('the running app answers as documented', () => {
   });
 });
 
+describe('the documentation through the app', () => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await startTestApp();
+  });
+  afterAll(() => app?.close());
+
+  it('serves /api/openapi.json and /api/docs, unmetered', async () => {
+    const json = await app.get('/api/openapi.json');
+    expect(json.status).toBe(200);
+    expect(json.body).toEqual(doc);
+    // The documentation does not count against the caller's limit.
+    expect(json.headers.get('x-ratelimit-limit')).toBeNull();
+
+    const page = await app.get('/api/docs');
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(page.headers.get('content-security-policy')).toBe(DOCS_CSP);
+    expect(page.body).toContain('/api/docs/swagger-ui-bundle.js');
+    const bundle = await fetch(`${app.base}/api/docs/swagger-ui-bundle.js`);
+    expect(bundle.status).toBe(200);
+    expect(bundle.headers.get('content-type')).toMatch(/^text\/javascript/);
+    expect((await bundle.arrayBuffer()).byteLength).toBeGreaterThan(100_000);
+    // Not a documentation path: the REST adapter's 404.
+    expect((await app.get('/api/docs/nothing-here')).body).toMatchObject({ success: false, error: { code: 'NOT_FOUND' } });
+  });
+});
+
 describe('the docs handler', () => {
   const handler = createDocsHandler();
   const call = (path: string, init?: RequestInit) => {
