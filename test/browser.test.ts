@@ -1,0 +1,171 @@
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from './helpers/app.js';
+
+// The two pages people open in a browser, in a real browser: GraphiQL at /graphql runs a query
+// and shows the catalogue's data; /api/docs lists the REST endpoints. Fully offline: every
+// request that is not to the app on 127.0.0.1 is blocked and recorded, and none may be made
+// (a page that needs a CDN is broken wherever the CDN cannot be reached).
+//
+// Debian's Chromium (apt-get install chromium), driven by playwright-core; Playwright's own
+// browser download does not work on these machines. Without /usr/bin/chromium the file reports
+// itself skipped. Screenshots of both pages are left in the temporary directory, to look at.
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const hasChromium = existsSync(CHROMIUM);
+
+/** Flags known to work headless as root on these machines, with no network beyond loopback. */
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+
+const screenshot = (name: string) => path.join(tmpdir(), `marketplace-browser-${name}.png`);
+
+/**
+ * Text as a reader sees it: editors and Swagger UI put no-break and zero-width spaces in, and
+ * the result pane wraps long lines (at spaces), so whitespace runs count as one space.
+ */
+const readable = (text: string) =>
+  text
+    .replace(/[\u200b\u200c\u200d\ufeff]/g, '')
+    .replace(/\s+/g, ' ')
+    .trim();
+
+describe.skipIf(!hasChromium)('in a browser (Debian Chromium, offline)', () => {
+  let app: TestApp;
+  let context: BrowserContext;
+  let userDataDir: string;
+  /** Requests to anywhere but the app, blocked. */
+  const offsite: string[] = [];
+  /** Requests of the current page that failed or answered an error, with its console errors. */
+  const problems: string[] = [];
+
+  beforeAll(async () => {
+    app = await startTestApp();
+    userDataDir = mkdtempSync(path.join(tmpdir(), 'mp-chromium-'));
+    context = await chromium.launchPersistentContext(userDataDir, {
+      executablePath: CHROMIUM,
+      headless: true,
+      args: CHROMIUM_ARGS,
+      viewport: { width: 1400, height: 900 },
+      // Starting Chromium on a loaded two-core machine can take a while.
+      timeout: 60_000,
+    });
+    const origin = new URL(app.base).origin;
+    await context.route('**/*', async (route) => {
+      const url = route.request().url();
+      if (url.startsWith('data:') || url.startsWith('blob:') || new URL(url).origin === origin) return route.continue();
+      offsite.push(url);
+      return route.abort('blockedbyclient');
+    });
+    context.on('requestfailed', (request) => {
+      if (request.url().startsWith(origin)) problems.push(`failed ${request.method()} ${request.url()}: ${request.failure()?.errorText}`);
+    });
+    context.on('response', (response) => {
+      if (response.url().startsWith(origin) && response.status() >= 400) problems.push(`${response.status()} ${response.url()}`);
+    });
+  });
+
+  afterAll(async () => {
+    await context?.close();
+    if (userDataDir) rmSync(userDataDir, { recursive: true, force: true });
+    await app?.close();
+    // After both pages: nothing was fetched from anywhere else.
+    expect(offsite).toEqual([]);
+  });
+
+  async function open(urlPath: string): Promise<Page> {
+    problems.length = 0;
+    const page = await context.newPage();
+    page.on('console', (message) => {
+      if (message.type() === 'error') problems.push(`console on ${urlPath}: ${message.text()}`);
+    });
+    page.on('pageerror', (error) => problems.push(`page error on ${urlPath}: ${error.message}`));
+    const response = await page.goto(app.base + urlPath, { waitUntil: 'load' });
+    expect(response?.status(), `GET ${urlPath}`).toBe(200);
+    return page;
+  }
+
+  /** Waits until the element's visible text contains every one of `parts`; returns that text. */
+  async function waitForText(page: Page, selector: string, parts: string[], timeoutMs = 20_000): Promise<string> {
+    const deadline = Date.now() + timeoutMs;
+    let text = '';
+    while (Date.now() < deadline) {
+      text = readable(await page.locator(selector).first().innerText().catch(() => ''));
+      if (parts.every((part) => text.includes(readable(part)))) return text;
+      await page.waitForTimeout(200);
+    }
+    throw new Error(`${selector} never showed ${JSON.stringify(parts)}; it shows:\n${text.slice(0, 2000)}`);
+  }
+
+  it('GraphiQL at /graphql runs the query it opens with, then a typed one, and shows the data', async () => {
+    // What the page should show, asked directly.
+    const featured = await app.graphql('{ products(featured: true, limit: 5, sortBy: POPULAR) { items { name } } }');
+    const first: string = featured.body.data.products.items[0].name;
+    const { rows } = await app.sql.query<{ slug: string; name: string }>(
+      `SELECT slug, name FROM "Product" WHERE "isActive" AND NOT "isFeatured" ORDER BY id LIMIT 1`,
+    );
+    const typed = rows[0]!;
+
+    const page = await open('/graphql');
+    // Yoga's own page takes GraphiQL from unpkg.com: say so rather than time out on a blank page.
+    expect(await page.content(), 'GraphiQL is to be served from node_modules (src/http/graphiql.ts), not a CDN').not.toContain('unpkg.com');
+    await page.locator('.graphiql-container').first().waitFor({ state: 'visible' });
+    // GraphiQL has loaded the schema (its own introspection request) and the default query.
+    await waitForText(page, '.graphiql-query-editor', ['query FeaturedProducts']);
+
+    const run = async () => {
+      const answered = page.waitForResponse((r) => r.url() === `${app.base}/graphql` && r.request().method() === 'POST' && r.request().postData()?.includes('"query"') === true && !r.request().postData()!.includes('IntrospectionQuery'));
+      await page.locator('.graphiql-execute-button').click();
+      const response = await answered;
+      expect(response.status()).toBe(200);
+    };
+
+    await run();
+    await waitForText(page, '.graphiql-response', ['"products"', first]);
+    await page.screenshot({ path: screenshot('graphiql') });
+
+    // Type a query of our own over the default one, and run it.
+    await page.locator('.graphiql-query-editor').click();
+    await page.keyboard.press('ControlOrMeta+A');
+    await page.keyboard.press('Delete');
+    // insertText types the whole string at once, without the editor's auto-closing of brackets.
+    await page.keyboard.insertText(`query One { product(slug: "${typed.slug}") { name slug } }`);
+    await waitForText(page, '.graphiql-query-editor', ['query One', typed.slug]);
+    // GraphiQL reads the operation's name from the editor a moment after the edit; run before
+    // that and it asks for the previous one ("Cannot infer operation FeaturedProducts"). The
+    // tab's title is that name.
+    await waitForText(page, '.graphiql-tab-active', ['One']);
+    await run();
+    const shown = await waitForText(page, '.graphiql-response', [typed.name, typed.slug]);
+    expect(shown).not.toContain(first);
+    await page.screenshot({ path: screenshot('graphiql-typed') });
+
+    expect(problems).toEqual([]);
+    expect(offsite).toEqual([]);
+    await page.close();
+  });
+
+  it('/api/docs lists the REST endpoints', async () => {
+    const page = await open('/api/docs');
+    const endpoints = ['/api/products', '/api/products/{slug}', '/api/orders', '/api/v1/stock', '/api/v1/prices'];
+    // In Swagger UI's own rendering (not the page's <noscript> list, which a browser with
+    // JavaScript does not show): the script ran and read the OpenAPI document.
+    await waitForText(page, '#swagger-ui', endpoints);
+    expect(await page.locator('#swagger-ui .opblock').count()).toBeGreaterThanOrEqual(endpoints.length);
+    await page.screenshot({ path: screenshot('api-docs'), fullPage: false });
+    expect(problems).toEqual([]);
+    expect(offsite).toEqual([]);
+    await page.close();
+  });
+});
