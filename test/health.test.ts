@@ -1,65 +1,24 @@
-import { createServer, type IncomingMessage, type Server } from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createApp, type AppDeps } from '../src/app.js';
-import { loadConfig } from '../src/config.js';
 import { migrate } from '../src/db/migrate.js';
-import { createPrisma } from '../src/db/prisma.js';
-import { createHealthHandler } from '../src/http/health.js';
-import { createLogger } from '../src/logger.js';
+import { startTestApp, type TestApp } from './helpers/app.js';
 import { createTestDatabase } from './helpers/db.js';
 
-// /healthz and /readyz on the real app over real HTTP, mounted in front of it (outside the gate)
-// the way the service mounts them, against a ready database, one with migrations pending, one
-// that refuses connections and one that accepts them and never answers.
-
-interface HealthApp {
-  base: string;
-  close(): Promise<void>;
-}
+// /healthz and /readyz on the real app over real HTTP (src/http/health.ts, mounted in src/app.ts
+// outside the gate), against a ready database, one with migrations pending, one that refuses
+// connections and one that accepts them and never answers.
 
 const cleanups: Array<() => Promise<void>> = [];
 afterAll(async () => {
   for (const cleanup of cleanups.reverse()) await cleanup();
 });
 
-async function startHealthApp(databaseUrl: string): Promise<HealthApp> {
-  const prisma = createPrisma({ url: databaseUrl, poolMax: 5 });
-  const logger = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
-  const config = loadConfig({ NODE_ENV: 'test', TRUSTED_PROXIES: 'loopback' });
-  // `databaseUrl` is for createApp once it mounts the probes itself (then this wrapper's handler,
-  // in front, answers them first); until then it is one property more.
-  const app = await createApp({ prisma, logger, config, databaseUrl } as AppDeps);
-  const health = createHealthHandler({ prisma, databaseUrl, logger });
-  const server: Server = createServer((req, res) => {
-    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
-    void health(new Request(url, { method: req.method ?? 'GET', headers: headersOf(req) }), url).then(async (response) => {
-      if (!response) return app(req, res);
-      res.writeHead(response.status, Object.fromEntries(response.headers));
-      res.end(Buffer.from(await response.arrayBuffer()));
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const handle = {
-    base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    close: async () => {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      await app.dispose();
-      await prisma.$disconnect();
-    },
-  };
-  cleanups.push(handle.close);
-  return handle;
-}
-
-function headersOf(req: IncomingMessage): Headers {
-  const headers = new Headers();
-  for (const [name, value] of Object.entries(req.headers)) {
-    for (const v of Array.isArray(value) ? value : value === undefined ? [] : [value]) headers.append(name, v);
-  }
-  return headers;
+/** The real app (test/helpers/app.ts) on `url`, which the test provides and drops. */
+async function startHealthApp(url: string): Promise<TestApp> {
+  const app = await startTestApp({ url });
+  cleanups.push(app.close);
+  return app;
 }
 
 async function probe(base: string, path: string, method = 'GET') {
@@ -123,6 +82,13 @@ describe('/readyz', () => {
     await sql.query('DELETE FROM _prisma_migrations');
     await sql.end();
     expect((await probe(app.base, '/readyz')).status).toBe(200);
+
+    // Outside the gate: a bad key is not looked at, and no rate limit applies (anonymous callers
+    // get 60 a minute on the API).
+    const badKey = await fetch(`${app.base}/readyz`, { headers: { 'x-api-key': 'mk_not_a_key' } });
+    expect([badKey.status, badKey.headers.get('x-ratelimit-limit')]).toEqual([200, null]);
+    const many = await Promise.all(Array.from({ length: 80 }, (_, i) => fetch(`${app.base}/${i % 2 ? 'healthz' : 'readyz'}`)));
+    expect(many.map((r) => r.status)).toEqual(Array(80).fill(200));
 
     // Other paths are the app's, as before.
     expect((await probe(app.base, '/api/products?limit=1')).status).toBe(200);
