@@ -4,7 +4,7 @@ import { authenticateKey } from './auth/keys.js';
 import { createLastUsedRecorder } from './auth/last-used.js';
 import type { Config } from './config.js';
 import { createContextFactory, type Caller, type Context } from './context.js';
-import type { PrismaClient } from './db/prisma.js';
+import { poolStats, type PrismaClient } from './db/prisma.js';
 import { AppError } from './errors.js';
 import { createClientIpResolver } from './http/client-ip.js';
 import { useGate } from './http/gate.js';
@@ -59,7 +59,7 @@ export async function createApp({ prisma, databaseUrl, logger, config }: AppDeps
   // Start counting in Redis from the first request rather than in the fallback while it connects;
   // an unreachable Redis does not stop the start (the store says so and counts in memory).
   await store.waitUntilReady();
-  const metrics = createMetrics(store);
+  const metrics = createMetrics(store, () => poolStats(prisma));
   const newContext = createContextFactory({
     prisma,
     fieldLimiter: createFieldRateLimiter(store),

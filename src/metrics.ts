@@ -1,8 +1,9 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { poolStats } from './db/prisma.js';
 import type { RateLimitStore } from './ratelimit/store.js';
 
 /** The Prometheus registry served at /metrics; one per app, so tests and instances never mix. */
-export function createMetrics(store: RateLimitStore) {
+export function createMetrics(store: RateLimitStore, pool: () => ReturnType<typeof poolStats>) {
   const registry = new Registry();
   const httpRequests = new Counter({
     name: 'http_requests_total',
@@ -45,6 +46,20 @@ export function createMetrics(store: RateLimitStore) {
     registers: [registry],
     collect() {
       this.set(store.redisErrors);
+    },
+  });
+  new Gauge({
+    name: 'db_pool_connections',
+    help: 'Database pool connections by state (in_use, idle, waiting requests, max)',
+    labelNames: ['state'] as const,
+    registers: [registry],
+    collect() {
+      const stats = pool();
+      if (!stats) return;
+      this.set({ state: 'in_use' }, stats.total - stats.idle);
+      this.set({ state: 'idle' }, stats.idle);
+      this.set({ state: 'waiting' }, stats.waiting);
+      this.set({ state: 'max' }, stats.max);
     },
   });
   return { registry, rateLimitRejections, httpRequests, httpDuration };

@@ -71,5 +71,7 @@ describe('metrics', () => {
     expect(text).toMatch(/^http_request_duration_seconds_bucket\{le="0\.1",route="\/api\/products\/:slug",method="GET"\} \d+$/m);
     expect(text).not.toContain('zzz-random-path');
     expect(text).toContain('route="/api/other"');
+    expect(text).toMatch(/^db_pool_connections\{state="max"\} 5$/m);
+    expect(text).toMatch(/^db_pool_connections\{state="idle"\} [1-5]$/m);
   });
 });

@@ -67,7 +67,8 @@ export function createPrisma({ url, poolMax, onQuery, timeouts }: PrismaOptions)
       super({ ...config, connectionTimeoutMillis: t.connectMs });
     }
   }
-  const adapter = new PrismaPg({
+  // Our own pool (rather than one the adapter makes) so its use can be reported: poolStats.
+  const pool = new pg.Pool({
     connectionString: url,
     max: poolMax,
     Client,
@@ -80,10 +81,25 @@ export function createPrisma({ url, poolMax, onQuery, timeouts }: PrismaOptions)
     keepAlive: true,
     keepAliveInitialDelayMillis: 10_000,
   });
-  if (!onQuery) return new PrismaClient({ adapter });
-  const prisma = new PrismaClient({ adapter, log: [{ emit: 'event', level: 'query' }] });
-  prisma.$on('query', (e) => onQuery(e.query, e.duration));
+  const adapter = new PrismaPg(pool, { disposeExternalPool: true });
+  let prisma: PrismaClient;
+  if (onQuery) {
+    const logging = new PrismaClient({ adapter, log: [{ emit: 'event', level: 'query' }] });
+    logging.$on('query', (e) => onQuery(e.query, e.duration));
+    prisma = logging;
+  } else {
+    prisma = new PrismaClient({ adapter });
+  }
+  pools.set(prisma, pool);
   return prisma;
+}
+
+const pools = new WeakMap<PrismaClient, pg.Pool>();
+
+/** Connections of a client made by createPrisma: open, idle, and requests waiting for one. */
+export function poolStats(prisma: PrismaClient): { total: number; idle: number; waiting: number; max: number } | undefined {
+  const pool = pools.get(prisma);
+  return pool && { total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max: pool.options.max ?? 10 };
 }
 
 // ---------------------------------------------------------------------------------------------
