@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { isEntryPoint, runCli, UsageError } from './run.js';
+import { isEntryPoint, runCli, UsageError, withMigratedDatabase } from './run.js';
 import {
   KeyInputError,
   createApiKey,
@@ -12,8 +12,7 @@ import {
 import { SCOPES } from '../auth/scopes.js';
 import { ConfigError, loadConfig } from '../config.js';
 import type { Plan } from '../context.js';
-import { openDatabase } from '../db/database.js';
-import { MigrationError, migrate } from '../db/migrate.js';
+import { MigrationError } from '../db/migrate.js';
 import { createPrisma, type PrismaClient } from '../db/prisma.js';
 
 // `npm run --silent keys -- create|list|revoke …`: API key management against the database the
@@ -189,29 +188,15 @@ async function main(argv: readonly string[], io: Output): Promise<void> {
   const config = loadConfig();
   const log = ['info', 'debug', 'trace'].includes(config.LOG_LEVEL) ? io.log : () => undefined;
 
-  const db = await openDatabase(config, { log });
-  // Ctrl-C: the embedded server this process may have started must be stopped, not orphaned.
-  const interrupt = () => {
-    io.log('Interrupted.');
-    void db.close().finally(() => process.exit(130));
-  };
-  process.once('SIGINT', interrupt);
-  process.once('SIGTERM', interrupt);
-  try {
-    const { applied } = await migrate(db.url, { log });
-    if (applied.length > 0) log(`Applied ${applied.length} migration(s).`);
-    const prisma = createPrisma({ url: db.url, poolMax: 1 });
+  await withMigratedDatabase(config, { log, interrupted: { say: io.log, message: 'Interrupted.' } }, async (url) => {
+    const prisma = createPrisma({ url, poolMax: 1 });
     try {
       // Printed as soon as it exists: a failure while closing must not lose a created key.
       io.out(await run(cmd, prisma));
     } finally {
       await prisma.$disconnect();
     }
-  } finally {
-    process.off('SIGINT', interrupt);
-    process.off('SIGTERM', interrupt);
-    await db.close();
-  }
+  });
 }
 
 async function run(cmd: Exclude<KeysCommand, { command: 'help' }>, prisma: PrismaClient): Promise<string> {

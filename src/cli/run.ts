@@ -1,5 +1,8 @@
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import type { Config } from '../config.js';
+import { openDatabase } from '../db/database.js';
+import { migrate } from '../db/migrate.js';
 
 /** A mistake in the command line: reported with the usage text. */
 export class UsageError extends Error {
@@ -26,4 +29,35 @@ export function runCli(run: () => Promise<unknown>, opts: { usage: string; expec
     }
     process.exitCode = 1;
   });
+}
+
+export interface CliDatabaseOptions {
+  /** Progress lines (opening, migrating). */
+  log: (msg: string) => void;
+  /** Said on Ctrl-C / SIGTERM, whatever the log level. */
+  interrupted: { say: (msg: string) => void; message: string; before?: () => void };
+}
+
+/**
+ * Runs `work` on the database the server would use (same environment), migrated first. Ctrl-C
+ * or SIGTERM meanwhile stops an embedded server this process started rather than orphaning it.
+ */
+export async function withMigratedDatabase<T>(config: Config, opts: CliDatabaseOptions, work: (url: string) => Promise<T>): Promise<T> {
+  const db = await openDatabase(config, { log: opts.log });
+  const interrupt = () => {
+    opts.interrupted.before?.();
+    opts.interrupted.say(opts.interrupted.message);
+    void db.close().finally(() => process.exit(130));
+  };
+  process.once('SIGINT', interrupt);
+  process.once('SIGTERM', interrupt);
+  try {
+    const { applied } = await migrate(db.url, { log: opts.log });
+    if (applied.length > 0) opts.log(`Applied ${applied.length} migration(s).`);
+    return await work(db.url);
+  } finally {
+    process.off('SIGINT', interrupt);
+    process.off('SIGTERM', interrupt);
+    await db.close();
+  }
 }

@@ -1,10 +1,9 @@
 import { parseArgs } from 'node:util';
 import cliProgress from 'cli-progress';
 import { ConfigError, loadConfig } from '../config.js';
-import { openDatabase } from '../db/database.js';
-import { MigrationError, migrate } from '../db/migrate.js';
+import { MigrationError } from '../db/migrate.js';
 import { SeedConflictError, seedDatabase, type SeedSummary } from '../db/seed.js';
-import { isEntryPoint, runCli, UsageError } from './run.js';
+import { isEntryPoint, runCli, UsageError, withMigratedDatabase } from './run.js';
 
 export { UsageError };
 
@@ -72,7 +71,6 @@ async function main(argv: readonly string[]): Promise<void> {
   const products = args.products ?? config.SEED_PRODUCTS;
   const log = (msg: string) => process.stderr.write(`${msg}\n`);
 
-  const db = await openDatabase(config, { log });
   const bar = new cliProgress.SingleBar(
     {
       format: 'Seeding products |{bar}| {percentage}% | {value}/{total} | {duration_formatted} elapsed, ETA {eta_formatted}',
@@ -82,35 +80,29 @@ async function main(argv: readonly string[]): Promise<void> {
     cliProgress.Presets.shades_classic,
   );
   let barStarted = false;
-  // Ctrl-C mid-run: what is committed stays (the next run resumes), but the embedded server
-  // this process may have started must be stopped, not orphaned.
-  const interrupt = () => {
+  const stopBar = () => {
     if (barStarted) bar.stop();
-    log('Interrupted; run the same command again to resume.');
-    void db.close().finally(() => process.exit(130));
+    barStarted = false;
   };
-  process.once('SIGINT', interrupt);
-  process.once('SIGTERM', interrupt);
+  // Ctrl-C mid-run: what is committed stays, and the next run resumes.
+  const interrupted = { say: log, message: 'Interrupted; run the same command again to resume.', before: stopBar };
   try {
-    const { applied } = await migrate(db.url, { log });
-    if (applied.length > 0) log(`Applied ${applied.length} migration(s).`);
-    const summary = await seedDatabase(db.url, {
-      seed,
-      products,
-      onProgress: (done, total) => {
-        if (!barStarted) {
-          bar.start(total, done);
-          barStarted = true;
-        } else bar.update(done);
-      },
+    await withMigratedDatabase(config, { log, interrupted }, async (url) => {
+      const summary = await seedDatabase(url, {
+        seed,
+        products,
+        onProgress: (done, total) => {
+          if (!barStarted) {
+            bar.start(total, done);
+            barStarted = true;
+          } else bar.update(done);
+        },
+      });
+      stopBar();
+      process.stdout.write(`${describe(summary)}\n`);
     });
-    if (barStarted) bar.stop();
-    process.stdout.write(`${describe(summary)}\n`);
   } finally {
-    if (barStarted) bar.stop();
-    process.off('SIGINT', interrupt);
-    process.off('SIGTERM', interrupt);
-    await db.close();
+    stopBar();
   }
 }
 
