@@ -1,0 +1,408 @@
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+// @ts-expect-error autocannon ships no types (bench/ is outside the type-checked tree anyway)
+import autocannon from 'autocannon';
+import pg from 'pg';
+import { createApiKey } from '../src/auth/keys.js';
+import { loadConfig } from '../src/config.js';
+import { openDatabase, type Database } from '../src/db/database.js';
+import { migrate } from '../src/db/migrate.js';
+import { createPrisma } from '../src/db/prisma.js';
+import { seedDatabase } from '../src/db/seed.js';
+
+// `npm run bench -- [--products 100000] [--duration 10] [--connections 10]`
+//
+// Performance at catalogue scale against a raw baseline measured in the same run (issue 6):
+//  1. its own embedded PostgreSQL under .data-bench (never the development .data), migrated and
+//     seeded to N products (the seed tops up, so reruns start in seconds);
+//  2. the service (src/server.ts) and a minimal node:http + pg baseline (bench/baseline-server.ts)
+//     as child processes pinned to core 0; PostgreSQL is not pinned;
+//  3. autocannon in this process, pinned to core 1 once PostgreSQL has started, one bounded
+//     scenario after the other, 127.0.0.1 only;
+//  4. a table on stdout and in BENCHMARKS.md (between the bench:results markers).
+// Everything it starts is stopped on exit, on error and on Ctrl-C.
+
+const ROOT = path.resolve(import.meta.dirname, '..');
+const DATA_DIR = path.join(ROOT, '.data-bench');
+const REPORT = path.join(ROOT, 'BENCHMARKS.md');
+const HOST = '127.0.0.1';
+const SEED = 42;
+
+const { values: args } = parseArgs({
+  options: {
+    products: { type: 'string', default: '100000' },
+    duration: { type: 'string', default: '10' },
+    connections: { type: 'string', default: '10' },
+    'no-report': { type: 'boolean', default: false },
+  },
+  strict: true,
+});
+const PRODUCTS = positiveInt('--products', args.products);
+const DURATION = positiveInt('--duration', args.duration);
+const CONNECTIONS = positiveInt('--connections', args.connections);
+
+function positiveInt(flag: string, v: string | undefined): number {
+  if (!v || !/^\d+$/.test(v) || Number(v) < 1) throw new Error(`${flag} must be a positive integer, got ${v}`);
+  return Number(v);
+}
+
+const log = (msg: string) => process.stderr.write(`[bench] ${msg}\n`);
+
+// ---------------------------------------------------------------------------------------------
+// Cleanup: children and the embedded server go away whatever happens.
+
+const children = new Set<ChildProcess>();
+let db: Database | undefined;
+let cleaning: Promise<void> | undefined;
+
+function cleanup(): Promise<void> {
+  cleaning ??= (async () => {
+    await Promise.all([...children].map((c) => stopChild(c)));
+    await db?.close().catch(() => undefined);
+  })();
+  return cleaning;
+}
+
+function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => child.kill('SIGKILL'), 12_000);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      children.delete(child);
+      resolve();
+    });
+    child.kill('SIGTERM');
+  });
+}
+
+process.on('exit', () => {
+  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+});
+for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+  process.on(sig, () => {
+    log(`${sig}: stopping`);
+    void cleanup().finally(() => process.exit(130));
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Helpers
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.on('error', reject);
+    s.listen(0, HOST, () => {
+      const a = s.address();
+      const port = typeof a === 'object' && a ? a.port : 0;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+function spawnPinned(core: number, script: string, env: Record<string, string>, name: string): ChildProcess {
+  const child = spawn('taskset', ['-c', String(core), path.join(ROOT, 'node_modules/.bin/tsx'), script], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.add(child);
+  child.stdout?.on('data', (d: Buffer) => process.stderr.write(`[${name}] ${d.toString()}`));
+  child.stderr?.on('data', (d: Buffer) => process.stderr.write(`[${name}] ${d.toString()}`));
+  child.once('exit', (code, signal) => {
+    children.delete(child);
+    if (!cleaning) log(`${name} exited early (code ${code}, signal ${signal})`);
+  });
+  return child;
+}
+
+async function waitForHttp(url: string, headers: Record<string, string>, timeoutMs: number) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      const r = await fetch(url, { headers });
+      if (r.ok) return;
+    } catch {
+      /* not yet */
+    }
+    if (Date.now() > deadline) throw new Error(`${url} did not answer 200 within ${timeoutMs / 1000} s`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+function firstDifference(a: string, b: string): string {
+  let i = 0;
+  while (i < a.length && i < b.length && a[i] === b[i]) i++;
+  const ctx = (s: string) => JSON.stringify(s.slice(Math.max(0, i - 80), i + 80));
+  return `bodies differ at byte ${i} (service ${a.length} chars, baseline ${b.length} chars)\n  service:  …${ctx(a)}…\n  baseline: …${ctx(b)}…`;
+}
+
+interface Result {
+  scenario: string;
+  rps: number;
+  p50: number;
+  p99: number;
+  requests: number;
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+}
+
+interface Scenario {
+  name: string;
+  url: string;
+  method?: 'GET' | 'POST';
+  body?: string;
+  headers?: Record<string, string>;
+  /** A fresh header per request (e.g. Idempotency-Key). */
+  perRequestHeaders?: () => Record<string, string>;
+}
+
+async function load(s: Scenario): Promise<Result> {
+  const opts: Record<string, unknown> = {
+    url: s.url,
+    connections: CONNECTIONS,
+    duration: DURATION,
+    method: s.method ?? 'GET',
+    headers: s.headers ?? {},
+    body: s.body,
+    timeout: 10,
+  };
+  if (s.perRequestHeaders) {
+    const fresh = s.perRequestHeaders;
+    opts.requests = [
+      {
+        method: s.method ?? 'GET',
+        body: s.body,
+        setupRequest: (req: { headers?: Record<string, string> }) => ({ ...req, headers: { ...(req.headers ?? {}), ...(s.headers ?? {}), ...fresh() } }),
+      },
+    ];
+  }
+  log(`${s.name}: ${DURATION} s, ${CONNECTIONS} connections`);
+  const r = await autocannon(opts);
+  return {
+    scenario: s.name,
+    rps: r.requests.average,
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    requests: r.requests.total,
+    non2xx: r.non2xx,
+    errors: r.errors,
+    timeouts: r.timeouts,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+
+async function main() {
+  const started = Date.now();
+  if (os.availableParallelism() < 2) log('warning: fewer than 2 cores; service and load generator will share one');
+
+  // 1. Database: the bench's own embedded cluster, whatever DATABASE_URL/DATA_DIR say.
+  const env = { ...process.env, DATA_DIR, LOG_LEVEL: 'warn' };
+  delete env.DATABASE_URL;
+  const config = loadConfig(env);
+  db = await openDatabase(config, { log });
+  await migrate(db.url, { log });
+  log(`seeding to ${PRODUCTS} products (tops up what is there)`);
+  const seeded = await seedDatabase(db.url, { seed: SEED, products: PRODUCTS });
+  log(`seed: ${seeded.inserted.products} products added in ${(seeded.durationMs / 1000).toFixed(1)} s`);
+
+  // From here on this process (the load generator) runs on core 1. PostgreSQL, started above,
+  // keeps the affinity it was started with (all cores).
+  execFileSync('taskset', ['-a', '-cp', '1', String(process.pid)], { stdio: 'ignore' });
+
+  // 2. Fixtures: a key, a product to order (ample stock), a category, a search word, a slug.
+  const prisma = createPrisma({ url: db.url, poolMax: 2 });
+  const client = new pg.Client({ connectionString: db.url });
+  await client.connect();
+  let key: string;
+  let fixtures: { slug: string; categoryId: string; word: string; productId: string; supplierId: string; minOrder: number };
+  let pgVersion: string;
+  let activeProducts: number;
+  try {
+    ({ key } = await createApiKey(prisma, {
+      owner: 'bench@example.com',
+      plan: 'ENTERPRISE',
+      scopes: ['admin:all'],
+      rateLimit: 10_000_000,
+      rateWindowSeconds: 3600,
+      name: `bench ${new Date().toISOString()}`,
+    }));
+    const newest = await client.query<{ slug: string; name: string }>(
+      `SELECT slug, name FROM "Product" WHERE "isActive" ORDER BY "createdAt" DESC, id LIMIT 1`,
+    );
+    // The top-level category with the most active products (the filter takes its subtree).
+    const cat = await client.query<{ id: string }>(
+      `SELECT COALESCE(c."parentId", c.id) AS id FROM "Product" p JOIN "Category" c ON c.id = p."categoryId"
+        WHERE p."isActive" GROUP BY 1 ORDER BY count(*) DESC LIMIT 1`,
+    );
+    const orderable = await client.query<{ id: string; supplierId: string; minOrder: number }>(
+      `SELECT p.id, p."supplierId", p."minOrder" FROM "Product" p JOIN "Supplier" s ON s.id = p."supplierId"
+        JOIN "Category" c ON c.id = p."categoryId"
+        WHERE p."isActive" AND s."isActive" AND c."isActive" ORDER BY p."createdAt" DESC, p.id LIMIT 1`,
+    );
+    await client.query(`UPDATE "Product" SET stock = 1000000000, "trackInventory" = true WHERE id = $1`, [orderable.rows[0]!.id]);
+    const word = newest.rows[0]!.name.normalize('NFD').replace(/[\u0300-\u036f]/g, '').toLowerCase().split(/[^a-z0-9]+/).find((w) => w.length >= 4) ?? 'set';
+    fixtures = {
+      slug: newest.rows[0]!.slug,
+      categoryId: cat.rows[0]!.id,
+      word,
+      productId: orderable.rows[0]!.id,
+      supplierId: orderable.rows[0]!.supplierId,
+      minOrder: orderable.rows[0]!.minOrder,
+    };
+    pgVersion = (await client.query<{ v: string }>('SHOW server_version')).rows[0]!.v;
+    activeProducts = (await client.query<{ n: number }>('SELECT count(*)::int AS n FROM "Product" WHERE "isActive"')).rows[0]!.n;
+  } finally {
+    await client.end();
+    await prisma.$disconnect();
+  }
+
+  // 3. Service and baseline, both on core 0 (one at a time under load: they take turns).
+  const servicePort = await freePort();
+  spawnPinned(0, 'src/server.ts', {
+    DATABASE_URL: db.url,
+    PORT: String(servicePort),
+    HOST,
+    LOG_LEVEL: 'warn',
+    SEED_ON_START: 'false',
+    NODE_ENV: 'production',
+    ORDER_CREATE_LIMIT: '100000',
+  }, 'service');
+  const baselinePort = await freePort();
+  spawnPinned(0, 'bench/baseline-server.ts', { DATABASE_URL: db.url, PORT: String(baselinePort) }, 'baseline');
+
+  const service = `http://${HOST}:${servicePort}`;
+  const baseline = `http://${HOST}:${baselinePort}`;
+  const auth = { 'x-api-key': key };
+  await waitForHttp(`${service}/api/products?limit=1`, auth, 60_000);
+  await waitForHttp(`${baseline}/api/products?limit=1`, {}, 30_000);
+
+  // 4. Same answer, byte for byte (bodies only: the service adds headers).
+  const [svcBody, baseBody] = await Promise.all([
+    fetch(`${service}/api/products?limit=12`, { headers: auth }).then((r) => r.text()),
+    fetch(`${baseline}/api/products?limit=12`).then((r) => r.text()),
+  ]);
+  if (svcBody !== baseBody) throw new Error(`baseline and service disagree on GET /api/products?limit=12:\n${firstDifference(svcBody, baseBody)}`);
+  log(`bodies identical (${svcBody.length} bytes)`);
+
+  const nested = JSON.stringify({
+    query: `query BenchNested { products(limit: 50) { items { id name slug price
+      supplier { id companyName verified rating } category { id name slug }
+      reviews(limit: 3) { id rating title createdAt } } meta { total } } }`,
+  });
+  const orderBody = JSON.stringify({ supplierId: fixtures.supplierId, items: [{ productId: fixtures.productId, quantity: Math.max(1, fixtures.minOrder) }] });
+  // Sanity check of each scenario before timing it: a 4xx/5xx would otherwise be measured as speed.
+  const gql = { ...auth, 'content-type': 'application/json' };
+  const probe = async (name: string, url: string, init: RequestInit = {}) => {
+    const r = await fetch(url, init);
+    const text = await r.text();
+    if (!r.ok || text.includes('"errors"')) throw new Error(`${name}: ${r.status} ${text.slice(0, 400)}`);
+  };
+  const q = (s: string) => `${service}/api/products?${s}`;
+  const scenarios: Scenario[] = [
+    { name: 'REST list (limit 12)', url: q('limit=12'), headers: auth },
+    { name: 'REST list filtered (category, price, price_asc)', url: q(`limit=12&categoryId=${fixtures.categoryId}&minPrice=10&maxPrice=500&sortBy=price_asc`), headers: auth },
+    { name: `REST list search ("${fixtures.word}")`, url: q(`limit=12&search=${encodeURIComponent(fixtures.word)}`), headers: auth },
+    { name: 'REST product by slug', url: `${service}/api/products/${fixtures.slug}`, headers: auth },
+    { name: 'GraphQL nested (50 × supplier, category, 3 reviews)', url: `${service}/graphql`, method: 'POST', body: nested, headers: gql },
+    {
+      name: 'REST create order (fresh Idempotency-Key)',
+      url: `${service}/api/orders`,
+      method: 'POST',
+      body: orderBody,
+      headers: gql,
+      perRequestHeaders: () => ({ 'idempotency-key': randomUUID() }),
+    },
+  ];
+  for (const s of scenarios) {
+    await probe(s.name, s.url, {
+      method: s.method ?? 'GET',
+      headers: { ...(s.headers ?? {}), ...(s.perRequestHeaders?.() ?? {}) },
+      body: s.body,
+    });
+  }
+
+  // 5. Load: baseline first, then each scenario; short warm-up of each target before timing.
+  const warm = async (url: string, headers: Record<string, string>, init: Partial<Scenario> = {}) =>
+    autocannon({ url, connections: CONNECTIONS, duration: 1, headers, method: init.method ?? 'GET', body: init.body });
+  await warm(`${baseline}/api/products?limit=12`, {});
+  const base = await load({ name: 'Raw baseline: node:http + pg, GET /api/products?limit=12', url: `${baseline}/api/products?limit=12` });
+  await stopChild([...children].find((c) => c.spawnargs.some((a) => a.endsWith('baseline-server.ts')))!);
+  const results: Result[] = [base];
+  for (const s of scenarios) {
+    if (!s.perRequestHeaders) await warm(s.url, s.headers ?? {}, s);
+    results.push(await load(s));
+  }
+
+  // 6. Report.
+  const machine = {
+    cpu: /model name\s*:\s*(.*)/.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1] ?? os.cpus()[0]?.model ?? 'unknown',
+    cores: os.availableParallelism(),
+    memGiB: Math.round(os.totalmem() / 2 ** 30),
+    node: process.version,
+    postgres: pgVersion,
+    products: activeProducts,
+    seeded: PRODUCTS,
+    duration: DURATION,
+    connections: CONNECTIONS,
+    date: new Date().toISOString().slice(0, 16).replace('T', ' ') + ' UTC',
+  };
+  const table = renderTable(results, base.rps);
+  process.stdout.write(`\n${table}\n`);
+  if (!args['no-report']) writeReport(renderResults(machine, table, fixtures));
+  log(`done in ${((Date.now() - started) / 1000).toFixed(0)} s`);
+}
+
+function renderTable(results: Result[], baseRps: number): string {
+  const rows = results.map((r) => {
+    const bad = r.non2xx + r.errors + r.timeouts;
+    return `| ${r.scenario} | ${r.rps.toFixed(0)} | ${r.p50} | ${r.p99} | ${((100 * r.rps) / baseRps).toFixed(1)} % | ${r.requests}${bad ? ` (${r.non2xx} non-2xx, ${r.errors} errors, ${r.timeouts} timeouts)` : ''} |`;
+  });
+  return ['| Scenario | req/s | p50 (ms) | p99 (ms) | vs baseline req/s | requests |', '|---|---:|---:|---:|---:|---|', ...rows].join('\n');
+}
+
+function renderResults(m: Record<string, string | number>, table: string, f: { categoryId: string; word: string; slug: string }): string {
+  return [
+    `Run of ${m.date}: ${m.cpu}, ${m.cores} cores, ${m.memGiB} GiB; Node ${m.node}; PostgreSQL ${m.postgres} (embedded);`,
+    `${m.seeded} products seeded (${m.products} active); ${m.duration} s per scenario, ${m.connections} connections;`,
+    `service and baseline pinned to core 0, autocannon to core 1, PostgreSQL unpinned.`,
+    `Fixtures: categoryId \`${f.categoryId}\`, search \`${f.word}\`, slug \`${f.slug}\`.`,
+    '',
+    table,
+  ].join('\n');
+}
+
+const START = '<!-- bench:results:start -->';
+const END = '<!-- bench:results:end -->';
+
+/** Replaces only the results between the markers, so the hand-written analysis stays. */
+function writeReport(results: string) {
+  const block = `${START}\n${results}\n${END}`;
+  if (existsSync(REPORT)) {
+    const text = readFileSync(REPORT, 'utf8');
+    const a = text.indexOf(START);
+    const b = text.indexOf(END);
+    if (a >= 0 && b > a) {
+      writeFileSync(REPORT, text.slice(0, a) + block + text.slice(b + END.length));
+      log(`results written to ${path.relative(ROOT, REPORT)}`);
+      return;
+    }
+  }
+  writeFileSync(REPORT, `# Benchmarks\n\nRun with \`npm run bench -- [--products N] [--duration S]\`.\n\n## Latest results\n\n${block}\n`);
+  log(`results written to ${path.relative(ROOT, REPORT)}`);
+}
+
+main()
+  .catch((err: unknown) => {
+    process.stderr.write(`[bench] failed: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exitCode = 1;
+  })
+  .finally(() => cleanup().then(() => process.exit()));
