@@ -39,6 +39,8 @@ const { values: args } = parseArgs({
     duration: { type: 'string', default: '10' },
     connections: { type: 'string', default: '10' },
     'no-report': { type: 'boolean', default: false },
+    /** Writes V8 CPU profiles of the service to .data-bench/cpu-prof/ (inspect in Chrome DevTools). */
+    'cpu-prof': { type: 'boolean', default: false },
   },
   strict: true,
 });
@@ -57,6 +59,7 @@ const log = (msg: string) => process.stderr.write(`[bench] ${msg}\n`);
 // Cleanup: children and the embedded server go away whatever happens.
 
 const children = new Set<ChildProcess>();
+const stopRequested = new WeakSet<ChildProcess>();
 let db: Database | undefined;
 let cleaning: Promise<void> | undefined;
 
@@ -70,6 +73,7 @@ function cleanup(): Promise<void> {
 
 function stopChild(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  stopRequested.add(child);
   return new Promise((resolve) => {
     const timer = setTimeout(() => child.kill('SIGKILL'), 12_000);
     child.once('exit', () => {
@@ -117,7 +121,7 @@ function spawnPinned(core: number, script: string, env: Record<string, string>, 
   child.stderr?.on('data', (d: Buffer) => process.stderr.write(`[${name}] ${d.toString()}`));
   child.once('exit', (code, signal) => {
     children.delete(child);
-    if (!cleaning) log(`${name} exited early (code ${code}, signal ${signal})`);
+    if (!stopRequested.has(child)) log(`${name} exited early (code ${code}, signal ${signal})`);
   });
   return child;
 }
@@ -162,6 +166,8 @@ interface Scenario {
   headers?: Record<string, string>;
   /** A fresh header per request (e.g. Idempotency-Key). */
   perRequestHeaders?: () => Record<string, string>;
+  /** Requests per second across all connections; unset: as fast as the service answers. */
+  overallRate?: number;
 }
 
 async function load(s: Scenario): Promise<Result> {
@@ -174,6 +180,7 @@ async function load(s: Scenario): Promise<Result> {
     body: s.body,
     timeout: 10,
   };
+  if (s.overallRate) opts.overallRate = s.overallRate;
   if (s.perRequestHeaders) {
     const fresh = s.perRequestHeaders;
     opts.requests = [
@@ -275,6 +282,7 @@ async function main() {
     SEED_ON_START: 'false',
     NODE_ENV: 'production',
     ORDER_CREATE_LIMIT: '100000',
+    ...(args['cpu-prof'] ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${path.join(DATA_DIR, 'cpu-prof')}` } : {}),
   }, 'service');
   const baselinePort = await freePort();
   spawnPinned(0, 'bench/baseline-server.ts', { DATABASE_URL: db.url, PORT: String(baselinePort) }, 'baseline');
@@ -340,6 +348,12 @@ async function main() {
   for (const s of scenarios) {
     if (!s.perRequestHeaders) await warm(s.url, s.headers ?? {}, s);
     results.push(await load(s));
+  }
+  // Tail latency at half the measured maximum rate (issue 6: p99 ≤ 4 × p50 there).
+  for (const i of [0, 4]) {
+    const s = scenarios[i]!;
+    const max = results[i + 1]!.rps;
+    if (max >= 2) results.push(await load({ ...s, name: `${s.name} at half max rate (${Math.round(max / 2)}/s)`, overallRate: Math.round(max / 2) }));
   }
 
   // 6. Report.
