@@ -110,8 +110,9 @@ function freePort(): Promise<number> {
   });
 }
 
-function spawnPinned(core: number, script: string, env: Record<string, string>, name: string): ChildProcess {
-  const child = spawn('taskset', ['-c', String(core), path.join(ROOT, 'node_modules/.bin/tsx'), script], {
+function spawnPinned(core: number, script: string, env: Record<string, string>, name: string, nodeFlags: string[] = []): ChildProcess {
+  // node --import tsx rather than the tsx binary: one process, which node flags (--cpu-prof) reach.
+  const child = spawn('taskset', ['-c', String(core), process.execPath, ...nodeFlags, '--import', 'tsx', script], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -282,8 +283,7 @@ async function main() {
     SEED_ON_START: 'false',
     NODE_ENV: 'production',
     ORDER_CREATE_LIMIT: '100000',
-    ...(args['cpu-prof'] ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${path.join(DATA_DIR, 'cpu-prof')}` } : {}),
-  }, 'service');
+  }, 'service', args['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${path.join(DATA_DIR, 'cpu-prof')}`] : []);
   const baselinePort = await freePort();
   spawnPinned(0, 'bench/baseline-server.ts', { DATABASE_URL: db.url, PORT: String(baselinePort) }, 'baseline');
 
