@@ -9,6 +9,8 @@ import {
   parseProductFilter,
   parseProductListInput,
   productBySlug,
+  productCounts,
+  type ProductCounts,
   productQuery,
   productSorts,
   type ProductQuery,
@@ -18,7 +20,7 @@ export const VatCategory = builder.enumType('VatCategory', { values: ['STANDARD'
 
 export const ProductSortRef = sortEnum('ProductSort', productSorts);
 
-const ProductCounts = builder.objectRef<{ reviews: number; favorites: number }>('ProductCounts').implement({
+const ProductCountsRef = builder.objectRef<ProductCounts>('ProductCounts').implement({
   fields: (t) => ({ reviews: t.exposeInt('reviews'), favorites: t.exposeInt('favorites') }),
 });
 
@@ -57,11 +59,7 @@ export const Product = builder.prismaObject('Product', {
       totalCount: true,
       query: () => ({ orderBy: [{ createdAt: 'desc' }, { id: 'asc' }] }),
     }),
-    _count: t.field({
-      type: ProductCounts,
-      select: { _count: { select: { reviews: true, favorites: true } } },
-      resolve: (p) => p._count,
-    }),
+    _count: t.field({ type: ProductCountsRef, resolve: (p, _args, ctx) => productCounts(ctx, p.id) }),
   }),
 });
 

@@ -91,3 +91,24 @@ export async function productsByIds<Q extends object>(ctx: Context, ids: readonl
   const rows = await loader.loadMany(ids);
   return rows.filter((r): r is Product => r !== null && !(r instanceof Error));
 }
+
+export interface ProductCounts {
+  reviews: number;
+  favorites: number;
+}
+
+/**
+ * Reviews and favourites of a product, for a whole list in one statement. Counting per id on
+ * the indexes keeps a page cheap; Prisma's relation count aggregates the whole tables instead.
+ */
+export function productCounts(ctx: Context, productId: string): Promise<ProductCounts> {
+  return requestLoader<string, ProductCounts>(ctx, 'product.counts', async (ids) => {
+    const rows = await ctx.prisma.$queryRaw<({ id: string } & ProductCounts)[]>`
+      SELECT p.id,
+        (SELECT count(*)::int FROM "Review" r WHERE r."productId" = p.id) AS reviews,
+        (SELECT count(*)::int FROM "Favorite" f WHERE f."productId" = p.id) AS favorites
+      FROM unnest(${ids as string[]}::text[]) AS p(id)`;
+    const byId = new Map(rows.map((r) => [r.id, { reviews: r.reviews, favorites: r.favorites }]));
+    return ids.map((id) => byId.get(id) ?? { reviews: 0, favorites: 0 });
+  }).load(productId);
+}

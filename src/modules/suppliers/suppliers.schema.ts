@@ -6,6 +6,8 @@ import {
   listSuppliers,
   parseSupplierListInput,
   supplierById,
+  supplierCounts,
+  type SupplierCounts,
   supplierQuery,
   supplierSorts,
   type SupplierQuery,
@@ -13,7 +15,7 @@ import {
 
 export const SupplierSortRef = sortEnum('SupplierSort', supplierSorts);
 
-const SupplierCounts = builder.objectRef<{ products: number; reviews: number }>('SupplierCounts').implement({
+const SupplierCountsRef = builder.objectRef<SupplierCounts>('SupplierCounts').implement({
   fields: (t) => ({
     products: t.exposeInt('products', { description: 'Active products' }),
     reviews: t.exposeInt('reviews', { description: 'Reviews of its products' }),
@@ -51,11 +53,7 @@ export const Supplier = builder.prismaObject('Supplier', {
       totalCount: true,
       query: () => ({ where: { isActive: true }, orderBy: [{ createdAt: 'desc' }, { id: 'asc' }] }),
     }),
-    _count: t.field({
-      type: SupplierCounts,
-      select: { _count: { select: { products: { where: { isActive: true } }, reviews: true } } },
-      resolve: (s) => s._count,
-    }),
+    _count: t.field({ type: SupplierCountsRef, resolve: (s, _args, ctx) => supplierCounts(ctx, s.id) }),
   }),
 });
 

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { Context } from '../../context.js';
 import type { Prisma } from '../../generated/prisma/client.js';
+import { requestLoader } from '../../loaders.js';
 import { pageParams, pageWindow, type PageInput } from '../../pagination.js';
 import { searchKey, searchWords } from '../../search.js';
 import { booleanParam, enumParam, idParam, parseInput, textParam } from '../../validation.js';
@@ -72,3 +73,21 @@ export async function supplierById<Q extends object>(ctx: Context, id: string, q
   return ctx.prisma.supplier.findFirst({ ...query, where: { id, isActive: true } });
 }
 
+
+export interface SupplierCounts {
+  products: number;
+  reviews: number;
+}
+
+/** Active products and reviews of a supplier, for a whole list in one statement on the indexes. */
+export function supplierCounts(ctx: Context, supplierId: string): Promise<SupplierCounts> {
+  return requestLoader<string, SupplierCounts>(ctx, 'supplier.counts', async (ids) => {
+    const rows = await ctx.prisma.$queryRaw<({ id: string } & SupplierCounts)[]>`
+      SELECT s.id,
+        (SELECT count(*)::int FROM "Product" p WHERE p."supplierId" = s.id AND p."isActive") AS products,
+        (SELECT count(*)::int FROM "Review" r WHERE r."supplierId" = s.id) AS reviews
+      FROM unnest(${ids as string[]}::text[]) AS s(id)`;
+    const byId = new Map(rows.map((r) => [r.id, { products: r.products, reviews: r.reviews }]));
+    return ids.map((id) => byId.get(id) ?? { products: 0, reviews: 0 });
+  }).load(supplierId);
+}
