@@ -46,8 +46,12 @@ export type App = YogaServerInstance<ServerContext, Context>;
  */
 export async function createApp({ prisma, databaseUrl, logger, config }: AppDeps): Promise<App> {
   const requestIds = new WeakMap<Request, string>();
-  const logUnexpected = (error: unknown, request: Request) =>
-    logger.error({ err: error, requestId: requestIds.get(request), method: request.method, path: new URL(request.url).pathname }, 'unexpected error');
+  const logUnexpected = (error: unknown, request: Request) => {
+    const where = { requestId: requestIds.get(request), method: request.method, path: new URL(request.url).pathname };
+    // A client that hung up mid-body is no failure of ours.
+    if (request.signal.aborted || (error instanceof Error && error.message === 'aborted')) logger.debug(where, 'client aborted the request');
+    else logger.error({ err: error, ...where }, 'unexpected error');
+  };
 
   const resolveIp = createClientIpResolver(config.TRUSTED_PROXIES);
   const clientIp = (request: Request, server: unknown) =>
