@@ -22,6 +22,8 @@ const CategoryCounts = builder.objectRef<{ products: number }>('CategoryCounts')
 const sampleLimit = z.object({ limit: intParam(1, 100) });
 
 export const Category = builder.prismaObject('Category', {
+  // Load only the columns a query asks for (not searchText, descriptions… on every list).
+  select: { id: true },
   fields: (t) => ({
     id: t.exposeID('id'),
     name: t.exposeString('name'),

@@ -27,6 +27,8 @@ const ProductCountsRef = builder.objectRef<ProductCounts>('ProductCounts').imple
 const reviewLimit = z.object({ limit: intParam(1, 100) });
 
 export const Product = builder.prismaObject('Product', {
+  // Load only the columns a query asks for (not searchText, descriptions… on every list).
+  select: { id: true },
   fields: (t) => ({
     id: t.exposeID('id'),
     name: t.exposeString('name'),

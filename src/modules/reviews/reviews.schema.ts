@@ -1,6 +1,8 @@
 import { builder } from '../../builder.js';
 
 export const Review = builder.prismaObject('Review', {
+  // Load only the columns a query asks for (not searchText, descriptions… on every list).
+  select: { id: true },
   fields: (t) => ({
     id: t.exposeID('id'),
     rating: t.exposeInt('rating', { description: '1 to 5' }),

@@ -23,6 +23,8 @@ const SupplierCountsRef = builder.objectRef<SupplierCounts>('SupplierCounts').im
 });
 
 export const Supplier = builder.prismaObject('Supplier', {
+  // Load only the columns a query asks for (not searchText, descriptions… on every list).
+  select: { id: true },
   fields: (t) => ({
     id: t.exposeID('id'),
     companyName: t.exposeString('companyName'),
