@@ -78,6 +78,18 @@ describe('GraphQL', () => {
     expect(one.body.data.product).toEqual({ id: rest.body.data[0].id, slug });
   });
 
+  it('walks a category tree once per request, for the page and the total alike', async () => {
+    const { rows } = await app.sql.query(`SELECT id FROM "Category" WHERE "parentId" IS NULL AND "isActive" ORDER BY id LIMIT 1`);
+    const before = app.statements.length;
+    const res = await app.graphql(
+      `query($c: ID) { productsConnection(first: 5, categoryId: $c) { totalCount edges { node { id } } } products(categoryId: $c) { meta { total } } }`,
+      { c: rows[0].id },
+    );
+    expect(res.body.data.productsConnection.totalCount).toBe(res.body.data.products.meta.total);
+    const walks = app.statements.slice(before).filter((sql) => sql.includes('WITH RECURSIVE'));
+    expect(walks).toHaveLength(1);
+  });
+
   it('returns null for a product, category or supplier that is missing', async () => {
     const res = await app.graphql(`{ product(slug: "nope") { id } category(slug: "nope") { id } supplier(id: "nope") { id } }`);
     expect(res.body).toEqual({ data: { product: null, category: null, supplier: null } });

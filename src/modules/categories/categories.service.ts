@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Context } from '../../context.js';
-import type { Prisma } from '../../generated/prisma/client.js';
+import { Prisma } from '../../generated/prisma/client.js';
 import { LIMIT_DEFAULT, limitParam, PAGE_DEFAULT, pageParam, pageWindow, type PageInput } from '../../pagination.js';
 import { requestLoader } from '../../loaders.js';
 import { booleanParam, idParam, parseInput } from '../../validation.js';
@@ -47,32 +47,47 @@ export async function categoryBySlug<Q extends object>(ctx: Context, slug: strin
   return ctx.prisma.category.findFirst({ ...query, where: { slug, isActive: true } });
 }
 
-/** The category and all its descendants: a product "in" a category is in any of them. */
-export async function subtreeIds(ctx: Context, categoryId: string): Promise<string[]> {
-  const rows = await ctx.prisma.$queryRaw<{ id: string }[]>`
-    WITH RECURSIVE tree AS (
-      SELECT id FROM "Category" WHERE id = ${categoryId}
-      UNION
-      SELECT c.id FROM "Category" c JOIN tree t ON c."parentId" = t.id
-    )
-    SELECT id FROM tree`;
-  return rows.map((r) => r.id);
+/**
+ * `tree(root, id)`: each of the given categories with itself and all its descendants. What is
+ * "in" a category (the product filter, counts, samples) is what is in this tree.
+ */
+const subtree = (rootIds: readonly string[]) => Prisma.sql`
+  WITH RECURSIVE tree AS (
+    SELECT id AS root, id FROM "Category" WHERE id = ANY(${rootIds as string[]})
+    UNION
+    SELECT t.root, c.id FROM "Category" c JOIN tree t ON c."parentId" = t.id
+  )`;
+
+/** Rows grouped by `root`, in the order of `ids`: a DataLoader batch result. */
+function byRoot<R extends { root: string }, V>(ids: readonly string[], rows: R[], value: (rows: R[]) => V): V[] {
+  const groups = new Map<string, R[]>();
+  for (const row of rows) {
+    const group = groups.get(row.root) ?? [];
+    group.push(row);
+    groups.set(row.root, group);
+  }
+  return ids.map((id) => value(groups.get(id) ?? []));
+}
+
+/**
+ * The category and all its descendants. Cached for the request, so a list's items and its
+ * count (or a connection's page and totalCount) walk the tree once.
+ */
+export function subtreeIds(ctx: Context, categoryId: string): Promise<string[]> {
+  return requestLoader<string, string[]>(ctx, 'category.subtreeIds', async (ids) => {
+    const rows = await ctx.prisma.$queryRaw<{ root: string; id: string }[]>`${subtree(ids)} SELECT root, id FROM tree`;
+    return byRoot(ids, rows, (group) => group.map((r) => r.id));
+  }).load(categoryId);
 }
 
 /** Active products in each category's subtree, counted for a whole list in one statement. */
 export function subtreeProductCount(ctx: Context, categoryId: string): Promise<number> {
   return requestLoader<string, number>(ctx, 'category.subtreeProductCount', async (ids) => {
-    const rows = await ctx.prisma.$queryRaw<{ root: string; n: number }[]>`
-      WITH RECURSIVE tree AS (
-        SELECT id AS root, id FROM "Category" WHERE id = ANY(${ids as string[]})
-        UNION
-        SELECT t.root, c.id FROM "Category" c JOIN tree t ON c."parentId" = t.id
-      )
+    const rows = await ctx.prisma.$queryRaw<{ root: string; n: number }[]>`${subtree(ids)}
       SELECT t.root, count(p.id)::int AS n
       FROM tree t JOIN "Product" p ON p."categoryId" = t.id AND p."isActive"
       GROUP BY t.root`;
-    const byRoot = new Map(rows.map((r) => [r.root, r.n]));
-    return ids.map((id) => byRoot.get(id) ?? 0);
+    return byRoot(ids, rows, (group) => group[0]?.n ?? 0);
   }).load(categoryId);
 }
 
@@ -82,24 +97,13 @@ export function subtreeProductCount(ctx: Context, categoryId: string): Promise<n
  */
 export function subtreeProductSampleIds(ctx: Context, categoryId: string, limit: number): Promise<string[]> {
   return requestLoader<string, string[]>(ctx, `category.subtreeProductSample:${limit}`, async (ids) => {
-    const rows = await ctx.prisma.$queryRaw<{ root: string; id: string }[]>`
-      WITH RECURSIVE tree AS (
-        SELECT id AS root, id FROM "Category" WHERE id = ANY(${ids as string[]})
-        UNION
-        SELECT t.root, c.id FROM "Category" c JOIN tree t ON c."parentId" = t.id
-      )
+    const rows = await ctx.prisma.$queryRaw<{ root: string; id: string }[]>`${subtree(ids)}
       SELECT root, id FROM (
         SELECT t.root, p.id, row_number() OVER (PARTITION BY t.root ORDER BY p."viewCount" DESC, p.id) AS rn
         FROM tree t JOIN "Product" p ON p."categoryId" = t.id AND p."isActive"
       ) ranked
       WHERE rn <= ${limit}
       ORDER BY root, rn`;
-    const byRoot = new Map<string, string[]>();
-    for (const r of rows) {
-      const list = byRoot.get(r.root) ?? [];
-      list.push(r.id);
-      byRoot.set(r.root, list);
-    }
-    return ids.map((id) => byRoot.get(id) ?? []);
+    return byRoot(ids, rows, (group) => group.map((r) => r.id));
   }).load(categoryId);
 }
