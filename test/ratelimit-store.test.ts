@@ -356,12 +356,7 @@ describe.skipIf(!HAS_REDIS_SERVER)('redis store through an outage (own redis-ser
 
     // Same port again; the client reconnects by itself (backoff ≤ 2.1 s).
     server = await startRedisServer(port);
-    const deadline = Date.now() + 10_000;
-    while (store.usingFallback && Date.now() < deadline) {
-      await store.hit(bucketName('probe'), 100, 60_000);
-      await sleep(100);
-    }
-    expect(store.usingFallback).toBe(false);
+    await untilRecovered(store);
     expect(events.map((e) => e.type).filter((t) => t !== 'error')).toEqual(['fallback', 'recovered']);
     // Back on Redis (the restarted server is empty, so this is a new window).
     const fallbackHitsBefore = store.fallbackHits;
@@ -393,12 +388,17 @@ describe.skipIf(!HAS_REDIS_SERVER)('redis store through an outage (own redis-ser
     } finally {
       server.child.kill('SIGCONT');
     }
-    const deadline = Date.now() + 10_000;
-    while (store.usingFallback && Date.now() < deadline) {
-      await store.hit(bucketName('probe'), 100, 60_000);
-      await sleep(100);
-    }
-    expect(store.usingFallback).toBe(false);
+    await untilRecovered(store);
     expect(events.map((e) => e.type).filter((t) => t !== 'error')).toEqual(['fallback', 'recovered']);
   });
 });
+
+/** Probes the store until Redis answers again (its client reconnects with a backoff ≤ 2.1 s). */
+async function untilRecovered(store: RateLimitStore): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (store.usingFallback && Date.now() < deadline) {
+    await store.hit(bucketName('probe'), 100, 60_000);
+    await sleep(100);
+  }
+  expect(store.usingFallback).toBe(false);
+}
