@@ -4,6 +4,7 @@ import { authenticateKey } from './auth/keys.js';
 import { createLastUsedRecorder } from './auth/last-used.js';
 import type { Config } from './config.js';
 import { createContextFactory, type Caller, type Context } from './context.js';
+import { createListTotals } from './list-totals.js';
 import { poolStats, type PrismaClient } from './db/prisma.js';
 import { AppError } from './errors.js';
 import { createClientIpResolver } from './http/client-ip.js';
@@ -68,6 +69,7 @@ export async function createApp({ prisma, databaseUrl, logger, config }: AppDeps
     prisma,
     fieldLimiter: createFieldRateLimiter(store),
     fieldLimits: { createOrder: { max: config.ORDER_CREATE_LIMIT, windowMs: 60_000 } },
+    listTotals: createListTotals(prisma),
   });
   const lastUsed = createLastUsedRecorder(prisma, {
     onError: (error: unknown) => logger.error({ err: error }, 'recording key last use failed'),

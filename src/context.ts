@@ -3,6 +3,7 @@ import type { GraphQLResolveInfo } from 'graphql';
 import type { FieldRateLimiter } from './ratelimit/field-limits.js';
 import { anonymousBucket } from './ratelimit/policy.js';
 import type { PrismaClient } from './db/prisma.js';
+import type { ListTotals, TotalsOfRequest } from './list-totals.js';
 
 export type Plan = 'BASIC' | 'PRO' | 'ENTERPRISE';
 
@@ -32,6 +33,8 @@ export interface Context {
   caller: Caller;
   /** Per-request DataLoaders by name (src/loaders.ts). */
   loaders: Map<string, DataLoader<unknown, unknown>>;
+  /** Product-list totals, counted only when the catalogue changed (src/list-totals.ts). */
+  totals: TotalsOfRequest;
   /**
    * Counts one call of the resolving field against a per-field limit for this caller (the
    * account for a key, else the client) and throws RATE_LIMIT_EXCEEDED when over.
@@ -47,6 +50,7 @@ export interface ContextDeps {
   prisma: PrismaClient;
   fieldLimiter: FieldRateLimiter;
   fieldLimits: FieldLimits;
+  listTotals: ListTotals;
 }
 
 /** Who a per-field limit counts: the account behind a key (all its keys together), or the client. */
@@ -56,13 +60,14 @@ const fieldLimitIdentity = (caller: Caller) => (caller.kind === 'key' ? `account
  * Builds the context for one request; /graphql and /api both call this, once per request, with
  * the caller the gate (src/http/gate.ts) authenticated.
  */
-export function createContextFactory({ prisma, fieldLimiter, fieldLimits }: ContextDeps) {
+export function createContextFactory({ prisma, fieldLimiter, fieldLimits, listTotals }: ContextDeps) {
   return (request: Request, caller: Caller, requestId: string): Context => ({
     prisma,
     request,
     requestId,
     caller,
     loaders: new Map(),
+    totals: listTotals.forRequest(),
     limitField: ({ parent, args, info }, name) =>
       fieldLimiter.check({ identity: fieldLimitIdentity(caller), ...fieldLimits[name], parent, args: { ...args }, info }),
   });

@@ -48,6 +48,9 @@ describe('GraphQL', () => {
 
   it.each(Object.entries(NESTED))('answers a nested %s query with a number of SQL statements that does not grow with the page size', async (name, query) => {
     const counts: number[] = [];
+    // List totals are kept between requests (src/list-totals.ts): a first request fills them, so
+    // the sizes compared all find them kept.
+    await statementsFor(query, { limit: 1 });
     for (const limit of SIZES[name as keyof typeof NESTED]) {
       const { count, data } = await statementsFor(query, { limit });
       expect(Object.values(data as Record<string, { items: unknown[] }>)[0]!.items).toHaveLength(limit);

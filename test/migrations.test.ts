@@ -169,6 +169,17 @@ async function describeSchema(url: string): Promise<Map<string, string>> {
   }
 }
 
+/**
+ * Objects schema.prisma cannot express, written by hand into a migration: they exist only on the
+ * migrated side. Listed by name so that anything else there is still drift.
+ */
+const HAND_WRITTEN = [
+  'function bump_catalog_revision()',
+  'trigger Product.Product_catalog_revision_rows',
+  'trigger Product.Product_catalog_revision_truncate',
+  'trigger Product.Product_catalog_revision_listed_columns',
+];
+
 function schemaDrift(migrated: Map<string, string>, fromSchema: Map<string, string>): string[] {
   const keys = [...new Set([...migrated.keys(), ...fromSchema.keys()])].sort();
   const lines: string[] = [];
@@ -176,6 +187,7 @@ function schemaDrift(migrated: Map<string, string>, fromSchema: Map<string, stri
     const a = migrated.get(key);
     const b = fromSchema.get(key);
     if (a === b) continue;
+    if (b === undefined && HAND_WRITTEN.includes(key)) continue;
     if (a === undefined) lines.push(`missing from the migrations: ${key}: ${b}`);
     else if (b === undefined) lines.push(`not in schema.prisma: ${key}: ${a}`);
     else lines.push(`${key}\n      migrations:    ${a}\n      schema.prisma: ${b}`);
@@ -196,7 +208,9 @@ describe('migrations and schema.prisma', () => {
     // The diff's GIN trigram indexes need the extension the migrations create first.
     await query(fromSchema.url, `CREATE EXTENSION IF NOT EXISTS pg_trgm;\n${diff}`);
 
-    const drift = schemaDrift(await describeSchema(migrated.url), await describeSchema(fromSchema.url));
+    const migratedSchema = await describeSchema(migrated.url);
+    const drift = schemaDrift(migratedSchema, await describeSchema(fromSchema.url));
+    expect(HAND_WRITTEN.filter((key) => !migratedSchema.has(key)), 'hand-written objects the migrations no longer create').toEqual([]);
     expect(
       drift.length,
       `prisma/migrations do not produce the schema of prisma/schema.prisma:\n  ${drift.join('\n  ')}\n` +

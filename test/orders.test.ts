@@ -9,6 +9,7 @@ import { schema } from '../src/schema.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { createTestKey } from './helpers/keys.js';
 import { FREE_SHIPPING_FROM, makeOrderFixture, SHIPPING_FEE, WORKED_EXAMPLE_TOTALS, workedExample, type OrderFixture } from './helpers/orders.js';
+import { createListTotals } from '../src/list-totals.js';
 
 let app: TestApp;
 let f: OrderFixture;
@@ -156,6 +157,7 @@ describe('orders service (a hand-made caller)', () => {
     requestId: 'test',
     caller: { kind: 'key', ip: '127.0.0.1', keyId: 'k', accountId, plan: 'PRO', scopes, rateLimit: null, rateWindowSeconds: null },
     loaders: new Map(),
+    totals: createListTotals(prisma).forRequest(),
     limitField: async () => undefined,
   });
 

@@ -70,7 +70,8 @@ export async function listProducts<Q extends object>(ctx: Context, q: ProductQue
   return ctx.prisma.product.findMany({ ...query, where: q.where, orderBy: q.orderBy, ...window });
 }
 
-export const countProducts = (ctx: Context, q: ProductQuery) => ctx.prisma.product.count({ where: q.where });
+export const countProducts = (ctx: Context, q: ProductQuery) =>
+  ctx.totals.count(`products:${JSON.stringify(q.where)}`, () => ctx.prisma.product.count({ where: q.where }));
 
 export async function productBySlug<Q extends object>(ctx: Context, slug: string, query: Q) {
   if (!idParam.safeParse(slug).success) return null;
@@ -95,20 +96,4 @@ export async function productsByIds<Q extends object>(ctx: Context, ids: readonl
 export interface ProductCounts {
   reviews: number;
   favorites: number;
-}
-
-/**
- * Reviews and favourites of a product, for a whole list in one statement. Counting per id on
- * the indexes keeps a page cheap; Prisma's relation count aggregates the whole tables instead.
- */
-export function productCounts(ctx: Context, productId: string): Promise<ProductCounts> {
-  return requestLoader<string, ProductCounts>(ctx, 'product.counts', async (ids) => {
-    const rows = await ctx.prisma.$queryRaw<({ id: string } & ProductCounts)[]>`
-      SELECT p.id,
-        (SELECT count(*)::int FROM "Review" r WHERE r."productId" = p.id) AS reviews,
-        (SELECT count(*)::int FROM "Favorite" f WHERE f."productId" = p.id) AS favorites
-      FROM unnest(${ids as string[]}::text[]) AS p(id)`;
-    const byId = new Map(rows.map((r) => [r.id, { reviews: r.reviews, favorites: r.favorites }]));
-    return ids.map((id) => byId.get(id) ?? { reviews: 0, favorites: 0 });
-  }).load(productId);
 }

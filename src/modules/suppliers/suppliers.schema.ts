@@ -6,7 +6,6 @@ import {
   listSuppliers,
   parseSupplierListInput,
   supplierById,
-  supplierCounts,
   type SupplierCounts,
   supplierQuery,
   supplierSorts,
@@ -55,7 +54,11 @@ export const Supplier = builder.prismaObject('Supplier', {
       totalCount: true,
       query: () => ({ where: { isActive: true }, orderBy: [{ createdAt: 'desc' }, { id: 'asc' }] }),
     }),
-    _count: t.field({ type: SupplierCountsRef, resolve: (s, _args, ctx) => supplierCounts(ctx, s.id) }),
+    _count: t.field({
+      type: SupplierCountsRef,
+      select: { _count: { select: { products: { where: { isActive: true } }, reviews: true } } },
+      resolve: (s) => s._count,
+    }),
   }),
 });
 

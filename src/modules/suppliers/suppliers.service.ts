@@ -78,16 +78,3 @@ export interface SupplierCounts {
   products: number;
   reviews: number;
 }
-
-/** Active products and reviews of a supplier, for a whole list in one statement on the indexes. */
-export function supplierCounts(ctx: Context, supplierId: string): Promise<SupplierCounts> {
-  return requestLoader<string, SupplierCounts>(ctx, 'supplier.counts', async (ids) => {
-    const rows = await ctx.prisma.$queryRaw<({ id: string } & SupplierCounts)[]>`
-      SELECT s.id,
-        (SELECT count(*)::int FROM "Product" p WHERE p."supplierId" = s.id AND p."isActive") AS products,
-        (SELECT count(*)::int FROM "Review" r WHERE r."supplierId" = s.id) AS reviews
-      FROM unnest(${ids as string[]}::text[]) AS s(id)`;
-    const byId = new Map(rows.map((r) => [r.id, { products: r.products, reviews: r.reviews }]));
-    return ids.map((id) => byId.get(id) ?? { products: 0, reviews: 0 });
-  }).load(supplierId);
-}
