@@ -6,7 +6,7 @@ import type { Config } from './config.js';
 import { createContextFactory, type Caller, type Context } from './context.js';
 import { createListTotals } from './list-totals.js';
 import { poolStats, type PrismaClient } from './db/prisma.js';
-import { AppError } from './errors.js';
+import { AppError, isClientAbort } from './errors.js';
 import { createClientIpResolver } from './http/client-ip.js';
 import { useGate } from './http/gate.js';
 import { requestIdOf, useObservability } from './http/observe.js';
@@ -50,7 +50,7 @@ export async function createApp({ prisma, databaseUrl, logger, config }: AppDeps
   const logUnexpected = (error: unknown, request: Request) => {
     const where = { requestId: requestIds.get(request), method: request.method, path: new URL(request.url).pathname };
     // A client that hung up mid-body is no failure of ours.
-    if (request.signal.aborted || (error instanceof Error && error.message === 'aborted')) logger.debug(where, 'client aborted the request');
+    if (request.signal.aborted || isClientAbort(error)) logger.debug(where, 'client aborted the request');
     else logger.error({ err: error, ...where }, 'unexpected error');
   };
 

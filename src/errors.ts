@@ -83,3 +83,12 @@ export class ServiceUnavailableError extends AppError {
 }
 
 export const serviceUnavailable = (message: string, retryAfter: number) => new ServiceUnavailableError(message, retryAfter);
+
+/**
+ * A client that hung up before its request was read (Node's "aborted" ECONNRESET), however
+ * GraphQL wrapped it: no failure of ours, so it is logged at debug, never as an error.
+ */
+export function isClientAbort(error: unknown): boolean {
+  const cause = error instanceof GraphQLError ? (error.originalError ?? error) : error;
+  return cause instanceof Error && cause.message === 'aborted';
+}

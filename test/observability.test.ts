@@ -1,3 +1,4 @@
+import net from 'node:net';
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -33,6 +34,25 @@ describe('request ids', () => {
     expect(line).toMatchObject({ msg: 'request', method: 'GET', path: '/api/products', route: '/api/products', status: 200 });
     expect(typeof line.ms).toBe('number');
     expect(logs).not.toContain('secret-term');
+  });
+
+  it('does not log a client that hangs up mid-body as an error, on either interface', async () => {
+    const { port } = new URL(app.base);
+    const hangUp = (path: string) =>
+      new Promise<void>((resolve, reject) => {
+        const socket = net.connect(Number(port), '127.0.0.1', () => {
+          socket.write(`POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"query":`);
+          setTimeout(() => socket.destroy(), 100);
+        });
+        socket.on('close', () => resolve());
+        socket.on('error', reject);
+      });
+    const before = logs.length;
+    await hangUp('/graphql');
+    await hangUp('/api/orders');
+    await new Promise((r) => setTimeout(r, 200));
+    const errors = logs.slice(before).split('\n').filter(Boolean).map((l) => JSON.parse(l)).filter((l) => l.level >= 50);
+    expect(errors).toEqual([]);
   });
 });
 

@@ -1,7 +1,7 @@
 import { GraphQLError, type ExecutionResult } from 'graphql';
 import { processRegularResult, type Plugin } from 'graphql-yoga';
 import { databaseUnavailable } from '../db/prisma.js';
-import { asAppError, errorStatus, INTERNAL_MESSAGE } from '../errors.js';
+import { asAppError, errorStatus, INTERNAL_MESSAGE, isClientAbort } from '../errors.js';
 import type { Logger } from '../logger.js';
 
 // What a GraphQL client sees of an error: ours (AppError) as they are, GraphQL's verdicts on the
@@ -18,7 +18,8 @@ export function createMaskError(logger: Logger) {
     if (error instanceof GraphQLError && error.originalError instanceof GraphQLError && !error.originalError.originalError) {
       return new GraphQLError(error.message, { nodes: error.nodes, path: error.path, extensions: { code: 'VALIDATION_ERROR' } });
     }
-    logger.error({ err: error instanceof GraphQLError ? (error.originalError ?? error) : error }, 'unexpected error');
+    if (isClientAbort(error)) logger.debug('client aborted the request');
+    else logger.error({ err: error instanceof GraphQLError ? (error.originalError ?? error) : error }, 'unexpected error');
     // The database being down, restarting or too slow is not a bug: SERVICE_UNAVAILABLE, with
     // when to retry. useContractErrorCodes gives the response its 503 when nothing else came back.
     const unavailable = databaseUnavailable(error);
