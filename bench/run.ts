@@ -5,8 +5,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-// @ts-expect-error autocannon ships no types (bench/ is outside the type-checked tree anyway)
-import autocannon from 'autocannon';
+import autocannon, { type Options as AutocannonOptions } from 'autocannon';
 import pg from 'pg';
 import { createApiKey } from '../src/auth/keys.js';
 import { loadConfig } from '../src/config.js';
@@ -28,7 +27,7 @@ import { seedDatabase } from '../src/db/seed.js';
 // Everything it starts is stopped on exit, on error and on Ctrl-C.
 
 const ROOT = path.resolve(import.meta.dirname, '..');
-const DATA_DIR = path.join(ROOT, '.data-bench');
+
 const REPORT = path.join(ROOT, 'BENCHMARKS.md');
 const HOST = '127.0.0.1';
 const SEED = 42;
@@ -41,12 +40,17 @@ const { values: args } = parseArgs({
     'no-report': { type: 'boolean', default: false },
     /** Writes V8 CPU profiles of the service to .data-bench/cpu-prof/ (inspect in Chrome DevTools). */
     'cpu-prof': { type: 'boolean', default: false },
+    /** Seconds of steady mixed load at half the maximum rate while the service's RSS is sampled (0: none). */
+    soak: { type: 'string', default: '0' },
   },
   strict: true,
 });
 const PRODUCTS = positiveInt('--products', args.products);
 const DURATION = positiveInt('--duration', args.duration);
 const CONNECTIONS = positiveInt('--connections', args.connections);
+const SOAK = args.soak === '0' ? 0 : positiveInt('--soak', args.soak);
+// One database per catalogue size: a 1,000,000-product run does not turn the default one into it.
+const DATA_DIR = path.join(ROOT, `.data-bench-${PRODUCTS}`);
 
 function positiveInt(flag: string, v: string | undefined): number {
   if (!v || !/^\d+$/.test(v) || Number(v) < 1) throw new Error(`${flag} must be a positive integer, got ${v}`);
@@ -172,7 +176,7 @@ interface Scenario {
 }
 
 async function load(s: Scenario): Promise<Result> {
-  const opts: Record<string, unknown> = {
+  const opts: AutocannonOptions = {
     url: s.url,
     connections: CONNECTIONS,
     duration: DURATION,
@@ -207,13 +211,107 @@ async function load(s: Scenario): Promise<Result> {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Search latency: one client, one request at a time, over terms of every kind the seed's names
+// hold: words in most products ("pentru"), common, mid and rare ones, two-word terms, word
+// fragments, numbers, terms without diacritics, and terms nothing matches.
+
+const SEARCH_TERMS = [
+  'pentru', 'cutie', 'pachet', 'ssd', 'laptop', 'monitor', 'dezinfectant', 'otel', 'surub', 'tigla',
+  'gresie', 'schneider', 'kanlux', 'westrock', 'rondocarton', 'uree', 'laptop core', 'monitor led',
+  'cutie carton', 'adeziv gresie', 'monit', 'dezinf', 'usb', 'inox', 'switch', 'executive', 'zzzz',
+  'xylofon', 'hendi', 'auto', 'electric', 'disc', 'tablou', 'original', 'uhd', 'cod', '220', '600',
+  'professional', 'sistem',
+];
+const WARM_ROUNDS = 4;
+
+interface Latency {
+  name: string;
+  p50: number;
+  p95: number;
+  max: number;
+  requests: number;
+  /** The slowest terms, for the report. */
+  slowest: string;
+}
+
+function latency(name: string, samples: { term: string; ms: number }[]): Latency {
+  const sorted = [...samples].sort((a, b) => a.ms - b.ms);
+  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]!.ms;
+  const worst = new Map<string, number>();
+  for (const s of sorted) worst.set(s.term, s.ms); // ascending: each term keeps its slowest
+  const slowest = [...worst].sort((a, b) => b[1] - a[1]).slice(0, 5).map(([term, ms]) => `${term} ${ms.toFixed(0)} ms`).join(', ');
+  return { name, p50: at(0.5), p95: at(0.95), max: at(1), requests: samples.length, slowest };
+}
+
+async function searchLatency(service: string, headers: Record<string, string>): Promise<Latency[]> {
+  const once = async (term: string) => {
+    const t = performance.now();
+    const r = await fetch(`${service}/api/products?limit=12&search=${encodeURIComponent(term)}`, { headers });
+    await r.text();
+    if (!r.ok) throw new Error(`search "${term}": ${r.status}`);
+    return { term, ms: performance.now() - t };
+  };
+  log(`search latency: ${SEARCH_TERMS.length} terms, once cold, then ${WARM_ROUNDS} rounds`);
+  const cold: { term: string; ms: number }[] = [];
+  for (const term of SEARCH_TERMS) cold.push(await once(term));
+  const warm: { term: string; ms: number }[] = [];
+  for (let round = 0; round < WARM_ROUNDS; round++) for (const term of SEARCH_TERMS) warm.push(await once(term));
+  return [
+    latency('Search, first request of each term (total counted)', cold),
+    latency(`Search, ${WARM_ROUNDS} more rounds (totals kept, catalogue unchanged)`, warm),
+  ];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Memory over a long run: steady load, the service's resident set sampled from /proc.
+
+interface Soak {
+  seconds: number;
+  rate: string;
+  rssStartMiB: number;
+  rssEndMiB: number;
+  rssMaxMiB: number;
+  growth: number;
+  requests: number;
+  bad: number;
+}
+
+const rssMiB = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN) / 1024;
+
+async function soak(pid: number, seconds: number, targets: Scenario[]): Promise<Soak> {
+  log(`soak: ${seconds} s of ${targets.map((t) => `${t.name} at ${t.overallRate}/s`).join(' + ')}, RSS every 5 s`);
+  const samples: number[] = [rssMiB(pid)];
+  const timer = setInterval(() => samples.push(rssMiB(pid)), 5_000);
+  try {
+    const runs = await Promise.all(
+      targets.map((t) =>
+        autocannon({ url: t.url, method: t.method ?? 'GET', body: t.body, headers: t.headers ?? {}, connections: 4, duration: seconds, overallRate: t.overallRate, timeout: 10 }),
+      ),
+    );
+    samples.push(rssMiB(pid));
+    const start = samples[0]!;
+    const end = samples.at(-1)!;
+    return {
+      seconds,
+      rate: targets.map((t) => `${t.overallRate}/s ${t.name}`).join(' + '),
+      rssStartMiB: start,
+      rssEndMiB: end,
+      rssMaxMiB: Math.max(...samples),
+      growth: (end - start) / start,
+      requests: runs.reduce((n, r) => n + r.requests.total, 0),
+      bad: runs.reduce((n, r) => n + r.non2xx + r.errors + r.timeouts, 0),
+    };
+  } finally {
+    clearInterval(timer);
+  }
+}
 
 async function main() {
   const started = Date.now();
   if (os.availableParallelism() < 2) log('warning: fewer than 2 cores; service and load generator will share one');
 
   // 1. Database: the bench's own embedded cluster, whatever DATABASE_URL/DATA_DIR say.
-  const env = { ...process.env, DATA_DIR, LOG_LEVEL: 'warn' };
+  const env: Record<string, string | undefined> = { ...process.env, DATA_DIR, LOG_LEVEL: 'warn' };
   delete env.DATABASE_URL;
   const config = loadConfig(env);
   db = await openDatabase(config, { log });
@@ -287,7 +385,7 @@ async function main() {
 
   // 3. Service and baseline, both on core 0 (one at a time under load: they take turns).
   const servicePort = await freePort();
-  spawnPinned(0, 'src/server.ts', {
+  const serviceProcess = spawnPinned(0, 'src/server.ts', {
     DATABASE_URL: db.url,
     PORT: String(servicePort),
     HOST,
@@ -367,6 +465,12 @@ async function main() {
     const max = results[i + 1]!.rps;
     if (max >= 2) results.push(await load({ ...s, name: `${s.name} at half max rate (${Math.round(max / 2)}/s)`, overallRate: Math.round(max / 2) }));
   }
+  const search = await searchLatency(service, auth);
+  // Memory: the REST list, product by slug and GraphQL nested together, each at a quarter of
+  // its maximum, after everything above has warmed the service up.
+  const soaked = SOAK
+    ? await soak(serviceProcess.pid!, SOAK, [0, 3, 4].map((i) => ({ ...scenarios[i]!, overallRate: Math.max(1, Math.round(results[i + 1]!.rps / 4)) })))
+    : undefined;
 
   // 6. Report.
   const machine = {
@@ -381,7 +485,7 @@ async function main() {
     connections: CONNECTIONS,
     date: new Date().toISOString().slice(0, 16).replace('T', ' ') + ' UTC',
   };
-  const table = renderTable(results, base.rps);
+  const table = [renderTable(results, base.rps), renderSearch(search), soaked ? renderSoak(soaked) : ''].filter(Boolean).join('\n\n');
   process.stdout.write(`\n${table}\n`);
   if (!args['no-report']) writeReport(renderResults(machine, table, fixtures));
   log(`done in ${((Date.now() - started) / 1000).toFixed(0)} s`);
@@ -395,6 +499,26 @@ function renderTable(results: Result[], baseRps: number): string {
   return ['| Scenario | req/s | p50 (ms) | p99 (ms) | vs baseline req/s | requests |', '|---|---:|---:|---:|---:|---|', ...rows].join('\n');
 }
 
+function renderSearch(rows: Latency[]): string {
+  return [
+    `Search latency, ${SEARCH_TERMS.length} terms (\`SEARCH_TERMS\` in bench/run.ts), one request at a time, \`GET /api/products?limit=12&search=…\`:`,
+    '',
+    '| Search | p50 (ms) | p95 (ms) | max (ms) | requests | slowest |',
+    '|---|---:|---:|---:|---:|---|',
+    ...rows.map((r) => `| ${r.name} | ${r.p50.toFixed(1)} | ${r.p95.toFixed(1)} | ${r.max.toFixed(1)} | ${r.requests} | ${r.slowest} |`),
+  ].join('\n');
+}
+
+function renderSoak(s: Soak): string {
+  return [
+    `Memory over ${s.seconds} s of steady load (${s.rate}; ${s.requests} requests, ${s.bad} failed):`,
+    '',
+    '| RSS at start (MiB) | at end (MiB) | highest (MiB) | growth |',
+    '|---:|---:|---:|---:|',
+    `| ${s.rssStartMiB.toFixed(0)} | ${s.rssEndMiB.toFixed(0)} | ${s.rssMaxMiB.toFixed(0)} | ${(100 * s.growth).toFixed(1)} % |`,
+  ].join('\n');
+}
+
 function renderResults(m: Record<string, string | number>, table: string, f: { categoryId: string; word: string; slug: string }): string {
   return [
     `Run of ${m.date}: ${m.cpu}, ${m.cores} cores, ${m.memGiB} GiB; Node ${m.node}; PostgreSQL ${m.postgres} (embedded);`,
@@ -406,23 +530,22 @@ function renderResults(m: Record<string, string | number>, table: string, f: { c
   ].join('\n');
 }
 
-const START = '<!-- bench:results:start -->';
-const END = '<!-- bench:results:end -->';
+// One block per catalogue size, so a 1,000,000-product run does not replace the 100,000 one.
+const START = `<!-- bench:results:${PRODUCTS}:start -->`;
+const END = `<!-- bench:results:${PRODUCTS}:end -->`;
 
 /** Replaces only the results between the markers, so the hand-written analysis stays. */
 function writeReport(results: string) {
   const block = `${START}\n${results}\n${END}`;
-  if (existsSync(REPORT)) {
-    const text = readFileSync(REPORT, 'utf8');
-    const a = text.indexOf(START);
-    const b = text.indexOf(END);
-    if (a >= 0 && b > a) {
-      writeFileSync(REPORT, text.slice(0, a) + block + text.slice(b + END.length));
-      log(`results written to ${path.relative(ROOT, REPORT)}`);
-      return;
-    }
-  }
-  writeFileSync(REPORT, `# Benchmarks\n\nRun with \`npm run bench -- [--products N] [--duration S]\`.\n\n## Latest results\n\n${block}\n`);
+  const text = existsSync(REPORT) ? readFileSync(REPORT, 'utf8') : '# Benchmarks\n';
+  const a = text.indexOf(START);
+  const b = text.indexOf(END);
+  writeFileSync(
+    REPORT,
+    a >= 0 && b > a
+      ? text.slice(0, a) + block + text.slice(b + END.length)
+      : `${text.trimEnd()}\n\n## Latest results at ${PRODUCTS} products\n\n${block}\n`,
+  );
   log(`results written to ${path.relative(ROOT, REPORT)}`);
 }
 

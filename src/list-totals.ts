@@ -10,6 +10,10 @@ import type { PrismaClient } from './db/prisma.js';
 // (prisma/migrations/*_catalog_revision), so a kept total is served only while nothing it
 // depends on has changed: exact, whichever instance or tool made the change. The price is one
 // primary-key read of the revision per request that needs a total.
+//
+// The revision number alone could come back (the row deleted and inserted again, a backup
+// restored), so a total is kept under the number and the row version's xmin, the transaction that
+// wrote it: a row written again never matches a total kept before.
 
 export interface TotalsOfRequest {
   /**
@@ -25,7 +29,7 @@ export interface ListTotals {
 }
 
 interface Kept {
-  revision: bigint;
+  stamp: string;
   total: number;
 }
 
@@ -37,21 +41,24 @@ export function createListTotals(prisma: PrismaClient): ListTotals {
   const counting = new Map<string, Promise<number>>();
 
   // null when the row is missing (a database not migrated by us): nothing is kept then.
-  const readRevision = async () =>
-    (await prisma.catalogRevision.findUnique({ where: { id: 1 }, select: { revision: true } }))?.revision ?? null;
+  const readStamp = async () => {
+    const rows = await prisma.$queryRaw<{ stamp: string }[]>`
+      SELECT "revision"::text || '/' || xmin::text AS stamp FROM "CatalogRevision" WHERE "id" = 1`;
+    return rows[0]?.stamp ?? null;
+  };
 
-  const count = async (revision: bigint | null, key: string, countNow: () => Promise<number>) => {
-    if (revision === null) return countNow();
+  const count = async (stamp: string | null, key: string, countNow: () => Promise<number>) => {
+    if (stamp === null) return countNow();
     const known = kept.get(key);
-    if (known && known.revision === revision) return known.total;
-    const id = `${revision}\u0000${key}`;
+    if (known?.stamp === stamp) return known.total;
+    const id = `${stamp}\u0000${key}`;
     let pending = counting.get(id);
     if (!pending) {
-      // The revision was read before counting starts, so the count is at least as new as it.
+      // The stamp was read before counting starts, so the count is at least as new as it. A
+      // slower, older count may replace a newer one: that costs a recount, never a wrong total.
       pending = countNow()
         .then((total) => {
-          const current = kept.get(key);
-          if (!current || current.revision < revision) kept.set(key, { revision, total });
+          kept.set(key, { stamp, total });
           return total;
         })
         .finally(() => counting.delete(id));
@@ -62,9 +69,9 @@ export function createListTotals(prisma: PrismaClient): ListTotals {
 
   return {
     forRequest() {
-      let revision: Promise<bigint | null> | undefined;
+      let stamp: Promise<string | null> | undefined;
       return {
-        count: async (key, countNow) => count(await (revision ??= readRevision()), key, countNow),
+        count: async (key, countNow) => count(await (stamp ??= readStamp()), key, countNow),
       };
     },
   };

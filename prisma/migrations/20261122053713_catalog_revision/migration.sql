@@ -7,7 +7,7 @@ CREATE TABLE "CatalogRevision" (
 );
 
 -- Written by hand (Prisma does not model rows or triggers).
--- The only row. Without it totals are simply never cached (src/count-cache.ts).
+-- The only row. Without it totals are simply never cached (src/list-totals.ts).
 INSERT INTO "CatalogRevision" ("id", "revision") VALUES (1, 0);
 
 -- Statement-level: one bump per statement however many rows it touches. Only the columns a

@@ -1,0 +1,299 @@
+import { Kind, parse, print, visit, type DocumentNode, type FieldNode } from 'graphql';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { restRoutes } from '../src/rest/routes.js';
+import { startTestApp, type TestApp } from './helpers/app.js';
+import { createTestKey } from './helpers/keys.js';
+import { makeOrderFixture, type OrderFixture } from './helpers/orders.js';
+
+// Every list of both interfaces answers any page size with the same number of SQL statements:
+// relations, relation counts and totals are loaded per list, never per item. Each list is read
+// with the nested relations its REST representation has (taken from src/rest/routes.ts, so the
+// GraphQL queries below follow the REST representation when it changes).
+
+let app: TestApp;
+let fixture: OrderFixture;
+/** Keys of one account that has ORDERS orders; one key per scope, as a client would hold them. */
+const keys = { orders: '', stock: '', prices: '' };
+let ordersAccountId = '';
+/** The top-level category with the most active products in its subtree (the filtered product lists). */
+let filterCategoryId = '';
+
+/** Orders placed for the orders lists: enough to fill the largest page. */
+const ORDERS = 100;
+
+beforeAll(async () => {
+  // More orders are placed here than the per-minute order limit allows.
+  app = await startTestApp({ env: { ORDER_CREATE_LIMIT: '100000' } });
+  fixture = await makeOrderFixture(app.sql);
+  const owner = 'lists@example.com';
+  const orders = await createTestKey(app.url, { owner, scopes: ['read:orders', 'write:orders'] });
+  keys.orders = orders.key;
+  ordersAccountId = orders.accountId;
+  keys.stock = (await createTestKey(app.url, { owner, scopes: ['read:stock'] })).key;
+  keys.prices = (await createTestKey(app.url, { owner, scopes: ['read:prices'] })).key;
+
+  // Orders of one, two and three lines, so that a page's items, their products, the buyer and
+  // the supplier all have something to load.
+  const lines = [[fixture.a], [fixture.a, fixture.b], [fixture.a, fixture.b, fixture.c]];
+  for (let i = 0; i < ORDERS; i++) {
+    const res = await app.get('/api/orders', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': keys.orders },
+      body: JSON.stringify({ supplierId: fixture.supplierId, items: lines[i % 3]!.map((p) => ({ productId: p.id, quantity: 1 })) }),
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+  }
+
+  const { rows } = await app.sql.query<{ id: string }>(`
+    WITH RECURSIVE tree AS (
+      SELECT id AS root, id FROM "Category" WHERE "parentId" IS NULL AND "isActive"
+      UNION SELECT t.root, c.id FROM "Category" c JOIN tree t ON c."parentId" = t.id)
+    SELECT t.root AS id FROM tree t JOIN "Product" p ON p."categoryId" = t.id AND p."isActive"
+    GROUP BY t.root ORDER BY count(*) DESC, t.root LIMIT 1`);
+  filterCategoryId = rows[0]!.id;
+});
+afterAll(() => app?.close());
+
+// --- The REST representation, read from the route table ---------------------------------------
+
+const routeDocument = (path: string): DocumentNode => {
+  const route = restRoutes.find((r) => r.method === 'GET' && r.path === path);
+  if (!route) throw new Error(`no GET ${path} in src/rest/routes.ts`);
+  return parse(route.document);
+};
+
+/** The fragments a REST route's document defines, printed. */
+const fragmentsOf = (path: string) =>
+  routeDocument(path)
+    .definitions.filter((d) => d.kind === Kind.FRAGMENT_DEFINITION)
+    .map((d) => print(d))
+    .join('\n');
+
+/** What a REST route selects on each item of its list field, e.g. `{ ...RestProduct }`. */
+function itemSelectionOf(path: string, listField: string): string {
+  let items: FieldNode | undefined;
+  visit(routeDocument(path), {
+    Field(node) {
+      if (node.name.value !== listField) return;
+      items = node.selectionSet?.selections.find((s): s is FieldNode => s.kind === Kind.FIELD && s.name.value === 'items');
+    },
+  });
+  if (!items?.selectionSet) throw new Error(`GET ${path} selects no ${listField}.items`);
+  return print(items.selectionSet);
+}
+
+const META = 'meta { page limit total totalPages }';
+const PRODUCT = { fields: itemSelectionOf('/api/products', 'products'), fragments: fragmentsOf('/api/products') };
+/** Includes `products(limit: 4) @include(if: $includeProducts)`: sent with includeProducts true. */
+const CATEGORY = { fields: itemSelectionOf('/api/categories', 'categories'), fragments: fragmentsOf('/api/categories') };
+const SUPPLIER = { fields: itemSelectionOf('/api/suppliers', 'suppliers'), fragments: fragmentsOf('/api/suppliers') };
+const ORDER = { fields: itemSelectionOf('/api/orders', 'orders'), fragments: fragmentsOf('/api/orders') };
+const STOCK = itemSelectionOf('/api/v1/stock', 'stockRecords');
+const PRICE = itemSelectionOf('/api/v1/prices', 'priceRecords');
+
+// The filtered product lists: a word, a category subtree, a price range and a sort.
+const FILTER = { search: 'pentru', minPrice: 10, maxPrice: 2000 };
+const restFilter = () =>
+  `search=${FILTER.search}&categoryId=${filterCategoryId}&minPrice=${FILTER.minPrice}&maxPrice=${FILTER.maxPrice}&sortBy=price_desc`;
+const gqlFilter = () => ({ search: FILTER.search, categoryId: filterCategoryId, minPrice: FILTER.minPrice, maxPrice: FILTER.maxPrice, sortBy: 'PRICE_DESC' });
+const GQL_FILTER_ARGS = 'search: $search, categoryId: $categoryId, minPrice: $minPrice, maxPrice: $maxPrice, sortBy: $sortBy';
+const GQL_FILTER_VARS = '$search: String, $categoryId: ID, $minPrice: Float, $maxPrice: Float, $sortBy: ProductSort';
+
+// --- The lists, counted in the database directly -------------------------------------------------
+
+const countOf = async (sql: string, params: unknown[] = []) => (await app.sql.query<{ n: number }>(sql, params)).rows[0]!.n;
+
+const TOTALS = {
+  products: () => countOf(`SELECT count(*)::int AS n FROM "Product" WHERE "isActive"`),
+  filteredProducts: () =>
+    countOf(
+      `WITH RECURSIVE tree AS (SELECT id FROM "Category" WHERE id = $1 UNION SELECT c.id FROM "Category" c JOIN tree t ON c."parentId" = t.id)
+       SELECT count(*)::int AS n FROM "Product"
+       WHERE "isActive" AND "categoryId" IN (SELECT id FROM tree) AND "searchText" LIKE '%' || $2 || '%' AND price BETWEEN $3 AND $4`,
+      [filterCategoryId, FILTER.search, FILTER.minPrice, FILTER.maxPrice],
+    ),
+  categories: () => countOf(`SELECT count(*)::int AS n FROM "Category" WHERE "isActive"`),
+  suppliers: () => countOf(`SELECT count(*)::int AS n FROM "Supplier" WHERE "isActive"`),
+  orders: () => countOf(`SELECT count(*)::int AS n FROM "Order" WHERE "buyerId" = $1`, [ordersAccountId]),
+  /** Stock and prices list every product, active or not. */
+  records: () => countOf(`SELECT count(*)::int AS n FROM "Product"`),
+};
+
+// --- Requests ------------------------------------------------------------------------------------
+
+interface ListPage {
+  status: number;
+  /** The page's items, or undefined when the answer has none (an error). */
+  items: unknown[] | undefined;
+  /** meta.total or totalCount */
+  total: unknown;
+  /** REST's `error` or GraphQL's `errors`: undefined when the request succeeded. */
+  error: unknown;
+  /** The whole body, shown when an expectation fails. */
+  body: unknown;
+}
+
+async function rest(path: string, key?: string): Promise<ListPage> {
+  const res = await app.get(path, key ? { headers: { 'x-api-key': key } } : undefined);
+  return { status: res.status, items: res.body?.data, total: res.body?.meta?.total, error: res.body?.error, body: res.body };
+}
+
+async function graphql(query: string, variables: Record<string, unknown>, pick: (data: any) => { items: unknown[]; total: unknown }, key?: string): Promise<ListPage> {
+  const res = await app.get('/graphql', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...(key ? { 'x-api-key': key } : {}) },
+    body: JSON.stringify({ query, variables }),
+  });
+  const picked = res.body?.data ? pick(res.body.data) : undefined;
+  return { status: res.status, items: picked?.items, total: picked?.total, error: res.body?.errors, body: res.body };
+}
+
+const list = (field: string) => (data: any) => ({ items: data[field].items, total: data[field].meta.total });
+const connection = (data: any) => ({ items: data.productsConnection.edges, total: data.productsConnection.totalCount });
+
+interface ListCase {
+  iface: 'REST' | 'GraphQL';
+  list: string;
+  /** The list's rows counted with SQL: the expected meta.total; the largest page is min(100, it). */
+  total: () => Promise<number>;
+  request: (limit: number) => Promise<ListPage>;
+}
+
+const cases: ListCase[] = [
+  { iface: 'REST', list: 'GET /api/products', total: TOTALS.products, request: (n) => rest(`/api/products?limit=${n}`) },
+  { iface: 'REST', list: 'GET /api/products (search, categoryId, price range, sortBy)', total: TOTALS.filteredProducts, request: (n) => rest(`/api/products?${restFilter()}&limit=${n}`) },
+  { iface: 'REST', list: 'GET /api/categories', total: TOTALS.categories, request: (n) => rest(`/api/categories?limit=${n}`) },
+  { iface: 'REST', list: 'GET /api/categories?includeProducts=true', total: TOTALS.categories, request: (n) => rest(`/api/categories?includeProducts=true&limit=${n}`) },
+  { iface: 'REST', list: 'GET /api/suppliers', total: TOTALS.suppliers, request: (n) => rest(`/api/suppliers?limit=${n}`) },
+  { iface: 'REST', list: 'GET /api/orders (read:orders)', total: TOTALS.orders, request: (n) => rest(`/api/orders?limit=${n}`, keys.orders) },
+  { iface: 'REST', list: 'GET /api/v1/stock (read:stock)', total: TOTALS.records, request: (n) => rest(`/api/v1/stock?limit=${n}`, keys.stock) },
+  { iface: 'REST', list: 'GET /api/v1/prices (read:prices)', total: TOTALS.records, request: (n) => rest(`/api/v1/prices?limit=${n}`, keys.prices) },
+  {
+    iface: 'GraphQL',
+    list: 'products',
+    total: TOTALS.products,
+    request: (n) =>
+      graphql(`query($limit: Int!) { products(limit: $limit) { items ${PRODUCT.fields} ${META} } } ${PRODUCT.fragments}`, { limit: n }, list('products')),
+  },
+  {
+    iface: 'GraphQL',
+    list: 'products (search, categoryId, price range, sortBy)',
+    total: TOTALS.filteredProducts,
+    request: (n) =>
+      graphql(
+        `query($limit: Int!, ${GQL_FILTER_VARS}) { products(limit: $limit, ${GQL_FILTER_ARGS}) { items ${PRODUCT.fields} ${META} } } ${PRODUCT.fragments}`,
+        { limit: n, ...gqlFilter() },
+        list('products'),
+      ),
+  },
+  {
+    iface: 'GraphQL',
+    list: 'productsConnection',
+    total: TOTALS.products,
+    request: (n) =>
+      graphql(
+        `query($first: Int!) { productsConnection(first: $first) { totalCount edges { cursor node ${PRODUCT.fields} } pageInfo { hasNextPage endCursor } } } ${PRODUCT.fragments}`,
+        { first: n },
+        connection,
+      ),
+  },
+  {
+    iface: 'GraphQL',
+    list: 'productsConnection (search, categoryId, price range, sortBy)',
+    total: TOTALS.filteredProducts,
+    request: (n) =>
+      graphql(
+        `query($first: Int!, ${GQL_FILTER_VARS}) { productsConnection(first: $first, ${GQL_FILTER_ARGS}) { totalCount edges { cursor node ${PRODUCT.fields} } pageInfo { hasNextPage endCursor } } } ${PRODUCT.fragments}`,
+        { first: n, ...gqlFilter() },
+        connection,
+      ),
+  },
+  {
+    iface: 'GraphQL',
+    list: 'categories (with products(limit: 4))',
+    total: TOTALS.categories,
+    request: (n) =>
+      graphql(
+        `query($limit: Int!, $includeProducts: Boolean!) { categories(limit: $limit) { items ${CATEGORY.fields} ${META} } } ${CATEGORY.fragments}`,
+        { limit: n, includeProducts: true },
+        list('categories'),
+      ),
+  },
+  {
+    iface: 'GraphQL',
+    list: 'suppliers',
+    total: TOTALS.suppliers,
+    request: (n) =>
+      graphql(`query($limit: Int!) { suppliers(limit: $limit) { items ${SUPPLIER.fields} ${META} } } ${SUPPLIER.fragments}`, { limit: n }, list('suppliers')),
+  },
+  {
+    iface: 'GraphQL',
+    list: 'orders (read:orders)',
+    total: TOTALS.orders,
+    request: (n) =>
+      graphql(`query($limit: Int!) { orders(limit: $limit) { items ${ORDER.fields} ${META} } } ${ORDER.fragments}`, { limit: n }, list('orders'), keys.orders),
+  },
+  {
+    iface: 'GraphQL',
+    list: 'stockRecords (read:stock)',
+    total: TOTALS.records,
+    request: (n) => graphql(`query($limit: Int!) { stockRecords(limit: $limit) { items ${STOCK} ${META} } }`, { limit: n }, list('stockRecords'), keys.stock),
+  },
+  {
+    iface: 'GraphQL',
+    list: 'priceRecords (read:prices)',
+    total: TOTALS.records,
+    request: (n) => graphql(`query($limit: Int!) { priceRecords(limit: $limit) { items ${PRICE} ${META} } }`, { limit: n }, list('priceRecords'), keys.prices),
+  },
+];
+
+/**
+ * The one statement the app sends that is not part of any request: the periodic write of API
+ * keys' lastUsedAt (src/auth/last-used.ts, every 30 s on a timer) may land while a keyed request
+ * is being measured. It is the only statement left out; the key lookup of each keyed request
+ * (SELECT … FROM "ApiKey") is counted like every other statement of the request.
+ */
+const isLastUsedFlush = (sql: string) => /UPDATE "ApiKey" AS k\s+SET "lastUsedAt"/.test(sql);
+
+/** The SQL statements one request sends, and its answer. */
+async function measure(c: ListCase, limit: number) {
+  const before = app.statements.length;
+  const page = await c.request(limit);
+  const sent = app.statements.slice(before).filter((sql) => !isLastUsedFlush(sql));
+  return { page, sent };
+}
+
+/** Page sizes measured: one item, ten, and the largest page the list fills (at most the maximum limit, 100). */
+const LIMIT_MAX = 100;
+
+describe('SQL statements per list request', () => {
+  it.each(cases)('$iface $list: the same number of statements for 1, 10 and the largest page', async (c) => {
+    const total = await c.total();
+    // Too short a list would compare nothing.
+    expect(total).toBeGreaterThanOrEqual(20);
+    const sizes = [1, 10, Math.min(LIMIT_MAX, total)];
+
+    // Warm-up: product and stock/price totals are kept between requests (src/list-totals.ts), so
+    // the first request of a list may count once more than the ones measured after it.
+    const warm = await c.request(1);
+    expect(warm.status, JSON.stringify(warm.body)).toBe(200);
+    expect(warm.error).toBeUndefined();
+
+    const counts: number[] = [];
+    const sent: string[][] = [];
+    for (const limit of sizes) {
+      const measured = await measure(c, limit);
+      const { page } = measured;
+      expect(page.status, JSON.stringify(page.body)).toBe(200);
+      expect(page.error).toBeUndefined();
+      expect(page.items).toHaveLength(limit);
+      expect(page.total).toBe(total);
+      counts.push(measured.sent.length);
+      sent.push(measured.sent);
+    }
+    expect(counts[0]).toBeGreaterThan(0);
+    // On failure, the statements of every size are shown.
+    const shown = sizes.map((limit, i) => `limit ${limit}: ${counts[i]} statements\n  ${sent[i]!.join('\n  ')}`).join('\n');
+    expect(counts, shown).toEqual([counts[0], counts[0], counts[0]]);
+  });
+});

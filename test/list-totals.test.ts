@@ -1,0 +1,473 @@
+import type pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from './helpers/app.js';
+import { createTestKey } from './helpers/keys.js';
+import { makeOrderFixture, type OrderFixture } from './helpers/orders.js';
+
+// Product-list totals are kept in memory per catalogue revision (src/list-totals.ts, bumped by
+// statement triggers on "Product": prisma/migrations/*_catalog_revision). What a user sees must
+// not change for it: every total is exact on the very next request after any change, whoever
+// made it. Each describe block that changes data has its own app on its own database copy.
+
+// --- What the app sends, what the database holds ------------------------------------------------
+
+/** Prisma's count of products (`product.count`): the statement a kept total saves. */
+const isProductCount = (sql: string) => /^SELECT COUNT\(\*\) AS "_count\$_all" FROM \(SELECT "public"\."Product"\./.test(sql.trim());
+
+/** The request's answer, and how many product COUNT statements the app sent for it. */
+async function observe<T>(app: TestApp, request: () => Promise<T>): Promise<{ value: T; counts: number }> {
+  const before = app.statements.length;
+  const value = await request();
+  return { value, counts: app.statements.slice(before).filter(isProductCount).length };
+}
+
+const revisionOf = async (sql: pg.Pool): Promise<bigint | null> => {
+  const { rows } = await sql.query<{ revision: string }>(`SELECT revision FROM "CatalogRevision" WHERE id = 1`);
+  return rows[0] ? BigInt(rows[0].revision) : null;
+};
+
+/** A product list's filter, as both interfaces take it. */
+interface Filter {
+  search?: string;
+  categoryId?: string;
+  minPrice?: number;
+  maxPrice?: number;
+  featured?: boolean;
+}
+
+/** The filter's active products counted by us, with the WHERE the API documents. */
+async function countInDatabase(sql: pg.Pool, f: Filter): Promise<number> {
+  const where = ['"isActive"'];
+  const params: unknown[] = [];
+  const param = (v: unknown) => `$${params.push(v)}`;
+  if (f.categoryId !== undefined) {
+    where.push(`"categoryId" IN (WITH RECURSIVE tree AS (SELECT id FROM "Category" WHERE id = ${param(f.categoryId)}
+      UNION SELECT c.id FROM "Category" c JOIN tree t ON c."parentId" = t.id) SELECT id FROM tree)`);
+  }
+  // The words used here are lower case without diacritics, as "searchText" is stored.
+  if (f.search !== undefined) where.push(`"searchText" LIKE '%' || ${param(f.search)} || '%'`);
+  if (f.minPrice !== undefined) where.push(`price >= ${param(f.minPrice)}`);
+  if (f.maxPrice !== undefined) where.push(`price <= ${param(f.maxPrice)}`);
+  if (f.featured) where.push(`"isFeatured"`);
+  const { rows } = await sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM "Product" WHERE ${where.join(' AND ')}`, params);
+  return rows[0]!.n;
+}
+
+const countAllProducts = async (sql: pg.Pool) => (await sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM "Product"`)).rows[0]!.n;
+
+// --- The three ways to ask for a product list's total -------------------------------------------
+
+const restQuery = (f: Filter) =>
+  Object.entries(f)
+    .map(([k, v]) => `${k}=${encodeURIComponent(String(v))}`)
+    .join('&');
+
+const GQL_VARS = '$search: String, $categoryId: ID, $minPrice: Float, $maxPrice: Float, $featured: Boolean';
+const GQL_ARGS = 'search: $search, categoryId: $categoryId, minPrice: $minPrice, maxPrice: $maxPrice, featured: $featured';
+
+async function gqlData(app: TestApp, query: string, variables: Record<string, unknown>) {
+  const res = await app.graphql(query, variables);
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  expect(res.body.errors).toBeUndefined();
+  return res.body.data;
+}
+
+interface TotalReader {
+  name: string;
+  total: (app: TestApp, f: Filter) => Promise<number>;
+}
+
+const READERS: TotalReader[] = [
+  {
+    name: 'REST /api/products meta.total',
+    total: async (app, f) => {
+      const res = await app.get(`/api/products?${restQuery(f)}&limit=1`);
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      return res.body.meta.total;
+    },
+  },
+  {
+    name: 'GraphQL products.meta.total',
+    total: async (app, f) => (await gqlData(app, `query(${GQL_VARS}) { products(limit: 1, ${GQL_ARGS}) { meta { total } } }`, { ...f })).products.meta.total,
+  },
+  {
+    name: 'GraphQL productsConnection.totalCount',
+    total: async (app, f) => (await gqlData(app, `query(${GQL_VARS}) { productsConnection(first: 1, ${GQL_ARGS}) { totalCount } }`, { ...f })).productsConnection.totalCount,
+  },
+];
+const [REST_PRODUCTS] = READERS as [TotalReader, ...TotalReader[]];
+
+/** /api/v1/stock: every product, active or not. */
+async function stockTotal(app: TestApp, key: string): Promise<number> {
+  const res = await app.get('/api/v1/stock?limit=1', { headers: { 'x-api-key': key } });
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  return res.body.meta.total;
+}
+
+/**
+ * Asks twice: the total is exact, and the second request reuses it (no COUNT). Returns it.
+ * The first request may or may not count, depending on what was kept before.
+ */
+async function expectKept(app: TestApp, ask: () => Promise<number>, exact: () => Promise<number>): Promise<number> {
+  const first = await ask();
+  expect(first).toBe(await exact());
+  const second = await observe(app, ask);
+  expect(second).toEqual({ value: first, counts: 0 });
+  return first;
+}
+
+// --- Changes made by another tool, straight in SQL ----------------------------------------------
+
+let copies = 0;
+
+/** A new product copied from an existing active one, with its own id, slug and SKU. */
+async function insertProductCopy(sql: pg.Pool, isActive: boolean): Promise<string> {
+  const id = `listtotalscopy${++copies}x${Date.now().toString(36)}`;
+  const res = await sql.query(
+    `INSERT INTO "Product" (id, name, "nameEn", slug, description, price, "compareAtPrice", "minOrder", stock, "lowStockThreshold",
+       "trackInventory", sku, images, specifications, "isActive", "isFeatured", "viewCount", "vatRate", "vatCategory", "searchText",
+       "supplierId", "categoryId", "createdAt", "updatedAt")
+     SELECT $1, name, "nameEn", slug || '-' || $1, description, price, "compareAtPrice", "minOrder", stock, "lowStockThreshold",
+       "trackInventory", sku || '-' || $1, images, specifications, $2, "isFeatured", 0, "vatRate", "vatCategory", "searchText",
+       "supplierId", "categoryId", now(), now()
+     FROM "Product" WHERE "isActive" ORDER BY id LIMIT 1`,
+    [id, isActive],
+  );
+  expect(res.rowCount).toBe(1);
+  return id;
+}
+
+/** Runs one statement that must touch exactly one product. */
+async function changeOne(sql: pg.Pool, statement: string, params: unknown[] = []) {
+  const res = await sql.query(statement, params);
+  expect(res.rowCount, statement).toBe(1);
+}
+
+/** Deactivates the first active product (by id): each call another one. */
+const deactivateOne = (sql: pg.Pool) =>
+  changeOne(sql, `UPDATE "Product" SET "isActive" = false WHERE id = (SELECT id FROM "Product" WHERE "isActive" ORDER BY id LIMIT 1)`);
+
+interface Change {
+  change: string;
+  filter: () => Filter;
+  apply: (sql: pg.Pool) => Promise<void>;
+  /** How the filter's total moves. */
+  delta: number;
+}
+
+describe('a kept total', () => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await startTestApp();
+  });
+  afterAll(() => app?.close());
+
+  it('is counted by the first GET /api/products and reused by the second, with the same exact meta.total', async () => {
+    const exact = await countInDatabase(app.sql, {});
+    const first = await observe(app, () => REST_PRODUCTS.total(app, {}));
+    expect(first).toEqual({ value: exact, counts: 1 });
+    const second = await observe(app, () => REST_PRODUCTS.total(app, {}));
+    expect(second).toEqual({ value: exact, counts: 0 });
+  });
+
+  it('is shared by both interfaces for the same filter', async () => {
+    const filter = { minPrice: 20, maxPrice: 300 };
+    const exact = await countInDatabase(app.sql, filter);
+    const [rest, products, connection] = READERS as [TotalReader, TotalReader, TotalReader];
+    expect(await observe(app, () => rest.total(app, filter))).toEqual({ value: exact, counts: 1 });
+    expect(await observe(app, () => products.total(app, filter))).toEqual({ value: exact, counts: 0 });
+    expect(await observe(app, () => connection.total(app, filter))).toEqual({ value: exact, counts: 0 });
+    // Another filter is another total.
+    const other = { minPrice: 20, maxPrice: 301 };
+    expect(await observe(app, () => rest.total(app, other))).toEqual({ value: await countInDatabase(app.sql, other), counts: 1 });
+  });
+});
+
+describe('after a change made by another tool in SQL', () => {
+  let app: TestApp;
+  /** A top-level category, and a category outside its subtree. */
+  let category = '';
+  let outside = '';
+  beforeAll(async () => {
+    app = await startTestApp();
+    const { rows } = await app.sql.query<{ id: string }>(`SELECT id FROM "Category" WHERE "parentId" IS NULL AND "isActive" ORDER BY id LIMIT 2`);
+    category = rows[0]!.id;
+    const { rows: others } = await app.sql.query<{ id: string }>(`SELECT id FROM "Category" WHERE "parentId" = $1 ORDER BY id LIMIT 1`, [rows[1]!.id]);
+    outside = others[0]!.id;
+  });
+  afterAll(() => app?.close());
+
+  const PRICE_RANGE = { minPrice: 10, maxPrice: 100 };
+  const changes: Change[] = [
+    { change: 'a product deactivated', filter: () => ({}), delta: -1, apply: deactivateOne },
+    {
+      change: 'a price moved out of the filtered range',
+      filter: () => PRICE_RANGE,
+      delta: -1,
+      apply: (sql) =>
+        changeOne(sql, `UPDATE "Product" SET price = 5000 WHERE id = (SELECT id FROM "Product" WHERE "isActive" AND price BETWEEN 10 AND 100 ORDER BY id LIMIT 1)`),
+    },
+    {
+      change: 'a price moved into the filtered range',
+      filter: () => PRICE_RANGE,
+      delta: +1,
+      apply: (sql) =>
+        changeOne(sql, `UPDATE "Product" SET price = 55.5 WHERE id = (SELECT id FROM "Product" WHERE "isActive" AND price > 1000 ORDER BY id LIMIT 1)`),
+    },
+    { change: 'an active product inserted', filter: () => ({}), delta: +1, apply: async (sql) => void (await insertProductCopy(sql, true)) },
+    {
+      change: 'a product with no references deleted',
+      filter: () => ({}),
+      delta: -1,
+      apply: (sql) =>
+        changeOne(
+          sql,
+          `DELETE FROM "Product" WHERE id = (SELECT p.id FROM "Product" p WHERE p."isActive"
+             AND NOT EXISTS (SELECT 1 FROM "OrderItem" i WHERE i."productId" = p.id)
+             AND NOT EXISTS (SELECT 1 FROM "Review" r WHERE r."productId" = p.id)
+             AND NOT EXISTS (SELECT 1 FROM "Favorite" f WHERE f."productId" = p.id)
+             ORDER BY p.id LIMIT 1)`,
+        ),
+    },
+    {
+      change: 'a searched word removed from a product',
+      filter: () => ({ search: 'pentru' }),
+      delta: -1,
+      apply: (sql) =>
+        changeOne(
+          sql,
+          `UPDATE "Product" SET name = replace(name, 'pentru', 'for'), "searchText" = replace("searchText", 'pentru', 'for')
+           WHERE id = (SELECT id FROM "Product" WHERE "isActive" AND "searchText" LIKE '%pentru%' ORDER BY id LIMIT 1)`,
+        ),
+    },
+    {
+      change: 'a product moved out of a category tree',
+      filter: () => ({ categoryId: category }),
+      delta: -1,
+      apply: (sql) =>
+        changeOne(
+          sql,
+          `UPDATE "Product" SET "categoryId" = $2 WHERE id = (SELECT id FROM "Product" WHERE "isActive" AND "categoryId" IN (
+             WITH RECURSIVE tree AS (SELECT id FROM "Category" WHERE id = $1 UNION SELECT c.id FROM "Category" c JOIN tree t ON c."parentId" = t.id)
+             SELECT id FROM tree) ORDER BY id LIMIT 1)`,
+          [category, outside],
+        ),
+    },
+    {
+      change: 'a product featured',
+      filter: () => ({ featured: true }),
+      delta: +1,
+      apply: (sql) => changeOne(sql, `UPDATE "Product" SET "isFeatured" = true WHERE id = (SELECT id FROM "Product" WHERE "isActive" AND NOT "isFeatured" ORDER BY id LIMIT 1)`),
+    },
+  ];
+  const cases = changes.flatMap((c) => READERS.map((reader) => ({ ...c, reader, via: reader.name })));
+
+  it.each(cases)('$change: $via is exact on the very next request', async ({ filter, apply, delta, reader }) => {
+    const f = filter();
+    const ask = () => reader.total(app, f);
+    const before = await expectKept(app, ask, () => countInDatabase(app.sql, f));
+
+    const revision = await revisionOf(app.sql);
+    await apply(app.sql);
+    expect(await revisionOf(app.sql)).toBeGreaterThan(revision!);
+
+    const exact = await countInDatabase(app.sql, f);
+    expect(exact).toBe(before + delta);
+    expect(await observe(app, ask)).toEqual({ value: exact, counts: 1 });
+    // …and kept again from then on.
+    expect(await observe(app, ask)).toEqual({ value: exact, counts: 0 });
+  });
+});
+
+describe('changes to stock only (what placing an order does)', () => {
+  let app: TestApp;
+  let fixture: OrderFixture;
+  let buyer = '';
+  let stockKey = '';
+  beforeAll(async () => {
+    app = await startTestApp();
+    fixture = await makeOrderFixture(app.sql);
+    buyer = (await createTestKey(app.url, { scopes: ['write:orders'] })).key;
+    stockKey = (await createTestKey(app.url, { scopes: ['read:stock'] })).key;
+  });
+  afterAll(() => app?.close());
+
+  /** Keeps every total these tests read, each checked exact. */
+  const keepAll = async () => {
+    const totals: number[] = [];
+    for (const reader of READERS) totals.push(await expectKept(app, () => reader.total(app, {}), () => countInDatabase(app.sql, {})));
+    totals.push(await expectKept(app, () => stockTotal(app, stockKey), () => countAllProducts(app.sql)));
+    return totals;
+  };
+  /** Every total again: the same, and none counted. */
+  const expectStillKept = async (totals: number[]) => {
+    for (const [i, reader] of READERS.entries()) expect(await observe(app, () => reader.total(app, {}))).toEqual({ value: totals[i], counts: 0 });
+    expect(await observe(app, () => stockTotal(app, stockKey))).toEqual({ value: totals[READERS.length], counts: 0 });
+  };
+  const stockOf = async (productId: string) => {
+    const res = await app.get(`/api/v1/stock?productId=${productId}`, { headers: { 'x-api-key': stockKey } });
+    expect(res.status).toBe(200);
+    return res.body.data.stock as number;
+  };
+
+  it('an UPDATE of stock leaves the revision alone, and the next list requests count nothing', async () => {
+    const totals = await keepAll();
+    const revision = await revisionOf(app.sql);
+    await changeOne(app.sql, `UPDATE "Product" SET stock = stock - 1, "updatedAt" = now() WHERE id = $1`, [fixture.b.id]);
+    expect(await revisionOf(app.sql)).toBe(revision);
+    await expectStillKept(totals);
+  });
+
+  it('placing an order through POST /api/orders leaves the revision alone, and the next list requests count nothing', async () => {
+    const totals = await keepAll();
+    const revision = await revisionOf(app.sql);
+    const stock = await stockOf(fixture.a.id);
+    const res = await app.get('/api/orders', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': buyer },
+      body: JSON.stringify({ supplierId: fixture.supplierId, items: [{ productId: fixture.a.id, quantity: 3 }] }),
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    // The order did change the catalogue's stock…
+    expect(await stockOf(fixture.a.id)).toBe(stock - 3);
+    // …and nothing a product list's total depends on.
+    expect(await revisionOf(app.sql)).toBe(revision);
+    await expectStillKept(totals);
+  });
+});
+
+describe('two instances on one database', () => {
+  let a: TestApp;
+  let b: TestApp;
+  beforeAll(async () => {
+    a = await startTestApp();
+    b = await startTestApp({ url: a.url });
+  });
+  afterAll(async () => {
+    // b shares a's database: a drops it, so a closes last.
+    await b?.close();
+    await a?.close();
+  });
+
+  it.each(READERS)('a change made while both keep the total is seen by both on their next request: $name', async (reader) => {
+    const f: Filter = {};
+    const exact = () => countInDatabase(a.sql, f);
+    const kept = await expectKept(a, () => reader.total(a, f), exact);
+    expect(await expectKept(b, () => reader.total(b, f), exact)).toBe(kept);
+
+    await deactivateOne(a.sql);
+    expect(await observe(a, () => reader.total(a, f))).toEqual({ value: kept - 1, counts: 1 });
+    expect(await observe(b, () => reader.total(b, f))).toEqual({ value: kept - 1, counts: 1 });
+
+    // And the other way round: the instance that did not count first is asked first.
+    await insertProductCopy(a.sql, true);
+    await insertProductCopy(a.sql, true);
+    expect(await observe(b, () => reader.total(b, f))).toEqual({ value: kept + 1, counts: 1 });
+    expect(await observe(a, () => reader.total(a, f))).toEqual({ value: kept + 1, counts: 1 });
+    expect(await exact()).toBe(kept + 1);
+  });
+});
+
+describe('without the CatalogRevision row', () => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await startTestApp();
+  });
+  afterAll(() => app?.close());
+
+  it('counts on every request, exactly, changes included', async () => {
+    const f: Filter = {};
+    // Kept before the row goes.
+    const kept = await expectKept(app, () => REST_PRODUCTS.total(app, f), () => countInDatabase(app.sql, f));
+    await app.sql.query(`DELETE FROM "CatalogRevision"`);
+    expect(await revisionOf(app.sql)).toBeNull();
+
+    for (const reader of READERS) {
+      for (let i = 0; i < 2; i++) expect(await observe(app, () => reader.total(app, f))).toEqual({ value: kept, counts: 1 });
+    }
+    await deactivateOne(app.sql);
+    for (const reader of READERS) expect(await observe(app, () => reader.total(app, f))).toEqual({ value: kept - 1, counts: 1 });
+    await insertProductCopy(app.sql, true);
+    await insertProductCopy(app.sql, true);
+    for (const reader of READERS) expect(await observe(app, () => reader.total(app, f))).toEqual({ value: kept + 1, counts: 1 });
+    expect(await countInDatabase(app.sql, f)).toBe(kept + 1);
+  });
+});
+
+describe('once the CatalogRevision row is back', () => {
+  // The row deleted while an instance keeps a total, the catalogue changed meanwhile, then the
+  // row put back: from a backup (the revision it had), or as its migration inserts it (0), after
+  // which the catalogue changes again until the revision is back where the total was kept.
+  it.each([
+    { restored: 'from a backup (its old revision)', as: 'backup' },
+    { restored: 'by its migration (revision 0)', as: 'migration' },
+  ])('totals are exact: row restored $restored', async ({ as }) => {
+    const app = await startTestApp();
+    try {
+      const f: Filter = {};
+      const revision = (await revisionOf(app.sql))!;
+      await expectKept(app, () => REST_PRODUCTS.total(app, f), () => countInDatabase(app.sql, f));
+
+      await app.sql.query(`DELETE FROM "CatalogRevision"`);
+      await deactivateOne(app.sql);
+      if (as === 'backup') {
+        await app.sql.query(`INSERT INTO "CatalogRevision" (id, revision) VALUES (1, $1)`, [String(revision)]);
+      } else {
+        await app.sql.query(`INSERT INTO "CatalogRevision" ("id", "revision") VALUES (1, 0)`);
+        while ((await revisionOf(app.sql))! < revision) await deactivateOne(app.sql);
+      }
+      expect(await revisionOf(app.sql)).toBe(revision);
+
+      const exact = await countInDatabase(app.sql, f);
+      for (const reader of READERS) expect((await observe(app, () => reader.total(app, f))).value, reader.name).toBe(exact);
+    } finally {
+      await app.close();
+    }
+  });
+});
+
+describe('TRUNCATE "Product"', () => {
+  let app: TestApp;
+  let key = '';
+  beforeAll(async () => {
+    app = await startTestApp();
+    key = (await createTestKey(app.url, { scopes: ['read:stock'] })).key;
+  });
+  afterAll(() => app?.close());
+
+  it('empties every kept total on the next request', async () => {
+    for (const reader of READERS) await expectKept(app, () => reader.total(app, {}), () => countInDatabase(app.sql, {}));
+    await expectKept(app, () => stockTotal(app, key), () => countAllProducts(app.sql));
+    const revision = await revisionOf(app.sql);
+    // CASCADE: order items, reviews and favorites refer to products.
+    await app.sql.query(`TRUNCATE "Product" CASCADE`);
+    expect(await revisionOf(app.sql)).toBeGreaterThan(revision!);
+    expect(await observe(app, () => REST_PRODUCTS.total(app, {}))).toEqual({ value: 0, counts: 1 });
+    for (const reader of READERS) expect((await observe(app, () => reader.total(app, {}))).value).toBe(0);
+    expect(await observe(app, () => stockTotal(app, key))).toEqual({ value: 0, counts: 1 });
+  });
+});
+
+describe('/api/v1/stock meta.total', () => {
+  let app: TestApp;
+  let key = '';
+  beforeAll(async () => {
+    app = await startTestApp();
+    key = (await createTestKey(app.url, { scopes: ['read:stock'] })).key;
+  });
+  afterAll(() => app?.close());
+
+  it.each([
+    { product: 'an inactive product', isActive: false },
+    { product: 'an active product', isActive: true },
+  ])('is exact after $product is inserted (it counts every product, active or not)', async ({ isActive }) => {
+    const ask = () => stockTotal(app, key);
+    const before = await expectKept(app, ask, () => countAllProducts(app.sql));
+    const listed = await expectKept(app, () => REST_PRODUCTS.total(app, {}), () => countInDatabase(app.sql, {}));
+
+    await insertProductCopy(app.sql, isActive);
+    expect(await countAllProducts(app.sql)).toBe(before + 1);
+    expect(await observe(app, ask)).toEqual({ value: before + 1, counts: 1 });
+    expect((await observe(app, () => REST_PRODUCTS.total(app, {}))).value).toBe(listed + (isActive ? 1 : 0));
+  });
+});
