@@ -17,7 +17,7 @@ import { seedDatabase } from '../src/db/seed.js';
 // `npm run bench -- [--products 100000] [--duration 10] [--connections 10]`
 //
 // Performance at catalogue scale against a raw baseline measured in the same run (issue 6):
-//  1. its own embedded PostgreSQL under .data-bench (never the development .data), migrated and
+//  1. its own embedded PostgreSQL under .data-bench-<products> (never the development .data), migrated and
 //     seeded to N products (the seed tops up, so reruns start in seconds);
 //  2. the service (src/server.ts) and a minimal node:http + pg baseline (bench/baseline-server.ts)
 //     as child processes pinned to core 0; PostgreSQL is not pinned;
@@ -38,7 +38,7 @@ const { values: args } = parseArgs({
     duration: { type: 'string', default: '10' },
     connections: { type: 'string', default: '10' },
     'no-report': { type: 'boolean', default: false },
-    /** Writes V8 CPU profiles of the service to .data-bench/cpu-prof/ (inspect in Chrome DevTools). */
+    /** Writes V8 CPU profiles of the service to .data-bench-<products>/cpu-prof/ (inspect in Chrome DevTools). */
     'cpu-prof': { type: 'boolean', default: false },
     /** Seconds of steady mixed load at half the maximum rate while the service's RSS is sampled (0: none). */
     soak: { type: 'string', default: '0' },
