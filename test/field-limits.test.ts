@@ -14,11 +14,11 @@ import {
   type ExecutionResult,
   type GraphQLResolveInfo,
 } from 'graphql';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { AppError } from '../src/errors.js';
 import { createFieldRateLimiter, retryAfterSeconds, type FieldRateLimiter } from '../src/ratelimit/field-limits.js';
 import { createRateLimitStore, type RateLimitStore } from '../src/ratelimit/store.js';
-import { EXTERNAL_REDIS_URL, freePort, HAS_REDIS_SERVER, startRedisServer, useTestRedis, type RedisServer } from './helpers/redis.js';
+import { EXTERNAL_REDIS_URL, freePort, HAS_REDIS_SERVER, useTestRedis } from './helpers/redis.js';
 
 const REDIS_AVAILABLE = Boolean(EXTERNAL_REDIS_URL) || HAS_REDIS_SERVER;
 

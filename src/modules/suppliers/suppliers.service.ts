@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import type { Context } from '../../context.js';
 import type { Prisma } from '../../generated/prisma/client.js';
-import { requestLoader } from '../../loaders.js';
 import { pageParams, pageWindow, type PageInput } from '../../pagination.js';
 import { searchKey, searchWords } from '../../search.js';
 import { booleanParam, enumParam, idParam, parseInput, textParam } from '../../validation.js';
