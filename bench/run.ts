@@ -175,11 +175,14 @@ interface Scenario {
   overallRate?: number;
 }
 
-async function load(s: Scenario): Promise<Result> {
+/** Requests that did not succeed: non-2xx answers, connection errors and timeouts. */
+const failed = (r: Result) => r.non2xx + r.errors + r.timeouts;
+
+async function load(s: Scenario, { connections, duration } = { connections: CONNECTIONS, duration: DURATION }): Promise<Result> {
   const opts: AutocannonOptions = {
     url: s.url,
-    connections: CONNECTIONS,
-    duration: DURATION,
+    connections,
+    duration,
     method: s.method ?? 'GET',
     headers: s.headers ?? {},
     body: s.body,
@@ -196,7 +199,7 @@ async function load(s: Scenario): Promise<Result> {
       },
     ];
   }
-  log(`${s.name}: ${DURATION} s, ${CONNECTIONS} connections`);
+  log(`${s.name}: ${duration} s, ${connections} connections${s.overallRate ? `, ${s.overallRate}/s` : ''}`);
   const r = await autocannon(opts);
   return {
     scenario: s.name,
@@ -291,11 +294,7 @@ async function soak(pid: number, seconds: number, targets: Scenario[]): Promise<
   const samples: number[] = [rssMiB(pid)];
   const timer = setInterval(() => samples.push(rssMiB(pid)), 5_000);
   try {
-    const runs = await Promise.all(
-      targets.map((t) =>
-        autocannon({ url: t.url, method: t.method ?? 'GET', body: t.body, headers: t.headers ?? {}, connections: 4, duration: seconds, overallRate: t.overallRate, timeout: 10 }),
-      ),
-    );
+    const runs = await Promise.all(targets.map((t) => load(t, { connections: 4, duration: seconds })));
     samples.push(rssMiB(pid));
     const start = samples[0]!;
     const end = samples.at(-1)!;
@@ -306,8 +305,8 @@ async function soak(pid: number, seconds: number, targets: Scenario[]): Promise<
       rssEndMiB: end,
       rssMaxMiB: Math.max(...samples),
       growth: (end - start) / start,
-      requests: runs.reduce((n, r) => n + r.requests.total, 0),
-      bad: runs.reduce((n, r) => n + r.non2xx + r.errors + r.timeouts, 0),
+      requests: runs.reduce((n, r) => n + r.requests, 0),
+      bad: runs.reduce((n, r) => n + failed(r), 0),
     };
   } finally {
     clearInterval(timer);
@@ -501,7 +500,7 @@ async function main() {
 
 function renderTable(results: Result[], baseRps: number): string {
   const rows = results.map((r) => {
-    const bad = r.non2xx + r.errors + r.timeouts;
+    const bad = failed(r);
     return `| ${r.scenario} | ${r.rps.toFixed(0)} | ${r.p50} | ${r.p99} | ${((100 * r.rps) / baseRps).toFixed(1)} % | ${r.requests}${bad ? ` (${r.non2xx} non-2xx, ${r.errors} errors, ${r.timeouts} timeouts)` : ''} |`;
   });
   return ['| Scenario | req/s | p50 (ms) | p99 (ms) | vs baseline req/s | requests |', '|---|---:|---:|---:|---:|---|', ...rows].join('\n');
