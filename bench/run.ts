@@ -145,6 +145,16 @@ async function waitForHttp(url: string, headers: Record<string, string>, timeout
   }
 }
 
+async function withClient<T>(url: string, use: (c: pg.Client) => Promise<T>): Promise<T> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    return await use(c);
+  } finally {
+    await c.end();
+  }
+}
+
 function firstDifference(a: string, b: string): string {
   let i = 0;
   while (i < a.length && i < b.length && a[i] === b[i]) i++;
@@ -253,23 +263,64 @@ function latency(name: string, samples: Sample[]): Latency {
   return { name, p50: at(0.5), p95: at(0.95), max: at(1), requests: samples.length, failed: samples.filter((s) => s.failed).length, slowest };
 }
 
-async function searchLatency(service: string, headers: Record<string, string>): Promise<Latency[]> {
-  const once = async (term: string) => {
+interface SearchSetup {
+  service: string;
+  headers: Record<string, string>;
+  /** SQL on the bench database, for the catalogue changes of pass 3. */
+  sql: pg.Client;
+  /** A product whose isFeatured pass 3 flips (an even number of times: it ends as it began). */
+  productId: string;
+  /** Starts another instance of the service on the same database; resolves to its base URL and a stop. */
+  startInstance: () => Promise<{ url: string; stop: () => Promise<void> }>;
+}
+
+/**
+ * Four passes over the terms, one request at a time:
+ *  1. never counted: no instance keeps or has saved a total for any term (saved ones are deleted);
+ *  2. WARM_ROUNDS more rounds: totals kept, catalogue unchanged;
+ *  3. a busy catalogue: before each request a product is featured or unfeatured (a new revision),
+ *     so every total is carried over by the change log instead of counted;
+ *  4. another instance, started after all that: totals read from those saved by the first.
+ */
+async function searchLatency({ service, headers, sql, productId, startInstance }: SearchSetup): Promise<Latency[]> {
+  const once = async (base: string, term: string) => {
     const t = performance.now();
-    const r = await fetch(`${service}/api/products?limit=12&search=${encodeURIComponent(term)}`, { headers });
+    const r = await fetch(`${base}/api/products?limit=12&search=${encodeURIComponent(term)}`, { headers });
     await r.text();
     // A failure (503 when a count outlives the statement timeout) is reported, not fatal.
     if (!r.ok) log(`search "${term}": ${r.status}`);
     return { term, ms: performance.now() - t, failed: !r.ok };
   };
-  log(`search latency: ${SEARCH_TERMS.length} terms, once cold, then ${WARM_ROUNDS} rounds`);
-  const cold: Sample[] = [];
-  for (const term of SEARCH_TERMS) cold.push(await once(term));
-  const warm: Sample[] = [];
-  for (let round = 0; round < WARM_ROUNDS; round++) for (const term of SEARCH_TERMS) warm.push(await once(term));
+  log(`search latency: ${SEARCH_TERMS.length} terms, never counted, ${WARM_ROUNDS} rounds kept, carried over, another instance`);
+  await sql.query('DELETE FROM "ListTotal"');
+  const never: Sample[] = [];
+  for (const term of SEARCH_TERMS) never.push(await once(service, term));
+  const kept: Sample[] = [];
+  for (let round = 0; round < WARM_ROUNDS; round++) for (const term of SEARCH_TERMS) kept.push(await once(service, term));
+  const carried: Sample[] = [];
+  for (const term of SEARCH_TERMS) {
+    await sql.query('UPDATE "Product" SET "isFeatured" = NOT "isFeatured" WHERE id = $1', [productId]);
+    carried.push(await once(service, term));
+  }
+  if (SEARCH_TERMS.length % 2) await sql.query('UPDATE "Product" SET "isFeatured" = NOT "isFeatured" WHERE id = $1', [productId]);
+  const other = await startInstance();
+  const saved: Sample[] = [];
+  try {
+    // A new process is slow on its first requests whatever it serves (JIT, first plans, new
+    // connections): warm it on requests outside the measured terms, as a load balancer would.
+    for (let i = 0; i < 20; i++) {
+      await once(other.url, `warmup${i}`);
+      await fetch(`${other.url}/api/products?limit=12&page=${i + 1}`, { headers }).then((r) => r.text());
+    }
+    for (const term of SEARCH_TERMS) saved.push(await once(other.url, term));
+  } finally {
+    await other.stop();
+  }
   return [
-    latency('Search, first request of each term (total counted)', cold),
-    latency(`Search, ${WARM_ROUNDS} more rounds (totals kept, catalogue unchanged)`, warm),
+    latency('Search, first request of each term, never counted before (counted)', never),
+    latency(`Search, ${WARM_ROUNDS} more rounds (totals kept, catalogue unchanged)`, kept),
+    latency('Search, each request after a catalogue change (totals carried over by the change log)', carried),
+    latency('Search, another instance started afterwards (warmed up), first request of each term (saved totals)', saved),
   ];
 }
 
@@ -329,14 +380,8 @@ async function main() {
   if (seeded.inserted.products > 0) {
     // Right after a bulk insert the first run measured a cold, unanalysed database (baseline
     // 10× slower than on the next run): settle it first.
-    const c = new pg.Client({ connectionString: db.url });
-    await c.connect();
-    try {
-      log('VACUUM (ANALYZE) after seeding');
-      await c.query('VACUUM (ANALYZE)');
-    } finally {
-      await c.end();
-    }
+    log('VACUUM (ANALYZE) after seeding');
+    await withClient(db.url, (c) => c.query('VACUUM (ANALYZE)'));
   }
 
   // From here on this process (the load generator) runs on core 1. PostgreSQL, started above,
@@ -391,23 +436,30 @@ async function main() {
   }
 
   // 3. Service and baseline, both on core 0 (one at a time under load: they take turns).
-  const servicePort = await freePort();
-  const serviceProcess = spawnPinned(0, 'src/server.ts', {
-    DATABASE_URL: db.url,
-    PORT: String(servicePort),
-    HOST,
-    LOG_LEVEL: 'warn',
-    SEED_ON_START: 'false',
-    NODE_ENV: 'production',
-    ORDER_CREATE_LIMIT: '100000',
-  }, 'service', args['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${path.join(DATA_DIR, 'cpu-prof')}`] : []);
+  const startService = async (name: string, nodeFlags: string[] = []) => {
+    const port = await freePort();
+    const child = spawnPinned(0, 'src/server.ts', {
+      DATABASE_URL: db!.url,
+      PORT: String(port),
+      HOST,
+      LOG_LEVEL: 'warn',
+      SEED_ON_START: 'false',
+      NODE_ENV: 'production',
+      ORDER_CREATE_LIMIT: '100000',
+    }, name, nodeFlags);
+    const url = `http://${HOST}:${port}`;
+    await waitForHttp(`${url}/api/products?limit=1`, { 'x-api-key': key }, 60_000);
+    return { url, child, stop: () => stopChild(child) };
+  };
+  const { url: service, child: serviceProcess } = await startService(
+    'service',
+    args['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${path.join(DATA_DIR, 'cpu-prof')}`] : [],
+  );
   const baselinePort = await freePort();
   spawnPinned(0, 'bench/baseline-server.ts', { DATABASE_URL: db.url, PORT: String(baselinePort) }, 'baseline');
 
-  const service = `http://${HOST}:${servicePort}`;
   const baseline = `http://${HOST}:${baselinePort}`;
   const auth = { 'x-api-key': key };
-  await waitForHttp(`${service}/api/products?limit=1`, auth, 60_000);
   await waitForHttp(`${baseline}/api/products?limit=1`, {}, 30_000);
 
   // 4. Same answer, byte for byte (bodies only: the service adds headers).
@@ -472,7 +524,9 @@ async function main() {
     const max = results[i + 1]!.rps;
     if (max >= 2) results.push(await load({ ...s, name: `${s.name} at half max rate (${Math.round(max / 2)}/s)`, overallRate: Math.round(max / 2) }));
   }
-  const search = await searchLatency(service, auth);
+  const search = await withClient(db.url, (sql) =>
+    searchLatency({ service, headers: auth, sql, productId: fixtures.productId, startInstance: () => startService('service 2') }),
+  );
   // Memory: the REST list, product by slug and GraphQL nested together, each at a quarter of
   // its maximum, after everything above has warmed the service up.
   const soaked = SOAK

@@ -33,7 +33,7 @@ export interface Context {
   caller: Caller;
   /** Per-request DataLoaders by name (src/loaders.ts). */
   loaders: Map<string, DataLoader<unknown, unknown>>;
-  /** Product-list totals, counted only when the catalogue changed (src/list-totals.ts). */
+  /** Product-list totals, kept and carried across catalogue changes (src/list-totals.ts). */
   totals: TotalsOfRequest;
   /**
    * Counts one call of the resolving field against a per-field limit for this caller (the

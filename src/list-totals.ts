@@ -1,26 +1,39 @@
+import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { PrismaClient } from './db/prisma.js';
+import type { Prisma } from './generated/prisma/client.js';
 
-// Exact product-list totals without counting every time. Counting is what a product page costs
-// most at catalogue scale (every active product's index entry is visited: ~6 ms at 100,000
-// products, ten times that at 1,000,000), and the same filters come back again and again.
+// Exact product-list totals without counting every matching product each time. Counting is what
+// a product page costs most at catalogue scale: every match is visited, ~6 ms for all active
+// products at 100,000, ~0.8 s for a common search word at 1,000,000 (BENCHMARKS.md).
 //
-// A total is kept with the catalogue revision it was counted at. Statement triggers on "Product"
-// bump that revision in the same transaction as any change that can alter a product list's total
-// (prisma/migrations/*_catalog_revision), so a kept total is served only while nothing it
-// depends on has changed: exact, whichever instance or tool made the change. The price is one
-// primary-key read of the revision per request that needs a total.
+// A total is kept with the catalogue revision it is exact at. Statement triggers on "Product"
+// bump the revision in the same transaction as any change that can alter a list's total and log
+// each product leaving (-1) or entering (+1) the catalogue under it, with the columns lists
+// filter on (prisma/migrations/*_catalog_changes). A total kept at revision r is carried to the
+// current revision R by adding the logged changes in (r, R] that match its filter: exact,
+// whichever instance or tool made the change, at the price of reading a few log rows.
 //
-// The revision number alone could come back (the row deleted and inserted again, a backup
-// restored), so a total is kept under the number and the row version's xmin, the transaction that
-// wrote it: a row written again never matches a total kept before.
+// Totals are kept in memory and saved in "ListTotal", so another instance, or this one after a
+// restart, carries them on instead of counting again. A count is needed only for a filter never
+// counted before, or when the log no longer reaches back to the kept revision (it keeps the last
+// 1,000 revisions; a statement changing more than 1,000 products is not logged at all).
+//
+// The revision row's epoch is drawn anew whenever the row is inserted (restored from a backup,
+// put back by hand), so totals kept under another lineage are never carried over.
+
+/**
+ * A condition on the columns a product list filters by. "CatalogChange" has the same columns,
+ * so one condition selects both the matching products and the matching logged changes.
+ */
+export type ListedCondition = Prisma.ProductWhereInput & Prisma.CatalogChangeWhereInput;
 
 export interface TotalsOfRequest {
   /**
-   * The total for `key` (the list and its resolved filter), from `countNow` unless it was
-   * counted at the current revision. Requests that miss together share one count.
+   * The number of products matching every condition (none: every product, active or not).
+   * Requests that need the same total at the same revision share one computation.
    */
-  count(key: string, countNow: () => Promise<number>): Promise<number>;
+  products(conditions: ListedCondition[]): Promise<number>;
 }
 
 export interface ListTotals {
@@ -28,50 +41,128 @@ export interface ListTotals {
   forRequest(): TotalsOfRequest;
 }
 
+/** Where the catalogue is: its lineage, its revision, and how far back its change log reaches. */
+interface Catalogue {
+  epoch: string;
+  revision: bigint;
+  changesFrom: bigint;
+}
+
+/** A total, exact at a revision of a lineage. */
 interface Kept {
-  stamp: string;
+  epoch: string;
+  revision: bigint;
   total: number;
 }
 
-/** Different filters kept at once; each entry is a key of a few hundred bytes and a number. */
+/** Different filters kept in memory at once; each is a 43-character key and a few numbers. */
 const MAX_KEPT = 10_000;
+/** Saved totals not brought up to date for this long are deleted (every SAVES_PER_PRUNE saves). */
+const SAVED_FOR_MS = 24 * 60 * 60 * 1000;
+const SAVES_PER_PRUNE = 1_000;
+
+interface CatalogueRow {
+  epoch: string;
+  revision: string;
+  changesFrom: string;
+}
+
+const READ_CATALOGUE = `SELECT "epoch"::text AS epoch, "revision"::text AS revision, "changesFrom"::text AS "changesFrom"
+  FROM "CatalogRevision" WHERE "id" = 1`;
+
+const toCatalogue = (rows: CatalogueRow[]): Catalogue | null => {
+  const row = rows[0];
+  return row ? { epoch: row.epoch, revision: BigInt(row.revision), changesFrom: BigInt(row.changesFrom) } : null;
+};
+
+const keyOf = (conditions: ListedCondition[]) => createHash('sha256').update(JSON.stringify(conditions)).digest('base64url');
 
 export function createListTotals(prisma: PrismaClient): ListTotals {
   const kept = new LRUCache<string, Kept>({ max: MAX_KEPT });
-  const counting = new Map<string, Promise<number>>();
+  const pending = new Map<string, Promise<number>>();
+  let saves = 0;
 
-  // null when the row is missing (a database not migrated by us): nothing is kept then.
-  const readStamp = async () => {
-    const rows = await prisma.$queryRaw<{ stamp: string }[]>`
-      SELECT "revision"::text || '/' || xmin::text AS stamp FROM "CatalogRevision" WHERE "id" = 1`;
-    return rows[0]?.stamp ?? null;
+  // null when the row is missing (a database not migrated by us): every total is counted then.
+  const readCatalogue = async () => toCatalogue(await prisma.$queryRawUnsafe<CatalogueRow[]>(READ_CATALOGUE));
+
+  const countProducts = (conditions: ListedCondition[]) => prisma.product.count({ where: { AND: conditions } });
+
+  /** Counted in one snapshot with the revision it is exact at. */
+  const countNow = async (conditions: ListedCondition[]): Promise<{ at: Catalogue | null; total: number }> => {
+    const [rows, total] = await prisma.$transaction(
+      [prisma.$queryRawUnsafe<CatalogueRow[]>(READ_CATALOGUE), countProducts(conditions)],
+      { isolationLevel: 'RepeatableRead' },
+    );
+    return { at: toCatalogue(rows), total };
   };
 
-  const count = async (stamp: string | null, key: string, countNow: () => Promise<number>) => {
-    if (stamp === null) return countNow();
-    const known = kept.get(key);
-    if (known?.stamp === stamp) return known.total;
-    const id = `${stamp}\u0000${key}`;
-    let pending = counting.get(id);
-    if (!pending) {
-      // The stamp was read before counting starts, so the count is at least as new as it. A
-      // slower, older count may replace a newer one: that costs a recount, never a wrong total.
-      pending = countNow()
-        .then((total) => {
-          kept.set(key, { stamp, total });
-          return total;
-        })
-        .finally(() => counting.delete(id));
-      counting.set(id, pending);
+  /** The net number of matching products that entered the catalogue after `from`, up to `to`. */
+  const changesBetween = async (conditions: ListedCondition[], from: bigint, to: bigint) => {
+    const { _sum } = await prisma.catalogChange.aggregate({
+      _sum: { sign: true },
+      where: { AND: [...conditions, { revision: { gt: from, lte: to } }] },
+    });
+    return _sum.sign ?? 0;
+  };
+
+  const loadSaved = (key: string): Promise<Kept | null> =>
+    prisma.listTotal.findUnique({ where: { key }, select: { epoch: true, revision: true, total: true } });
+
+  // A slower instance never overwrites a newer total with an older one.
+  const save = async (key: string, k: Kept) => {
+    await prisma.$executeRaw`
+      INSERT INTO "ListTotal" ("key", "epoch", "revision", "total", "savedAt")
+      VALUES (${key}, ${k.epoch}::uuid, ${k.revision}, ${k.total}, now())
+      ON CONFLICT ("key") DO UPDATE SET "epoch" = EXCLUDED."epoch", "revision" = EXCLUDED."revision",
+        "total" = EXCLUDED."total", "savedAt" = EXCLUDED."savedAt"
+      WHERE "ListTotal"."epoch" <> EXCLUDED."epoch" OR "ListTotal"."revision" < EXCLUDED."revision"`;
+    if (++saves % SAVES_PER_PRUNE === 0) {
+      await prisma.listTotal.deleteMany({ where: { savedAt: { lt: new Date(Date.now() - SAVED_FOR_MS) } } });
     }
-    return pending;
+  };
+
+  /** A kept total the change log can bring up to date, or null. */
+  const carriable = (k: Kept | null | undefined, now: Catalogue) =>
+    k && k.epoch === now.epoch && k.revision >= now.changesFrom ? k : null;
+
+  const bringUpToDate = async (now: Catalogue, key: string, conditions: ListedCondition[], known: Kept | undefined) => {
+    const base = carriable(known, now) ?? carriable(await loadSaved(key), now);
+    let current: Kept;
+    if (base && base.revision >= now.revision) {
+      // Already as new as this request's view of the catalogue (or newer: another request's).
+      current = base;
+    } else if (base) {
+      const added = await changesBetween(conditions, base.revision, now.revision);
+      current = { epoch: now.epoch, revision: now.revision, total: base.total + added };
+    } else {
+      const { at, total } = await countNow(conditions);
+      if (!at) return total;
+      current = { epoch: at.epoch, revision: at.revision, total };
+    }
+    kept.set(key, current);
+    if (current !== base) await save(key, current);
+    return current.total;
+  };
+
+  const products = async (now: Catalogue | null, conditions: ListedCondition[]) => {
+    if (!now) return countProducts(conditions);
+    const key = keyOf(conditions);
+    const known = kept.get(key);
+    if (known && known.epoch === now.epoch && known.revision === now.revision) return known.total;
+    const id = `${now.epoch}/${now.revision}/${key}`;
+    let total = pending.get(id);
+    if (!total) {
+      total = bringUpToDate(now, key, conditions, known).finally(() => pending.delete(id));
+      pending.set(id, total);
+    }
+    return total;
   };
 
   return {
     forRequest() {
-      let stamp: Promise<string | null> | undefined;
+      let catalogue: Promise<Catalogue | null> | undefined;
       return {
-        count: async (key, countNow) => count(await (stamp ??= readStamp()), key, countNow),
+        products: async (conditions) => products(await (catalogue ??= readCatalogue()), conditions),
       };
     },
   };

@@ -4,22 +4,42 @@ import { startTestApp, type TestApp } from './helpers/app.js';
 import { createTestKey } from './helpers/keys.js';
 import { makeOrderFixture, type OrderFixture } from './helpers/orders.js';
 
-// Product-list totals are kept in memory per catalogue revision (src/list-totals.ts, bumped by
-// statement triggers on "Product": prisma/migrations/*_catalog_revision). What a user sees must
-// not change for it: every total is exact on the very next request after any change, whoever
-// made it. Each describe block that changes data has its own app on its own database copy.
+// Product-list totals are kept per catalogue revision and carried to the next one by adding the
+// changes statement triggers on "Product" log (src/list-totals.ts,
+// prisma/migrations/*_catalog_changes). What a user sees must not change for it: every total is
+// exact on the very next request after any change, whoever made it. Each describe block that
+// changes data has its own app on its own database copy.
 
 // --- What the app sends, what the database holds ------------------------------------------------
 
 /** Prisma's count of products (`product.count`): the statement a kept total saves. */
 const isProductCount = (sql: string) => /^SELECT COUNT\(\*\) AS "_count\$_all" FROM \(SELECT "public"\."Product"\./.test(sql.trim());
 
-/** The request's answer, and how many product COUNT statements the app sent for it. */
-async function observe<T>(app: TestApp, request: () => Promise<T>): Promise<{ value: T; counts: number }> {
+/** Prisma's sum over the change log (`catalogChange.aggregate`): a kept total brought up to date. */
+const isChangeSum = (sql: string) => /^SELECT SUM\("sign"\)/.test(sql.trim()) && sql.includes('"public"."CatalogChange"');
+
+interface Observed<T> {
+  value: T;
+  /** Product COUNT statements the app sent for the request. */
+  counts: number;
+  /** Sums over the change log it sent. */
+  carried: number;
+}
+
+/** The request's answer, and how the app came by its total. */
+async function observe<T>(app: TestApp, request: () => Promise<T>): Promise<Observed<T>> {
   const before = app.statements.length;
   const value = await request();
-  return { value, counts: app.statements.slice(before).filter(isProductCount).length };
+  const sent = app.statements.slice(before);
+  return { value, counts: sent.filter(isProductCount).length, carried: sent.filter(isChangeSum).length };
 }
+
+/** The three ways a total is come by. */
+const counted = <T>(value: T): Observed<T> => ({ value, counts: 1, carried: 0 });
+const carriedOver = <T>(value: T, totals = 1): Observed<T> => ({ value, counts: 0, carried: totals });
+const keptAsIs = <T>(value: T): Observed<T> => ({ value, counts: 0, carried: 0 });
+
+const changesLogged = async (sql: pg.Pool) => (await sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM "CatalogChange"`)).rows[0]!.n;
 
 const revisionOf = async (sql: pg.Pool): Promise<bigint | null> => {
   const { rows } = await sql.query<{ revision: string }>(`SELECT revision FROM "CatalogRevision" WHERE id = 1`);
@@ -75,7 +95,15 @@ async function gqlData(app: TestApp, query: string, variables: Record<string, un
 interface TotalReader {
   name: string;
   total: (app: TestApp, f: Filter) => Promise<number>;
+  /**
+   * How many totals the request needs for the filter: a searched page of items also needs the
+   * number of all active products, to choose its plan (src/modules/products/products.service.ts).
+   */
+  totalsFor: (f: Filter) => number;
 }
+
+const withItems = (f: Filter) => (f.search ? 2 : 1);
+const totalOnly = () => 1;
 
 const READERS: TotalReader[] = [
   {
@@ -85,14 +113,17 @@ const READERS: TotalReader[] = [
       expect(res.status, JSON.stringify(res.body)).toBe(200);
       return res.body.meta.total;
     },
+    totalsFor: withItems,
   },
   {
     name: 'GraphQL products.meta.total',
     total: async (app, f) => (await gqlData(app, `query(${GQL_VARS}) { products(limit: 1, ${GQL_ARGS}) { meta { total } } }`, { ...f })).products.meta.total,
+    totalsFor: totalOnly,
   },
   {
     name: 'GraphQL productsConnection.totalCount',
     total: async (app, f) => (await gqlData(app, `query(${GQL_VARS}) { productsConnection(first: 1, ${GQL_ARGS}) { totalCount } }`, { ...f })).productsConnection.totalCount,
+    totalsFor: totalOnly,
   },
 ];
 const [REST_PRODUCTS] = READERS as [TotalReader, ...TotalReader[]];
@@ -112,7 +143,7 @@ async function expectKept(app: TestApp, ask: () => Promise<number>, exact: () =>
   const first = await ask();
   expect(first).toBe(await exact());
   const second = await observe(app, ask);
-  expect(second).toEqual({ value: first, counts: 0 });
+  expect(second).toEqual(keptAsIs(first));
   return first;
 }
 
@@ -165,21 +196,21 @@ describe('a kept total', () => {
   it('is counted by the first GET /api/products and reused by the second, with the same exact meta.total', async () => {
     const exact = await countInDatabase(app.sql, {});
     const first = await observe(app, () => REST_PRODUCTS.total(app, {}));
-    expect(first).toEqual({ value: exact, counts: 1 });
+    expect(first).toEqual(counted(exact));
     const second = await observe(app, () => REST_PRODUCTS.total(app, {}));
-    expect(second).toEqual({ value: exact, counts: 0 });
+    expect(second).toEqual(keptAsIs(exact));
   });
 
   it('is shared by both interfaces for the same filter', async () => {
     const filter = { minPrice: 20, maxPrice: 300 };
     const exact = await countInDatabase(app.sql, filter);
     const [rest, products, connection] = READERS as [TotalReader, TotalReader, TotalReader];
-    expect(await observe(app, () => rest.total(app, filter))).toEqual({ value: exact, counts: 1 });
-    expect(await observe(app, () => products.total(app, filter))).toEqual({ value: exact, counts: 0 });
-    expect(await observe(app, () => connection.total(app, filter))).toEqual({ value: exact, counts: 0 });
+    expect(await observe(app, () => rest.total(app, filter))).toEqual(counted(exact));
+    expect(await observe(app, () => products.total(app, filter))).toEqual(keptAsIs(exact));
+    expect(await observe(app, () => connection.total(app, filter))).toEqual(keptAsIs(exact));
     // Another filter is another total.
     const other = { minPrice: 20, maxPrice: 301 };
-    expect(await observe(app, () => rest.total(app, other))).toEqual({ value: await countInDatabase(app.sql, other), counts: 1 });
+    expect(await observe(app, () => rest.total(app, other))).toEqual(counted(await countInDatabase(app.sql, other)));
   });
 });
 
@@ -262,7 +293,7 @@ describe('after a change made by another tool in SQL', () => {
   ];
   const cases = changes.flatMap((c) => READERS.map((reader) => ({ ...c, reader, via: reader.name })));
 
-  it.each(cases)('$change: $via is exact on the very next request', async ({ filter, apply, delta, reader }) => {
+  it.each(cases)('$change: $via is exact on the very next request, carried over by the logged change', async ({ filter, apply, delta, reader }) => {
     const f = filter();
     const ask = () => reader.total(app, f);
     const before = await expectKept(app, ask, () => countInDatabase(app.sql, f));
@@ -273,9 +304,100 @@ describe('after a change made by another tool in SQL', () => {
 
     const exact = await countInDatabase(app.sql, f);
     expect(exact).toBe(before + delta);
-    expect(await observe(app, ask)).toEqual({ value: exact, counts: 1 });
+    expect(await observe(app, ask)).toEqual(carriedOver(exact, reader.totalsFor(f)));
     // …and kept again from then on.
-    expect(await observe(app, ask)).toEqual({ value: exact, counts: 0 });
+    expect(await observe(app, ask)).toEqual(keptAsIs(exact));
+  });
+});
+
+describe('the change log', () => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await startTestApp();
+  });
+  afterAll(() => app?.close());
+
+  it('logs an update of a listed column as the old row leaving and the new one entering, under the new revision', async () => {
+    const { rows } = await app.sql.query<{ id: string; price: string }>(`SELECT id, price::text FROM "Product" WHERE "isActive" ORDER BY id LIMIT 1`);
+    const product = rows[0]!;
+    const revision = (await revisionOf(app.sql))!;
+    await changeOne(app.sql, `UPDATE "Product" SET price = price + 1, name = name || ' x' WHERE id = $1`, [product.id]);
+    const logged = await app.sql.query<{ revision: string; sign: number; price: string }>(
+      `SELECT revision::text, sign, price::text FROM "CatalogChange" WHERE revision > $1 ORDER BY sign`,
+      [String(revision)],
+    );
+    const next = String(revision + 1n);
+    expect(logged.rows).toEqual([
+      { revision: next, sign: -1, price: product.price },
+      { revision: next, sign: 1, price: (Number(product.price) + 1).toFixed(2) },
+    ]);
+  });
+
+  it('logs nothing and keeps the revision for an UPDATE that changes no listed column', async () => {
+    const revision = await revisionOf(app.sql);
+    const logged = await changesLogged(app.sql);
+    await changeOne(app.sql, `UPDATE "Product" SET name = name || ' y', "viewCount" = "viewCount" + 1 WHERE id = (SELECT id FROM "Product" ORDER BY id LIMIT 1)`);
+    expect(await revisionOf(app.sql)).toBe(revision);
+    expect(await changesLogged(app.sql)).toBe(logged);
+  });
+
+  it('does not log a statement that changes more than 1,000 products: totals kept before it are counted again', async () => {
+    const f: Filter = { featured: true };
+    const ask = () => REST_PRODUCTS.total(app, f);
+    await expectKept(app, ask, () => countInDatabase(app.sql, f));
+    const res = await app.sql.query(`UPDATE "Product" SET "isFeatured" = NOT "isFeatured"`);
+    expect(res.rowCount).toBeGreaterThan(1000);
+    expect(await changesLogged(app.sql)).toBe(0);
+    expect(await observe(app, ask)).toEqual(counted(await countInDatabase(app.sql, f)));
+    expect(await observe(app, ask)).toEqual(keptAsIs(await countInDatabase(app.sql, f)));
+  });
+
+  it('reaches back 1,000 revisions: a total kept longer ago is counted again', async () => {
+    const f: Filter = { featured: true };
+    const ask = () => REST_PRODUCTS.total(app, f);
+    /** `times` statements, each featuring or unfeaturing one product: each its own revision. */
+    const toggle = (times: number) =>
+      app.sql.query(`DO $$ BEGIN FOR i IN 1..${times} LOOP
+        UPDATE "Product" SET "isFeatured" = NOT "isFeatured" WHERE id = (SELECT id FROM "Product" WHERE "isActive" ORDER BY id LIMIT 1);
+      END LOOP; END $$`);
+    await expectKept(app, ask, () => countInDatabase(app.sql, f));
+    await toggle(1000);
+    expect(await observe(app, ask)).toEqual(carriedOver(await countInDatabase(app.sql, f)));
+    await toggle(1001);
+    expect(await observe(app, ask)).toEqual(counted(await countInDatabase(app.sql, f)));
+  });
+});
+
+describe('a saved total', () => {
+  let a: TestApp;
+  beforeAll(async () => {
+    a = await startTestApp();
+  });
+  afterAll(() => a?.close());
+
+  /** Another instance on a's database, started now: nothing in its memory. */
+  const withNewInstance = async (use: (b: TestApp) => Promise<void>) => {
+    const b = await startTestApp({ url: a.url });
+    try {
+      await use(b);
+    } finally {
+      await b.close();
+    }
+  };
+
+  it('is used by an instance started later, without counting, and carried over after a change', async () => {
+    const f: Filter = { search: 'pentru' };
+    const kept = await expectKept(a, () => REST_PRODUCTS.total(a, f), () => countInDatabase(a.sql, f));
+    const saved = await a.sql.query<{ revision: string; total: number }>(`SELECT revision::text, total FROM "ListTotal"`);
+    expect(saved.rows).toContainEqual({ revision: String(await revisionOf(a.sql)), total: kept });
+
+    for (const reader of READERS) await withNewInstance(async (b) => expect(await observe(b, () => reader.total(b, f))).toEqual(keptAsIs(kept)));
+
+    await deactivateOne(a.sql);
+    const exact = await countInDatabase(a.sql, f);
+    await withNewInstance(async (b) => expect(await observe(b, () => REST_PRODUCTS.total(b, f))).toEqual(carriedOver(exact, REST_PRODUCTS.totalsFor(f))));
+    // b saved what it carried over: the next instance reads it as it is.
+    await withNewInstance(async (b) => expect(await observe(b, () => REST_PRODUCTS.total(b, f))).toEqual(keptAsIs(exact)));
   });
 });
 
@@ -301,8 +423,8 @@ describe('changes to stock only (what placing an order does)', () => {
   };
   /** Every total again: the same, and none counted. */
   const expectStillKept = async (totals: number[]) => {
-    for (const [i, reader] of READERS.entries()) expect(await observe(app, () => reader.total(app, {}))).toEqual({ value: totals[i], counts: 0 });
-    expect(await observe(app, () => stockTotal(app, stockKey))).toEqual({ value: totals[READERS.length], counts: 0 });
+    for (const [i, reader] of READERS.entries()) expect(await observe(app, () => reader.total(app, {}))).toEqual(keptAsIs(totals[i]));
+    expect(await observe(app, () => stockTotal(app, stockKey))).toEqual(keptAsIs(totals[READERS.length]));
   };
   const stockOf = async (productId: string) => {
     const res = await app.get(`/api/v1/stock?productId=${productId}`, { headers: { 'x-api-key': stockKey } });
@@ -310,11 +432,13 @@ describe('changes to stock only (what placing an order does)', () => {
     return res.body.data.stock as number;
   };
 
-  it('an UPDATE of stock leaves the revision alone, and the next list requests count nothing', async () => {
+  it('an UPDATE of stock leaves the revision and the change log alone, and the next list requests count nothing', async () => {
     const totals = await keepAll();
     const revision = await revisionOf(app.sql);
+    const logged = await changesLogged(app.sql);
     await changeOne(app.sql, `UPDATE "Product" SET stock = stock - 1, "updatedAt" = now() WHERE id = $1`, [fixture.b.id]);
     expect(await revisionOf(app.sql)).toBe(revision);
+    expect(await changesLogged(app.sql)).toBe(logged);
     await expectStillKept(totals);
   });
 
@@ -349,21 +473,21 @@ describe('two instances on one database', () => {
     await a?.close();
   });
 
-  it.each(READERS)('a change made while both keep the total is seen by both on their next request: $name', async (reader) => {
+  it.each(READERS)('a change made while both keep the total is carried over by both on their next request: $name', async (reader) => {
     const f: Filter = {};
     const exact = () => countInDatabase(a.sql, f);
     const kept = await expectKept(a, () => reader.total(a, f), exact);
     expect(await expectKept(b, () => reader.total(b, f), exact)).toBe(kept);
 
     await deactivateOne(a.sql);
-    expect(await observe(a, () => reader.total(a, f))).toEqual({ value: kept - 1, counts: 1 });
-    expect(await observe(b, () => reader.total(b, f))).toEqual({ value: kept - 1, counts: 1 });
+    expect(await observe(a, () => reader.total(a, f))).toEqual(carriedOver(kept - 1));
+    expect(await observe(b, () => reader.total(b, f))).toEqual(carriedOver(kept - 1));
 
     // And the other way round: the instance that did not count first is asked first.
     await insertProductCopy(a.sql, true);
     await insertProductCopy(a.sql, true);
-    expect(await observe(b, () => reader.total(b, f))).toEqual({ value: kept + 1, counts: 1 });
-    expect(await observe(a, () => reader.total(a, f))).toEqual({ value: kept + 1, counts: 1 });
+    expect(await observe(b, () => reader.total(b, f))).toEqual(carriedOver(kept + 1));
+    expect(await observe(a, () => reader.total(a, f))).toEqual(carriedOver(kept + 1));
     expect(await exact()).toBe(kept + 1);
   });
 });
@@ -383,13 +507,13 @@ describe('without the CatalogRevision row', () => {
     expect(await revisionOf(app.sql)).toBeNull();
 
     for (const reader of READERS) {
-      for (let i = 0; i < 2; i++) expect(await observe(app, () => reader.total(app, f))).toEqual({ value: kept, counts: 1 });
+      for (let i = 0; i < 2; i++) expect(await observe(app, () => reader.total(app, f))).toEqual(counted(kept));
     }
     await deactivateOne(app.sql);
-    for (const reader of READERS) expect(await observe(app, () => reader.total(app, f))).toEqual({ value: kept - 1, counts: 1 });
+    for (const reader of READERS) expect(await observe(app, () => reader.total(app, f))).toEqual(counted(kept - 1));
     await insertProductCopy(app.sql, true);
     await insertProductCopy(app.sql, true);
-    for (const reader of READERS) expect(await observe(app, () => reader.total(app, f))).toEqual({ value: kept + 1, counts: 1 });
+    for (const reader of READERS) expect(await observe(app, () => reader.total(app, f))).toEqual(counted(kept + 1));
     expect(await countInDatabase(app.sql, f)).toBe(kept + 1);
   });
 });
@@ -442,9 +566,9 @@ describe('TRUNCATE "Product"', () => {
     // CASCADE: order items, reviews and favorites refer to products.
     await app.sql.query(`TRUNCATE "Product" CASCADE`);
     expect(await revisionOf(app.sql)).toBeGreaterThan(revision!);
-    expect(await observe(app, () => REST_PRODUCTS.total(app, {}))).toEqual({ value: 0, counts: 1 });
+    expect(await observe(app, () => REST_PRODUCTS.total(app, {}))).toEqual(counted(0));
     for (const reader of READERS) expect((await observe(app, () => reader.total(app, {}))).value).toBe(0);
-    expect(await observe(app, () => stockTotal(app, key))).toEqual({ value: 0, counts: 1 });
+    expect(await observe(app, () => stockTotal(app, key))).toEqual(counted(0));
   });
 });
 
@@ -467,7 +591,7 @@ describe('/api/v1/stock meta.total', () => {
 
     await insertProductCopy(app.sql, isActive);
     expect(await countAllProducts(app.sql)).toBe(before + 1);
-    expect(await observe(app, ask)).toEqual({ value: before + 1, counts: 1 });
+    expect(await observe(app, ask)).toEqual(carriedOver(before + 1));
     expect((await observe(app, () => REST_PRODUCTS.total(app, {}))).value).toBe(listed + (isActive ? 1 : 0));
   });
 });

@@ -174,10 +174,17 @@ async function describeSchema(url: string): Promise<Map<string, string>> {
  * migrated side. Listed by name so that anything else there is still drift.
  */
 const HAND_WRITTEN = [
-  'function bump_catalog_revision()',
-  'trigger Product.Product_catalog_revision_rows',
-  'trigger Product.Product_catalog_revision_truncate',
-  'trigger Product.Product_catalog_revision_listed_columns',
+  'function advance_catalog_revision(changed bigint)',
+  'function log_products_inserted()',
+  'function log_products_deleted()',
+  'function log_products_updated()',
+  'function log_products_truncated()',
+  'function start_catalog_lineage()',
+  'trigger Product.Product_log_inserted',
+  'trigger Product.Product_log_deleted',
+  'trigger Product.Product_log_updated',
+  'trigger Product.Product_log_truncated',
+  'trigger CatalogRevision.CatalogRevision_new_lineage',
 ];
 
 function schemaDrift(migrated: Map<string, string>, fromSchema: Map<string, string>): string[] {
