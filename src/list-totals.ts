@@ -108,14 +108,18 @@ export function createListTotals(prisma: PrismaClient): ListTotals {
   const loadSaved = (key: string): Promise<Kept | null> =>
     prisma.listTotal.findUnique({ where: { key }, select: { epoch: true, revision: true, total: true } });
 
-  // A slower instance never overwrites a newer total with an older one.
+  // A slower instance never overwrites a newer total with an older one. A saved total is only a
+  // cache: one lost in a crash costs a count, so the save does not wait for the disk.
   const save = async (key: string, k: Kept) => {
-    await prisma.$executeRaw`
-      INSERT INTO "ListTotal" ("key", "epoch", "revision", "total", "savedAt")
-      VALUES (${key}, ${k.epoch}::uuid, ${k.revision}, ${k.total}, now())
-      ON CONFLICT ("key") DO UPDATE SET "epoch" = EXCLUDED."epoch", "revision" = EXCLUDED."revision",
-        "total" = EXCLUDED."total", "savedAt" = EXCLUDED."savedAt"
-      WHERE "ListTotal"."epoch" <> EXCLUDED."epoch" OR "ListTotal"."revision" < EXCLUDED."revision"`;
+    await prisma.$transaction([
+      prisma.$executeRawUnsafe('SET LOCAL synchronous_commit = off'),
+      prisma.$executeRaw`
+        INSERT INTO "ListTotal" ("key", "epoch", "revision", "total", "savedAt")
+        VALUES (${key}, ${k.epoch}::uuid, ${k.revision}, ${k.total}, now())
+        ON CONFLICT ("key") DO UPDATE SET "epoch" = EXCLUDED."epoch", "revision" = EXCLUDED."revision",
+          "total" = EXCLUDED."total", "savedAt" = EXCLUDED."savedAt"
+        WHERE "ListTotal"."epoch" <> EXCLUDED."epoch" OR "ListTotal"."revision" < EXCLUDED."revision"`,
+    ]);
     if (++saves % SAVES_PER_PRUNE === 0) {
       await prisma.listTotal.deleteMany({ where: { savedAt: { lt: new Date(Date.now() - SAVED_FOR_MS) } } });
     }
