@@ -14,7 +14,6 @@ declare module 'autocannon' {
     headers?: Record<string, string>;
     body?: string;
     timeout?: number;
-    overallRate?: number;
     requests?: { method?: string; body?: string; setupRequest?: (req: { headers?: Record<string, string> }) => object }[];
   }
   export interface Result {
