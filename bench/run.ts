@@ -183,15 +183,15 @@ interface Scenario {
   headers?: Record<string, string>;
   /** A fresh header per request (e.g. Idempotency-Key). */
   perRequestHeaders?: () => Record<string, string>;
-  /** Requests per second across all connections; unset: as fast as the service answers. */
-  overallRate?: number;
+  /** Requests per second, evenly spaced (paced); unset: as fast as the service answers. */
+  steadyRate?: number;
 }
 
 /** Requests that did not succeed: non-2xx answers, connection errors and timeouts. */
 const failed = (r: Result) => r.non2xx + r.errors + r.timeouts;
 
 async function load(s: Scenario, { connections, duration } = { connections: CONNECTIONS, duration: DURATION }): Promise<Result> {
-  if (s.overallRate) return paced(s, s.overallRate, duration);
+  if (s.steadyRate) return paced(s, s.steadyRate, duration);
   const opts: AutocannonOptions = {
     url: s.url,
     connections,
@@ -270,10 +270,12 @@ async function paced(s: Scenario, rate: number, seconds: number): Promise<Result
   };
 }
 
-const atHalfRate = (s: Scenario, maxRps: number): Scenario => {
+/** The scenario again at half its measured maximum, evenly spaced; nothing below 2 req/s. */
+async function loadAtHalfRate(s: Scenario, maxRps: number): Promise<Result | undefined> {
+  if (maxRps < 2) return undefined;
   const rate = Math.round(maxRps / 2);
-  return { ...s, name: `${s.name} at half max rate (${rate}/s)`, overallRate: rate };
-};
+  return load({ ...s, name: `${s.name} at half max rate (${rate}/s)`, steadyRate: rate });
+}
 
 // ---------------------------------------------------------------------------------------------
 // Search latency: one client, one request at a time, over terms of every kind the seed's names
@@ -393,7 +395,7 @@ interface Soak {
 const rssMiB = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN) / 1024;
 
 async function soak(pid: number, seconds: number, targets: Scenario[]): Promise<Soak> {
-  log(`soak: ${seconds} s of ${targets.map((t) => `${t.name} at ${t.overallRate}/s`).join(' + ')}, RSS every 5 s`);
+  log(`soak: ${seconds} s of ${targets.map((t) => `${t.name} at ${t.steadyRate}/s`).join(' + ')}, RSS every 5 s`);
   const samples: number[] = [rssMiB(pid)];
   const timer = setInterval(() => samples.push(rssMiB(pid)), 5_000);
   try {
@@ -403,7 +405,7 @@ async function soak(pid: number, seconds: number, targets: Scenario[]): Promise<
     const end = samples.at(-1)!;
     return {
       seconds,
-      rate: targets.map((t) => `${t.overallRate}/s ${t.name}`).join(' + '),
+      rate: targets.map((t) => `${t.steadyRate}/s ${t.name}`).join(' + '),
       rssStartMiB: start,
       rssEndMiB: end,
       rssMaxMiB: Math.max(...samples),
@@ -567,7 +569,7 @@ async function main() {
   const base = await load(baseScenario);
   // The baseline's own tail at half its rate: how much of the service's tail is the platform's
   // (Node's GC, PostgreSQL sharing the cores) rather than the service's.
-  const baseHalf = base.rps >= 2 ? await load(atHalfRate(baseScenario, base.rps)) : undefined;
+  const baseHalf = await loadAtHalfRate(baseScenario, base.rps);
   await stopChild([...children].find((c) => c.spawnargs.some((a) => a.endsWith('baseline-server.ts')))!);
   const results: Result[] = [base];
   for (const s of scenarios) {
@@ -577,8 +579,8 @@ async function main() {
   // Tail latency at half the measured maximum rate (issue 6: p99 ≤ 4 × p50 there).
   if (baseHalf) results.push(baseHalf);
   for (const i of [0, 4]) {
-    const max = results[i + 1]!.rps;
-    if (max >= 2) results.push(await load(atHalfRate(scenarios[i]!, max)));
+    const half = await loadAtHalfRate(scenarios[i]!, results[i + 1]!.rps);
+    if (half) results.push(half);
   }
   const search = await withClient(db.url, (sql) =>
     searchLatency({ service, headers: auth, sql, productId: fixtures.productId, startInstance: () => startService('service 2') }),
@@ -586,7 +588,7 @@ async function main() {
   // Memory: the REST list, product by slug and GraphQL nested together, each at a quarter of
   // its maximum, after everything above has warmed the service up.
   const soaked = SOAK
-    ? await soak(serviceProcess.pid!, SOAK, [0, 3, 4].map((i) => ({ ...scenarios[i]!, overallRate: Math.max(1, Math.round(results[i + 1]!.rps / 4)) })))
+    ? await soak(serviceProcess.pid!, SOAK, [0, 3, 4].map((i) => ({ ...scenarios[i]!, steadyRate: Math.max(1, Math.round(results[i + 1]!.rps / 4)) })))
     : undefined;
 
   // 6. Report.
