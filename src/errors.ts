@@ -1,6 +1,6 @@
 import { GraphQLError } from 'graphql';
 
-/** Every error code the service answers with, and its HTTP status (CONTRACT.md, Errors). */
+/** Every error code the service answers with, and its HTTP status (docs/api.md, Errors). */
 export const errorStatus = {
   VALIDATION_ERROR: 400,
   UNAUTHORIZED: 401,

@@ -72,7 +72,7 @@ async function main() {
 
 /**
  * First start on the embedded database: one Pro key with every read scope and write:orders, so
- * a newcomer can try every endpoint at once (CONTRACT.md). Printed once, to stdout, not logged.
+ * a newcomer can try every endpoint at once (README, Getting a key). Printed once, to stdout, not logged.
  */
 async function printDemoKey(prisma: PrismaClient) {
   const scopes = SCOPES.filter((s) => s.startsWith('read:') || s === 'write:orders');

@@ -114,7 +114,7 @@ describe('money', () => {
     expect(allocate('0', ['0', '0']).map((m) => m.toFixed(2))).toEqual(['0.00', '0.00']);
   });
 
-  it('prices the worked example of the README', () => {
+  it('prices the worked example of docs/api.md', () => {
     const priced = priceOrder(
       [
         { price: '19.99', quantity: 3, vatRate: '0.21' },
@@ -205,7 +205,7 @@ describe('authentication and scopes', () => {
 });
 
 describe('POST /api/orders', () => {
-  it('creates a PENDING order: 201 with items, buyer and supplier, and the README worked example totals', async () => {
+  it('creates a PENDING order: 201 with items, buyer and supplier, and the docs/api.md worked example totals', async () => {
     const before = { a: await stockOf(f.a.id), b: await stockOf(f.b.id), c: await stockOf(f.c.id) };
     const started = Date.now();
     const res = await post({ ...workedExample(f), notes: '  Livrare dimineața.\nSunați înainte.  ' });
@@ -657,7 +657,7 @@ describe('GET /api/orders and /api/orders/{id}', () => {
 });
 
 describe('createOrder through GraphQL', () => {
-  it('creates the same order as REST would, with the README totals', async () => {
+  it('creates the same order as REST would, with the docs/api.md totals', async () => {
     const res = await gql(CREATE, { input: workedExample(f) });
     expect(res.body.errors).toBeUndefined();
     const order = res.body.data.createOrder;

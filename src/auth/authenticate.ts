@@ -1,7 +1,7 @@
 import { AppError } from '../errors.js';
 
 /**
- * The API key a request presents, per CONTRACT.md: `X-API-Key: K` or `Authorization: Bearer K`.
+ * The API key a request presents, per docs/api.md (Authentication): `X-API-Key: K` or `Authorization: Bearer K`.
  * Returns null when no key is presented (an Authorization header of another scheme is not a
  * key). Two different keys in one request are refused rather than one silently preferred.
  */

@@ -20,7 +20,7 @@ export const DISPLAY_PREFIX_LENGTH = 12;
 const KEY_PATTERN = /^mk_[A-Za-z0-9_-]{42}[AEIMQUYcgkosw048]$/;
 
 /**
- * Requests per window of each plan (CONTRACT.md, Rate limits); the rate limiter reads the same
+ * Requests per window of each plan (docs/api.md, Rate limits); the rate limiter reads the same
  * table. Enterprise keys carry their own limit and window (createApiKey requires them), so its
  * row only serves a key row that somehow lacks them: it then gets Pro's allowance, not unlimited.
  */

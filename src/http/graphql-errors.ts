@@ -38,7 +38,7 @@ export function createMaskError(logger: Logger) {
 
 // GraphQL's and Yoga's own error codes (GRAPHQL_PARSE_FAILED, GRAPHQL_VALIDATION_FAILED,
 // BAD_USER_INPUT, BAD_REQUEST, OPERATION_RESOLUTION_FAILURE, …) mean "your request is invalid":
-// CONTRACT.md names that VALIDATION_ERROR. Ours and masked failures already carry a contract code.
+// docs/api.md (Errors) names that VALIDATION_ERROR. Ours and masked failures already carry a contract code.
 const isContractCode = (code: unknown) => typeof code === 'string' && Object.hasOwn(errorStatus, code);
 
 export function useContractErrorCodes(): Plugin {

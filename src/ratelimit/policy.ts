@@ -2,7 +2,7 @@ import ipaddr from 'ipaddr.js';
 import type { Caller } from '../context.js';
 import { PLAN_LIMITS } from '../auth/keys.js';
 
-/** Which bucket a request is charged to, and that bucket's limit (CONTRACT.md, Rate limits). */
+/** Which bucket a request is charged to, and that bucket's limit (docs/api.md, Rate limits). */
 export interface RateLimitPolicy {
   /** Name used in the RateLimit-Policy header. */
   name: string;

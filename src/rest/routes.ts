@@ -103,7 +103,7 @@ const queryOf = (schema: z.ZodObject) => ({ querySchema: schema, parseQuery: (ra
 
 const noQuery = queryOf(z.object({}).strict());
 
-/** productId or sku: one record; neither: a page of all (CONTRACT.md, Stock and prices). */
+/** productId or sku: one record; neither: a page of all (docs/api.md, Stock and prices). */
 function recordShape(one: string, list: string, notFound: string): RestShapeChoice {
   const record: RestShape = { kind: 'one', field: one, notFound };
   const page: RestShape = { kind: 'list', field: list };

@@ -1,7 +1,7 @@
 import type pg from 'pg';
 
 // Known rows for order tests, made on the test's own copy of the seeded database: one supplier
-// whose products, shipping rule and coupons have the values the README's worked example uses.
+// whose products, shipping rule and coupons have the values the worked example of docs/api.md uses.
 
 export interface FixtureProduct {
   id: string;
@@ -103,7 +103,7 @@ export async function makeOrderFixture(sql: pg.Pool): Promise<OrderFixture> {
   };
 }
 
-/** The README's worked example: 3 × A, 5 × B, 1 × C with coupon TEST10. */
+/** The worked example of docs/api.md (Order totals): 3 × A, 5 × B, 1 × C with coupon TEST10. */
 export const workedExample = (f: OrderFixture) => ({
   supplierId: f.supplierId,
   items: [

@@ -18,7 +18,7 @@ export type CategoryListInput = z.output<typeof categoryListInput>;
 
 export const parseCategoryListInput = (raw: object) => parseInput(categoryListInput, raw);
 
-/** Without page or limit the whole list is returned (CONTRACT: categories are a small tree). */
+/** Without page or limit the whole list is returned (docs/api.md, Pagination: categories are a small tree). */
 export function categoryPage(input: CategoryListInput): PageInput | null {
   if (input.page === undefined && input.limit === undefined) return null;
   return { page: input.page ?? PAGE_DEFAULT, limit: input.limit ?? LIMIT_DEFAULT };

@@ -6,7 +6,7 @@ import { pageParams, pageWindow, type PageInput } from '../../pagination.js';
 import { idParam, parseInput } from '../../validation.js';
 
 // Stock and prices: read-only views of every product, active or not (the record carries
-// isActive), behind their own scopes (README, "Stock and prices"). One rule for both: a
+// isActive), behind their own scopes (docs/api.md, "Stock and prices"). One rule for both: a
 // productId or a sku names one record, both must name the same product, neither lists them all.
 
 export const READ_STOCK: Scope = 'read:stock';

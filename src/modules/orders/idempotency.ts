@@ -4,7 +4,7 @@ import type { Context } from '../../context.js';
 import { AppError, errorStatus, validationError, type ErrorCode, type ErrorDetails } from '../../errors.js';
 import type { Prisma } from '../../generated/prisma/client.js';
 
-// The Idempotency-Key protocol of order creation (README, "Idempotency"). A key belongs to an
+// The Idempotency-Key protocol of order creation (docs/api.md, "Idempotency"). A key belongs to an
 // account and lives 24 h. The first request with a key claims it with a row of its own, in a
 // statement of its own, before doing anything; whoever else comes with the key either gets the
 // stored outcome (same body) or a conflict (another body), and waits while the first is still

@@ -19,7 +19,7 @@ import {
 } from './idempotency.js';
 import { priceOrder } from './pricing.js';
 
-// Who may see and create orders, and how an order is made (README, "Orders"). Both interfaces
+// Who may see and create orders, and how an order is made (docs/api.md, "Orders"). Both interfaces
 // come through here: REST routes are GraphQL operations on the fields that call these functions.
 
 export const READ_ORDERS: Scope = 'read:orders';

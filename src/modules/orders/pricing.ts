@@ -1,6 +1,6 @@
 import { allocate, money, round2, sum, ZERO, type Money, type MoneyLike } from '../../money.js';
 
-// The money rule of an order, in one pure function (README, "Order totals"). Every amount is an
+// The money rule of an order, in one pure function (docs/api.md, "Order totals"). Every amount is an
 // exact decimal rounded to the cent, a tie away from zero.
 
 export interface PricingLine {
