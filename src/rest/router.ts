@@ -33,16 +33,20 @@ function compile(route: RestRoute, schema: GraphQLSchema): CompiledRoute {
   return { ...route, pattern, paramNames, operation };
 }
 
-/** Query string → plain object; a parameter given twice is an error, not a silent pick. */
+/**
+ * Query string → plain object; a parameter given twice is an error, not a silent pick. Names are
+ * the client's (`__proto__`, `toString`): collected in Maps, they become own properties of the
+ * result, never a prototype or an inherited member, and the schema then refuses them by name.
+ */
 function queryObject(url: URL): Record<string, string> {
-  const raw: Record<string, string> = {};
-  const repeated: Record<string, string> = {};
+  const raw = new Map<string, string>();
+  const repeated = new Map<string, string>();
   for (const [key, value] of url.searchParams) {
-    if (key in raw) repeated[key] = 'must be given only once';
-    raw[key] = value;
+    if (raw.has(key)) repeated.set(key, 'must be given only once');
+    raw.set(key, value);
   }
-  if (Object.keys(repeated).length) throw validationError(repeated);
-  return raw;
+  if (repeated.size) throw validationError(Object.fromEntries(repeated));
+  return Object.fromEntries(raw);
 }
 
 function pathParams(route: CompiledRoute, match: RegExpExecArray): Record<string, string> {

@@ -122,7 +122,7 @@ export const restRoutes: RestRoute[] = [
     path: '/api/products',
     ...queryOf(productListInput),
     document: `query RestProducts($page: Int, $limit: Int, $search: String, $categoryId: ID, $supplierId: ID,
-        $minPrice: Float, $maxPrice: Float, $featured: Boolean, $sortBy: ProductSort) {
+        $minPrice: Decimal, $maxPrice: Decimal, $featured: Boolean, $sortBy: ProductSort) {
       products(page: $page, limit: $limit, search: $search, categoryId: $categoryId, supplierId: $supplierId,
           minPrice: $minPrice, maxPrice: $maxPrice, featured: $featured, sortBy: $sortBy) {
         items { ...RestProduct } ${META}

@@ -162,7 +162,7 @@ export function noteOutcome(ctx: Context, outcome: IdempotencyOutcome) {
 export function storedError(stored: Extract<StoredOutcome, { error: unknown }>): AppError {
   const { code, message, details } = stored.error;
   // Only codes we know are replayed; anything else would be a corrupted record.
-  if (!(code in errorStatus)) throw new Error(`Unknown stored error code ${String(code)}`);
+  if (!Object.hasOwn(errorStatus, code)) throw new Error(`Unknown stored error code ${String(code)}`);
   return new AppError(code, message, details);
 }
 
