@@ -54,7 +54,7 @@ export function moneyParam() {
     // A decimal keeps no trailing zeros: 10, 10.0 and 10.00 are one filter with one kept total.
     return amount;
   });
-  return withRestForm(parser, { type: 'number', minimum: 0, maximum: Number(max), description: 'Exact, at most 2 decimals' });
+  return withRestForm(parser, { type: 'number', minimum: 0, maximum: Number(max) });
 }
 
 // A Map, not an object literal: a client's word must never find Object.prototype's members
