@@ -7,7 +7,8 @@ import { readLimited } from '../http/body.js';
 import type { PaginationMeta } from '../pagination.js';
 import { cacheControl, conditionalJson } from '../http/caching.js';
 import { pathPattern, withoutTrailingSlash } from './paths.js';
-import { errorResponse, internalErrorResponse, jsonResponse, type SuccessBody } from './envelope.js';
+import { errorResponse, internalErrorResponse, jsonTextResponse, type SuccessBody } from './envelope.js';
+import { REPLAYED_HEADER } from '../modules/orders/idempotency.js';
 import type { RestMethod, RestRoute, RestShape } from './routes.js';
 
 interface CompiledRoute extends RestRoute {
@@ -21,8 +22,6 @@ export interface RestRouterDeps {
   routes: RestRoute[];
   onUnexpectedError: (error: unknown, request: Request) => void;
 }
-
-const REPLAYED_HEADER = 'idempotent-replayed';
 
 function compile(route: RestRoute, schema: GraphQLSchema): CompiledRoute {
   const { pattern, paramNames } = pathPattern(route.path);
@@ -113,7 +112,7 @@ export function createRestRouter({ schema, routes, onUnexpectedError }: RestRout
 
     const replay = route.idempotency?.outcome(ctx);
     const headers: Record<string, string> = replay?.replayed ? { [REPLAYED_HEADER]: 'true' } : {};
-    if (replay?.rest) return jsonResponse(replay.rest.status, replay.rest.body as SuccessBody, headers);
+    if (replay?.rest) return jsonTextResponse(replay.rest.status, replay.rest.body, { ...headers, 'cache-control': 'no-store' });
 
     const shape: RestShape = typeof route.shape === 'function' ? route.shape(query) : route.shape;
     const value = (result.data as Record<string, unknown> | null | undefined)?.[shape.field];
@@ -126,13 +125,14 @@ export function createRestRouter({ schema, routes, onUnexpectedError }: RestRout
       envelope = meta ? { success: true, data: items, meta } : { success: true, data: items };
     }
     const status = route.status ?? 200;
+    const text = JSON.stringify(envelope);
     if (route.idempotency && replay && !replay.replayed) {
       // The order exists whatever happens here: failing to keep its exact bytes only means a
       // replay renders the order afresh, so it must not turn this 201 into a 500.
-      await route.idempotency.remember(ctx, { status, body: envelope }).catch((error: unknown) => onUnexpectedError(error, request));
+      await route.idempotency.remember(ctx, text).catch((error: unknown) => onUnexpectedError(error, request));
     }
-    if (route.method !== 'GET') return jsonResponse(status, envelope, { ...headers, 'cache-control': 'no-store' });
-    return conditionalJson(request, status, JSON.stringify(envelope), headers, cacheControl(route.path, ctx.caller));
+    if (route.method !== 'GET') return jsonTextResponse(status, text, { ...headers, 'cache-control': 'no-store' });
+    return conditionalJson(request, status, text, headers, cacheControl(route.path, ctx.caller));
   }
 
   /** `context` is the request's shared context, the same one /graphql would get. */
