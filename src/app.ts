@@ -9,6 +9,7 @@ import { poolStats, type PrismaClient } from './db/prisma.js';
 import { AppError, isClientAbort } from './errors.js';
 import { createClientIpResolver } from './http/client-ip.js';
 import { useGate } from './http/gate.js';
+import { useIdempotentReplayHeader } from './http/idempotent-replay.js';
 import { requestIdOf, useObservability } from './http/observe.js';
 import { createRouteNamer } from './rest/paths.js';
 import { createMaskError, useContractErrorCodes } from './http/graphql-errors.js';
@@ -130,6 +131,7 @@ export async function createApp({ prisma, databaseUrl, logger, config }: AppDeps
         callers,
       ),
       useContractErrorCodes(),
+      useIdempotentReplayHeader(),
       // After the gate: a refused document is still a counted request with rate-limit headers.
       ...hardening.plugins,
       {

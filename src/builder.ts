@@ -2,6 +2,7 @@ import SchemaBuilder from '@pothos/core';
 import PrismaPlugin from '@pothos/plugin-prisma';
 import RelayPlugin from '@pothos/plugin-relay';
 import type { Context } from './context.js';
+import type { Money } from './money.js';
 import type PrismaTypes from './generated/pothos-prisma-types.js';
 import { getDatamodel } from './generated/pothos-prisma-types.js';
 
@@ -12,7 +13,7 @@ export const builder = new SchemaBuilder<{
   DefaultFieldNullability: false;
   Scalars: {
     DateTime: { Input: Date; Output: Date };
-    Decimal: { Input: number; Output: number | { toString(): string } };
+    Decimal: { Input: Money; Output: number | { toString(): string } };
     JSON: { Input: unknown; Output: unknown };
   };
 }>({

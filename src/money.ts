@@ -14,6 +14,24 @@ export const money = (value: MoneyLike): Money => new Money(value);
 
 export const ZERO = money(0);
 
+/**
+ * A decimal written as text: digits with an optional point and exponent (`90.99`, `.5`, `1e3`),
+ * as JSON and GraphQL write numbers. Bounded in length, so no client text costs much to read.
+ */
+const DECIMAL_TEXT = /^[+-]?(\d+(\.\d*)?|\.\d+)(e[+-]?\d{1,10})?$/i;
+
+/**
+ * The exact decimal a client sent, or undefined when it is no number: decimal text read digit
+ * for digit (never through a binary float), a JS number as the shortest decimal that reads back
+ * as it (what a JSON client wrote, for up to 15 significant digits), or a decimal already parsed.
+ */
+export function exactDecimal(value: unknown): Money | undefined {
+  if (Money.isDecimal(value)) return value.isFinite() ? money(value) : undefined;
+  if (typeof value === 'number') return Number.isFinite(value) ? money(value) : undefined;
+  if (typeof value === 'string' && value.length <= 100 && DECIMAL_TEXT.test(value.trim())) return money(value.trim());
+  return undefined;
+}
+
 /** The largest value a NUMERIC(12, 2) column holds. */
 export const MONEY_MAX = money('9999999999.99');
 

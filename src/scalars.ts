@@ -1,6 +1,7 @@
 import { Kind } from 'graphql';
 import { builder } from './builder.js';
 import { AppError } from './errors.js';
+import { exactDecimal } from './money.js';
 
 builder.scalarType('DateTime', {
   description: 'ISO 8601 date-time in UTC, e.g. 2026-01-31T12:00:00.000Z',
@@ -12,17 +13,21 @@ builder.scalarType('DateTime', {
   },
 });
 
-// Money and rates are stored as exact decimals and sent as JSON numbers (the spec's type).
+// Money and rates are stored as exact decimals and sent as JSON numbers (the spec's type). An
+// input is read exactly as written: a literal from its text, never through a binary float.
 builder.scalarType('Decimal', {
-  description: 'Decimal number (money in RON with 2 decimals, or a rate such as 0.21), sent as a JSON number',
+  description:
+    'Decimal number (money in RON with 2 decimals, or a rate such as 0.21), sent as a JSON number. As an input it is read exactly as written; a string of decimal digits ("90.99") is accepted too',
   serialize: (value) => (typeof value === 'number' ? value : Number(value.toString())),
   parseValue: (value) => {
-    if (typeof value !== 'number' || !Number.isFinite(value)) throw new AppError('VALIDATION_ERROR', 'Decimal must be a finite number');
-    return value;
+    const amount = exactDecimal(value);
+    if (!amount) throw new AppError('VALIDATION_ERROR', 'Decimal must be a finite decimal number');
+    return amount;
   },
   parseLiteral: (ast) => {
-    if (ast.kind !== Kind.INT && ast.kind !== Kind.FLOAT) throw new AppError('VALIDATION_ERROR', 'Decimal must be a number');
-    return Number(ast.value);
+    const amount = ast.kind === Kind.INT || ast.kind === Kind.FLOAT || ast.kind === Kind.STRING ? exactDecimal(ast.value) : undefined;
+    if (!amount) throw new AppError('VALIDATION_ERROR', 'Decimal must be a finite decimal number');
+    return amount;
   },
 });
 

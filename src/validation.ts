@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { validationError } from './errors.js';
+import { exactDecimal, MONEY_MAX } from './money.js';
 
 // Query parameters arrive as strings over REST and as typed values over GraphQL. These
 // parsers accept both, so each rule (bounds, formats) is written once and enforced the same
@@ -24,7 +25,7 @@ function withRestForm<S extends z.ZodType>(schema: S, form: z.core.JSONSchema.Ba
 export function intParam(min: number, max: number = Number.MAX_SAFE_INTEGER) {
   const message = max === Number.MAX_SAFE_INTEGER ? `must be an integer ≥ ${min}` : `must be an integer between ${min} and ${max}`;
   const parser = z
-    .union([z.number(), z.string()])
+    .union([z.number(), z.string()], { error: message })
     .transform((v, ctx) => {
       const n = typeof v === 'number' ? v : /^[+-]?\d{1,16}$/.test(v.trim()) ? Number(v.trim()) : Number.NaN;
       if (!Number.isSafeInteger(n) || n < min || n > max) {
@@ -36,28 +37,37 @@ export function intParam(min: number, max: number = Number.MAX_SAFE_INTEGER) {
   return withRestForm(parser, { type: 'integer', minimum: min, maximum: max });
 }
 
-export function decimalParam(min = 0) {
-  const message = `must be a number ≥ ${min}`;
-  const parser = z.union([z.number(), z.string()]).transform((v, ctx) => {
-    const n = typeof v === 'number' ? v : /^[+-]?(\d{1,12}(\.\d*)?|\.\d+)$/.test(v.trim()) ? Number(v.trim()) : Number.NaN;
-    if (!Number.isFinite(n) || n < min || n > 1e12) {
+/**
+ * A money amount such as a price bound: an exact decimal from the text to SQL, never a binary
+ * float (90.99 as a double is not the price 90.99). Its range and scale are those of a price
+ * (NUMERIC(12, 2)), so every price can be named exactly and nothing else is accepted.
+ */
+export function moneyParam() {
+  const max = MONEY_MAX.toFixed(2);
+  const message = `must be a decimal number from 0 to ${max} with at most 2 decimals`;
+  const parser = z.unknown().transform((v, ctx) => {
+    const amount = exactDecimal(v);
+    if (!amount || amount.lessThan(0) || amount.greaterThan(MONEY_MAX) || amount.decimalPlaces() > 2) {
       ctx.addIssue({ code: 'custom', message });
       return z.NEVER;
     }
-    return n;
+    // A decimal keeps no trailing zeros: 10, 10.0 and 10.00 are one filter with one kept total.
+    return amount;
   });
-  // A string has at most 12 digits before the point, so REST never reaches 1e12.
-  return withRestForm(parser, { type: 'number', minimum: min, exclusiveMaximum: 1e12 });
+  return withRestForm(parser, { type: 'number', minimum: 0, maximum: Number(max) });
 }
 
-const BOOLEAN_WORDS: Record<string, boolean> = { true: true, false: false, '1': true, '0': false };
+// A Map, not an object literal: a client's word must never find Object.prototype's members
+// (`constructor`, `__proto__`, `toString`) as if they were values.
+const BOOLEAN_WORDS = new Map([['true', true], ['false', false], ['1', true], ['0', false]]);
+const BOOLEAN_MESSAGE = 'must be one of true, false, 1, 0';
 
 export const booleanParam = withRestForm(
-  z.union([z.boolean(), z.string()]).transform((v, ctx) => {
+  z.union([z.boolean(), z.string()], { error: BOOLEAN_MESSAGE }).transform((v, ctx) => {
     if (typeof v === 'boolean') return v;
-    const b = BOOLEAN_WORDS[v.trim().toLowerCase()];
+    const b = BOOLEAN_WORDS.get(v.trim().toLowerCase());
     if (b === undefined) {
-      ctx.addIssue({ code: 'custom', message: 'must be one of true, false, 1, 0' });
+      ctx.addIssue({ code: 'custom', message: BOOLEAN_MESSAGE });
       return z.NEVER;
     }
     return b;
@@ -67,9 +77,10 @@ export const booleanParam = withRestForm(
 );
 
 export function enumParam<const T extends readonly [string, ...string[]]>(values: T) {
-  const parser = z.string().transform((v, ctx) => {
+  const message = `must be one of ${values.join(', ')}`;
+  const parser = z.string({ error: message }).transform((v, ctx) => {
     if (!(values as readonly string[]).includes(v)) {
-      ctx.addIssue({ code: 'custom', message: `must be one of ${values.join(', ')}` });
+      ctx.addIssue({ code: 'custom', message });
       return z.NEVER;
     }
     return v as T[number];
@@ -81,7 +92,7 @@ export function enumParam<const T extends readonly [string, ...string[]]>(values
 export const textParam = (maxLength = 200) =>
   withRestForm(
     z
-      .string()
+      .string({ error: 'must be a string' })
       .max(maxLength, `must be at most ${maxLength} characters`)
       .refine((v) => !CONTROL_CHARS.test(v), 'must not contain control characters')
       .transform((v) => v.trim() || undefined),
@@ -90,13 +101,53 @@ export const textParam = (maxLength = 200) =>
   );
 
 /** Identifiers (ids, slugs): a bounded, URL-safe alphabet. Unknown values simply match nothing. */
-export const idParam = z
-  .string()
-  .regex(/^[A-Za-z0-9_-]{1,100}$/, 'must be 1–100 letters, digits, "-" or "_"');
+const ID_MESSAGE = 'must be 1–100 letters, digits, "-" or "_"';
+export const idParam = z.string({ error: ID_MESSAGE }).regex(/^[A-Za-z0-9_-]{1,100}$/, ID_MESSAGE);
 
 /** A nested field as a client writes it: `items[1].quantity`, `shippingAddress.city`. */
 export function fieldPath(path: readonly PropertyKey[]): string {
   return path.map((p, i) => (typeof p === 'number' ? `[${p}]` : `${i ? '.' : ''}${String(p)}`)).join('');
+}
+
+/** What zod's JSON types are called in a message: `must be ${article} ${name}`. */
+const TYPE_NAMES = new Map([
+  ['string', 'a string'],
+  ['number', 'a number'],
+  ['int', 'an integer'],
+  ['boolean', 'true or false'],
+  ['array', 'an array'],
+  ['object', 'an object'],
+  ['null', 'null'],
+]);
+
+/**
+ * The message of an issue no schema worded itself. zod's own wording ("Invalid input: expected
+ * string, received number") names its internals, not the rule, and never reaches a client: every
+ * API input is parsed by parseInput, which puts this under each schema's own messages.
+ */
+function houseMessage(issue: z.core.$ZodRawIssue): string {
+  switch (issue.code) {
+    case 'invalid_type':
+      return issue.input === undefined ? 'is required' : `must be ${TYPE_NAMES.get(issue.expected) ?? issue.expected}`;
+    case 'too_small':
+      if (issue.origin === 'string') return `must be at least ${issue.minimum} characters`;
+      if (issue.origin === 'array' || issue.origin === 'set') return `must contain at least ${issue.minimum} items`;
+      return `must be ${issue.inclusive === false ? '>' : '≥'} ${issue.minimum}`;
+    case 'too_big':
+      if (issue.origin === 'string') return `must be at most ${issue.maximum} characters`;
+      if (issue.origin === 'array' || issue.origin === 'set') return `must contain at most ${issue.maximum} items`;
+      return `must be ${issue.inclusive === false ? '<' : '≤'} ${issue.maximum}`;
+    case 'invalid_value':
+      return `must be ${issue.values.length === 1 ? '' : 'one of '}${issue.values.map((v) => JSON.stringify(v)).join(', ')}`;
+    case 'not_multiple_of':
+      return `must be a multiple of ${issue.divisor}`;
+    case 'invalid_format':
+      return issue.format === 'regex' ? 'is not in the accepted format' : `must be a valid ${issue.format}`;
+    case 'unrecognized_keys':
+      return 'is not recognised';
+    default:
+      return 'is not an accepted value';
+  }
 }
 
 /**
@@ -107,26 +158,29 @@ export function fieldPath(path: readonly PropertyKey[]): string {
 export function parseInput<S extends z.ZodType>(schema: S, raw: object, unknownKey = 'is not a recognised parameter'): z.output<S> {
   // GraphQL may pass an explicit null for an optional argument: it means "not given".
   const given = Object.fromEntries(Object.entries(raw).filter(([, v]) => v !== null && v !== undefined));
-  const result = schema.safeParse(given);
+  const result = schema.safeParse(given, { error: houseMessage });
   if (result.success) return result.data;
-  const details: Record<string, string> = {};
+  // Keyed by names the client chose (`toString`, `__proto__`): a Map, which has no inherited
+  // members; Object.fromEntries then makes each one an own property, whatever its name.
+  const details = new Map<string, string>();
+  const note = (key: string, message: string) => details.has(key) || details.set(key, message);
   for (const issue of result.error.issues) {
     const at = fieldPath(issue.path);
     if (issue.code === 'unrecognized_keys') {
-      for (const key of issue.keys) details[at ? `${at}.${key}` : key] ??= unknownKey;
+      for (const key of issue.keys) note(at ? `${at}.${key}` : key, unknownKey);
       continue;
     }
-    const key = at || 'input';
-    details[key] ??= issue.code === 'invalid_type' && valueAt(given, issue.path) === undefined ? 'is required' : issue.message;
+    note(at || 'input', issue.code === 'invalid_type' && valueAt(given, issue.path) === undefined ? 'is required' : issue.message);
   }
-  throw validationError(details);
+  throw validationError(Object.fromEntries(details));
 }
 
-// zod does not always carry the offending input on an issue, so "missing" is judged on the input itself.
+// zod does not always carry the offending input on an issue, so "missing" is judged on the input
+// itself, by own properties only: a body without `constructor` lacks it, whatever Object.prototype has.
 function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
   let current = root;
   for (const key of path) {
-    if (current === null || typeof current !== 'object') return undefined;
+    if (current === null || typeof current !== 'object' || !Object.hasOwn(current, key)) return undefined;
     current = (current as Record<PropertyKey, unknown>)[key];
   }
   return current;

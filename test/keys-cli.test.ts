@@ -159,6 +159,12 @@ describe('keys CLI with DATABASE_URL', () => {
     ['no command', ['frobnicate'], /Unknown command "frobnicate"/],
     ['a missing --owner', ['create', '--plan', 'pro', '--scopes', 'read:orders', '--json'], /--owner is required/],
     ['an unknown plan', ['create', '--owner', 'a@example.com', '--plan', 'gold', '--scopes', 'read:orders'], /--plan must be basic, pro or enterprise/],
+    // Object.prototype's members are no plans (a lookup in a plain object found them).
+    ...['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf'].map((plan): [string, string[], RegExp] => [
+      `the plan ${plan}`,
+      ['create', '--owner', 'a@example.com', '--plan', plan, '--scopes', 'read:orders'],
+      /--plan must be basic, pro or enterprise/,
+    ]),
     ['an unknown scope', ['create', '--owner', 'a@example.com', '--plan', 'pro', '--scopes', 'read:orders,read:secrets', '--json'], /Unknown scope "read:secrets"/],
     ['an unknown option', ['create', '--owner', 'a@example.com', '--plan', 'pro', '--scopes', 'read:orders', '--colour'], /Unknown option '--colour'/],
     ['a limit on a pro key', ['create', '--owner', 'a@example.com', '--plan', 'pro', '--scopes', 'read:orders', '--limit', '5'], /Only enterprise keys/],

@@ -97,7 +97,7 @@ const restFilter = () =>
   `search=${FILTER.search}&categoryId=${filterCategoryId}&minPrice=${FILTER.minPrice}&maxPrice=${FILTER.maxPrice}&sortBy=price_desc`;
 const gqlFilter = () => ({ search: FILTER.search, categoryId: filterCategoryId, minPrice: FILTER.minPrice, maxPrice: FILTER.maxPrice, sortBy: 'PRICE_DESC' });
 const GQL_FILTER_ARGS = 'search: $search, categoryId: $categoryId, minPrice: $minPrice, maxPrice: $maxPrice, sortBy: $sortBy';
-const GQL_FILTER_VARS = '$search: String, $categoryId: ID, $minPrice: Float, $maxPrice: Float, $sortBy: ProductSort';
+const GQL_FILTER_VARS = '$search: String, $categoryId: ID, $minPrice: Decimal, $maxPrice: Decimal, $sortBy: ProductSort';
 
 // --- The lists, counted in the database directly -------------------------------------------------
 

@@ -82,7 +82,7 @@ const restQuery = (f: Filter) =>
     .map(([k, v]) => `${k}=${encodeURIComponent(String(v))}`)
     .join('&');
 
-const GQL_VARS = '$search: String, $categoryId: ID, $minPrice: Float, $maxPrice: Float, $featured: Boolean';
+const GQL_VARS = '$search: String, $categoryId: ID, $minPrice: Decimal, $maxPrice: Decimal, $featured: Boolean';
 const GQL_ARGS = 'search: $search, categoryId: $categoryId, minPrice: $minPrice, maxPrice: $maxPrice, featured: $featured';
 
 async function gqlData(app: TestApp, query: string, variables: Record<string, unknown>) {

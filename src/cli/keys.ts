@@ -53,7 +53,8 @@ export type KeysCommand =
   | { command: 'list'; json: boolean; owner?: string }
   | { command: 'revoke'; json: boolean; id: string };
 
-const PLANS: Record<string, Plan> = { basic: 'BASIC', pro: 'PRO', enterprise: 'ENTERPRISE' };
+// A Map: `--plan constructor` must not find Object.prototype's member as a plan.
+const PLANS = new Map<string, Plan>([['basic', 'BASIC'], ['pro', 'PRO'], ['enterprise', 'ENTERPRISE']]);
 const UNIT_SECONDS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86_400 };
 
 /** Parses the command line; `now` anchors a relative --expires. Throws UsageError. */
@@ -76,7 +77,7 @@ export function parseKeysArgs(argv: readonly string[], now: Date = new Date()): 
       if (values.help) return { command: 'help' };
       const owner = required('--owner', values.owner);
       const planName = required('--plan', values.plan);
-      const plan = PLANS[planName.toLowerCase()];
+      const plan = PLANS.get(planName.toLowerCase());
       if (!plan) throw new UsageError(`--plan must be basic, pro or enterprise, got ${JSON.stringify(planName)}`);
       const scopes = required('--scopes', values.scopes).split(',');
       return {

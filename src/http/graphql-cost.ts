@@ -76,8 +76,9 @@ export function estimateCost({ schema, document, operationName, variables }: Cos
   const root = schema.getRootType(operation.operation);
   if (!root) return 0;
 
-  // Variables as the executor will see them: given values, else the operation's defaults.
-  const values: Record<string, unknown> = {};
+  // Variables as the executor will see them: given values, else the operation's defaults. No
+  // prototype: a variable named `__proto__` or `constructor` is a value like any other.
+  const values: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
   for (const definition of operation.variableDefinitions ?? []) {
     if (definition.defaultValue) values[definition.variable.name.value] = valueFromASTUntyped(definition.defaultValue);
   }

@@ -7,7 +7,8 @@ import { readLimited } from '../http/body.js';
 import type { PaginationMeta } from '../pagination.js';
 import { cacheControl, conditionalJson } from '../http/caching.js';
 import { pathPattern, withoutTrailingSlash } from './paths.js';
-import { errorResponse, internalErrorResponse, jsonResponse, type SuccessBody } from './envelope.js';
+import { errorResponse, internalErrorResponse, jsonTextResponse, type SuccessBody } from './envelope.js';
+import { REPLAYED_HEADER } from '../modules/orders/idempotency.js';
 import type { RestMethod, RestRoute, RestShape } from './routes.js';
 
 interface CompiledRoute extends RestRoute {
@@ -22,8 +23,6 @@ export interface RestRouterDeps {
   onUnexpectedError: (error: unknown, request: Request) => void;
 }
 
-const REPLAYED_HEADER = 'idempotent-replayed';
-
 function compile(route: RestRoute, schema: GraphQLSchema): CompiledRoute {
   const { pattern, paramNames } = pathPattern(route.path);
   const operation = parse(route.document);
@@ -33,16 +32,20 @@ function compile(route: RestRoute, schema: GraphQLSchema): CompiledRoute {
   return { ...route, pattern, paramNames, operation };
 }
 
-/** Query string → plain object; a parameter given twice is an error, not a silent pick. */
+/**
+ * Query string → plain object; a parameter given twice is an error, not a silent pick. Names are
+ * the client's (`__proto__`, `toString`): collected in Maps, they become own properties of the
+ * result, never a prototype or an inherited member, and the schema then refuses them by name.
+ */
 function queryObject(url: URL): Record<string, string> {
-  const raw: Record<string, string> = {};
-  const repeated: Record<string, string> = {};
+  const raw = new Map<string, string>();
+  const repeated = new Map<string, string>();
   for (const [key, value] of url.searchParams) {
-    if (key in raw) repeated[key] = 'must be given only once';
-    raw[key] = value;
+    if (raw.has(key)) repeated.set(key, 'must be given only once');
+    raw.set(key, value);
   }
-  if (Object.keys(repeated).length) throw validationError(repeated);
-  return raw;
+  if (repeated.size) throw validationError(Object.fromEntries(repeated));
+  return Object.fromEntries(raw);
 }
 
 function pathParams(route: CompiledRoute, match: RegExpExecArray): Record<string, string> {
@@ -109,7 +112,7 @@ export function createRestRouter({ schema, routes, onUnexpectedError }: RestRout
 
     const replay = route.idempotency?.outcome(ctx);
     const headers: Record<string, string> = replay?.replayed ? { [REPLAYED_HEADER]: 'true' } : {};
-    if (replay?.rest) return jsonResponse(replay.rest.status, replay.rest.body as SuccessBody, headers);
+    if (replay?.rest) return jsonTextResponse(replay.rest.status, replay.rest.body, { ...headers, 'cache-control': 'no-store' });
 
     const shape: RestShape = typeof route.shape === 'function' ? route.shape(query) : route.shape;
     const value = (result.data as Record<string, unknown> | null | undefined)?.[shape.field];
@@ -122,13 +125,14 @@ export function createRestRouter({ schema, routes, onUnexpectedError }: RestRout
       envelope = meta ? { success: true, data: items, meta } : { success: true, data: items };
     }
     const status = route.status ?? 200;
+    const text = JSON.stringify(envelope);
     if (route.idempotency && replay && !replay.replayed) {
       // The order exists whatever happens here: failing to keep its exact bytes only means a
       // replay renders the order afresh, so it must not turn this 201 into a 500.
-      await route.idempotency.remember(ctx, { status, body: envelope }).catch((error: unknown) => onUnexpectedError(error, request));
+      await route.idempotency.remember(ctx, text).catch((error: unknown) => onUnexpectedError(error, request));
     }
-    if (route.method !== 'GET') return jsonResponse(status, envelope, { ...headers, 'cache-control': 'no-store' });
-    return conditionalJson(request, status, JSON.stringify(envelope), headers, cacheControl(route.path, ctx.caller));
+    if (route.method !== 'GET') return jsonTextResponse(status, text, { ...headers, 'cache-control': 'no-store' });
+    return conditionalJson(request, status, text, headers, cacheControl(route.path, ctx.caller));
   }
 
   /** `context` is the request's shared context, the same one /graphql would get. */

@@ -2,7 +2,7 @@ import type { Scope } from '../auth/scopes.js';
 import type { Context } from '../context.js';
 import { categoryListInput } from '../modules/categories/categories.service.js';
 import { READ_PRICES, READ_STOCK, recordQueryInput } from '../modules/inventory/inventory.service.js';
-import { idempotencyOutcome, rememberRestResponse, type IdempotencyOutcome, type RestResponse } from '../modules/orders/idempotency.js';
+import { idempotencyOutcome, rememberRestResponse, type IdempotencyOutcome } from '../modules/orders/idempotency.js';
 import { createOrderInput, orderListInput, parseCreateOrderInput, READ_ORDERS, WRITE_ORDERS } from '../modules/orders/orders.service.js';
 import { productListInput } from '../modules/products/products.service.js';
 import { supplierListInput } from '../modules/suppliers/suppliers.service.js';
@@ -60,7 +60,8 @@ export type RestMethod = 'GET' | 'POST';
 /** How a route's Idempotency-Key outcome reaches the HTTP response (replay header, stored body). */
 export interface RestIdempotency {
   outcome: (ctx: Context) => IdempotencyOutcome | undefined;
-  remember: (ctx: Context, response: RestResponse) => Promise<void>;
+  /** Keeps the exact body text of a first response, for its replays. */
+  remember: (ctx: Context, body: string) => Promise<void>;
 }
 
 /** What the OpenAPI document (src/openapi/) says of a route beyond its schemas and its operation. */
@@ -122,7 +123,7 @@ export const restRoutes: RestRoute[] = [
     path: '/api/products',
     ...queryOf(productListInput),
     document: `query RestProducts($page: Int, $limit: Int, $search: String, $categoryId: ID, $supplierId: ID,
-        $minPrice: Float, $maxPrice: Float, $featured: Boolean, $sortBy: ProductSort) {
+        $minPrice: Decimal, $maxPrice: Decimal, $featured: Boolean, $sortBy: ProductSort) {
       products(page: $page, limit: $limit, search: $search, categoryId: $categoryId, supplierId: $supplierId,
           minPrice: $minPrice, maxPrice: $maxPrice, featured: $featured, sortBy: $sortBy) {
         items { ...RestProduct } ${META}

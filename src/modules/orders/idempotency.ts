@@ -11,6 +11,8 @@ import type { Prisma } from '../../generated/prisma/client.js';
 // working. So one key yields at most one order, whatever the concurrency.
 
 export const IDEMPOTENCY_HEADER = 'Idempotency-Key';
+/** Sent with every answer replayed from a key, over REST and GraphQL alike. */
+export const REPLAYED_HEADER = 'Idempotent-Replayed';
 const TTL = "interval '24 hours'";
 /** A claim still unanswered after this long belongs to a request that died: it may be taken over. */
 const ABANDONED = "interval '60 seconds'";
@@ -20,14 +22,13 @@ const WAIT_MS = 4_000;
 const POLL_MS = 25;
 
 /** What was stored for a key: the order created, or the 4xx error answered. */
-export type StoredOutcome =
-  | { orderId: string; rest?: RestResponse }
-  | { error: { code: ErrorCode; message: string; details?: ErrorDetails } };
+export type StoredOutcome = { orderId: string } | { error: { code: ErrorCode; message: string; details?: ErrorDetails } };
 
-/** The exact REST response of the first request, replayed byte for byte (status and envelope). */
+/** The exact REST response of the first request, replayed byte for byte. */
 export interface RestResponse {
   status: number;
-  body: unknown;
+  /** The body's text, as sent. */
+  body: string;
 }
 
 /** What the REST adapter needs to know about this request's key after the operation ran. */
@@ -67,12 +68,13 @@ export function canonicalJson(value: unknown): string {
 
 export const requestHash = (body: unknown) => createHash('sha256').update(canonicalJson(body)).digest('hex');
 
-export type Claim = { kind: 'claimed'; id: string } | { kind: 'replay'; stored: StoredOutcome };
+export type Claim = { kind: 'claimed'; id: string } | { kind: 'replay'; stored: StoredOutcome; rest?: RestResponse };
 
 interface RecordRow {
   requestHash: string;
   responseStatus: number | null;
   responseBody: Prisma.JsonValue;
+  restBody: string | null;
   expiresAt: Date;
 }
 
@@ -90,7 +92,7 @@ export async function claimKey(ctx: Context, accountId: string, key: string, has
        VALUES ($1, $2, $3, $4, now(), now() + ${TTL})
        ON CONFLICT ("accountId", key) DO UPDATE
          SET id = EXCLUDED.id, "requestHash" = EXCLUDED."requestHash", "responseStatus" = NULL,
-             "responseBody" = NULL, "createdAt" = EXCLUDED."createdAt", "expiresAt" = EXCLUDED."expiresAt"
+             "responseBody" = NULL, "restBody" = NULL, "createdAt" = EXCLUDED."createdAt", "expiresAt" = EXCLUDED."expiresAt"
          WHERE "IdempotencyRecord"."expiresAt" <= now()
             OR ("IdempotencyRecord"."responseStatus" IS NULL AND "IdempotencyRecord"."createdAt" < now() - ${ABANDONED})
        RETURNING id`,
@@ -103,7 +105,7 @@ export async function claimKey(ctx: Context, accountId: string, key: string, has
 
     const record: RecordRow | null = await ctx.prisma.idempotencyRecord.findUnique({
       where: { accountId_key: { accountId, key } },
-      select: { requestHash: true, responseStatus: true, responseBody: true, expiresAt: true },
+      select: { requestHash: true, responseStatus: true, responseBody: true, restBody: true, expiresAt: true },
     });
     // Gone (released after a failure) or just expired: claim it afresh.
     if (!record || record.expiresAt.getTime() <= Date.now()) continue;
@@ -114,7 +116,8 @@ export async function claimKey(ctx: Context, accountId: string, key: string, has
     }
     if (record.responseStatus !== null && record.responseBody !== null) {
       const stored = record.responseBody as unknown as StoredOutcome;
-      return { kind: 'replay', stored };
+      const rest = record.restBody === null ? undefined : { status: record.responseStatus, body: record.restBody };
+      return { kind: 'replay', stored, ...(rest ? { rest } : {}) };
     }
     if (Date.now() >= deadline) {
       throw new AppError('CONFLICT', 'A request with this Idempotency-Key is still being processed; retry later');
@@ -162,21 +165,19 @@ export function noteOutcome(ctx: Context, outcome: IdempotencyOutcome) {
 export function storedError(stored: Extract<StoredOutcome, { error: unknown }>): AppError {
   const { code, message, details } = stored.error;
   // Only codes we know are replayed; anything else would be a corrupted record.
-  if (!(code in errorStatus)) throw new Error(`Unknown stored error code ${String(code)}`);
+  if (!Object.hasOwn(errorStatus, code)) throw new Error(`Unknown stored error code ${String(code)}`);
   return new AppError(code, message, details);
 }
 
 /**
- * Attaches the REST response of the request that created the order to its claim, so that a
- * REST replay is the very same bytes even if the catalogue (names, ratings) changed since.
+ * Attaches the REST response body of the request that created the order to its claim, as text:
+ * a REST replay is the very same bytes even if the catalogue (names, ratings) changed since.
  */
-export async function rememberRestResponse(ctx: Context, response: RestResponse) {
+export async function rememberRestResponse(ctx: Context, body: string) {
   const outcome = outcomes.get(ctx);
   if (!outcome?.claimId || outcome.replayed) return;
-  await ctx.prisma.$executeRawUnsafe(
-    `UPDATE "IdempotencyRecord" SET "responseBody" = "responseBody" || jsonb_build_object('rest', $2::jsonb)
-     WHERE id = $1 AND ("responseBody" -> 'orderId') IS NOT NULL`,
-    outcome.claimId,
-    JSON.stringify(response),
-  );
+  await ctx.prisma.idempotencyRecord.updateMany({
+    where: { id: outcome.claimId, responseStatus: { not: null }, restBody: null },
+    data: { restBody: body },
+  });
 }

@@ -205,7 +205,7 @@ export async function createOrder<Q extends object>(ctx: Context, raw: unknown, 
       noteOutcome(ctx, { replayed: true });
       throw storedError(stored);
     }
-    noteOutcome(ctx, { replayed: true, ...(stored.rest ? { rest: stored.rest } : {}) });
+    noteOutcome(ctx, { replayed: true, ...(claim.rest ? { rest: claim.rest } : {}) });
     return loadOrder(ctx, caller, stored.orderId, query);
   }
   let orderId: string;

@@ -88,8 +88,8 @@ const productFilterArgs = builder.args((t) => ({
   search: t.string({ required: false, description: 'Words to find in name, nameEn, description or sku (case- and diacritics-insensitive)' }),
   categoryId: t.id({ required: false, description: 'Only this category and its subcategories' }),
   supplierId: t.id({ required: false }),
-  minPrice: t.float({ required: false, description: 'Inclusive' }),
-  maxPrice: t.float({ required: false, description: 'Inclusive' }),
+  minPrice: t.field({ type: 'Decimal', required: false, description: 'Inclusive, compared exactly; at most 2 decimals' }),
+  maxPrice: t.field({ type: 'Decimal', required: false, description: 'Inclusive, compared exactly; at most 2 decimals' }),
   featured: t.boolean({ required: false, description: 'true: only featured products' }),
   sortBy: t.field({ type: ProductSortRef, required: false, description: 'Default NEWEST; ties broken by id' }),
 }));

@@ -3,9 +3,10 @@ import type { Context } from '../../context.js';
 import type { ListedCondition } from '../../list-totals.js';
 import type { Prisma, Product } from '../../generated/prisma/client.js';
 import { requestLoader } from '../../loaders.js';
+import type { Money } from '../../money.js';
 import { pageParams, pageWindow, type PageInput } from '../../pagination.js';
 import { searchWords } from '../../search.js';
-import { booleanParam, decimalParam, enumParam, idParam, parseInput, textParam } from '../../validation.js';
+import { booleanParam, enumParam, moneyParam, idParam, parseInput, textParam } from '../../validation.js';
 import { subtreeIds } from '../categories/categories.service.js';
 
 export const productSorts = ['newest', 'price_asc', 'price_desc', 'popular'] as const;
@@ -15,14 +16,14 @@ const filterParams = {
   search: textParam().optional(),
   categoryId: idParam.optional(),
   supplierId: idParam.optional(),
-  minPrice: decimalParam().optional(),
-  maxPrice: decimalParam().optional(),
+  minPrice: moneyParam().optional(),
+  maxPrice: moneyParam().optional(),
   featured: booleanParam.optional(),
   sortBy: enumParam(productSorts).default('newest'),
 };
 
-const checkPriceRange = (v: { minPrice?: number | undefined; maxPrice?: number | undefined }, ctx: z.RefinementCtx) => {
-  if (v.minPrice !== undefined && v.maxPrice !== undefined && v.minPrice > v.maxPrice) {
+const checkPriceRange = (v: { minPrice?: Money | undefined; maxPrice?: Money | undefined }, ctx: z.RefinementCtx) => {
+  if (v.minPrice !== undefined && v.maxPrice !== undefined && v.minPrice.greaterThan(v.maxPrice)) {
     ctx.addIssue({ code: 'custom', path: ['maxPrice'], message: 'must be ≥ minPrice' });
   }
 };

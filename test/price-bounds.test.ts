@@ -1,0 +1,112 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from './helpers/app.js';
+
+// minPrice and maxPrice are inclusive and exact: a bound equal to a price finds the products at
+// that price, whatever the price. Checked with every distinct price of the demo catalogue against
+// SQL, over REST (query text) and GraphQL (a literal, and a variable sent as a JSON number).
+
+let app: TestApp;
+beforeAll(async () => {
+  app = await startTestApp();
+});
+afterAll(() => app?.close());
+
+interface PriceRow {
+  price: string;
+  /** Active products at exactly this price, by id. */
+  ids: string[];
+  /** Active products at this price or less. */
+  atMost: number;
+}
+
+async function everyPrice(): Promise<PriceRow[]> {
+  const { rows } = await app.sql.query<PriceRow>(`
+    SELECT p.price::text AS price,
+      coalesce(array_agg(p.id ORDER BY p.id) FILTER (WHERE p."isActive"), '{}') AS ids,
+      (SELECT count(*)::int FROM "Product" q WHERE q."isActive" AND q.price <= p.price) AS "atMost"
+    FROM "Product" p GROUP BY p.price ORDER BY p.price`);
+  return rows;
+}
+
+/** Runs `check` for every row, a few at a time. */
+async function forEach<T>(rows: T[], check: (row: T) => Promise<void>, concurrency = 6) {
+  let next = 0;
+  await Promise.all(Array.from({ length: concurrency }, async () => {
+    while (next < rows.length) await check(rows[next++]!);
+  }));
+}
+
+const ids = (items: { id: string }[]) => items.map((p) => p.id).sort();
+
+describe('price bounds', () => {
+  it('cover every distinct price of the demo catalogue, with room to page', async () => {
+    const prices = await everyPrice();
+    expect(prices.length).toBeGreaterThan(800);
+    expect(Math.max(...prices.map((p) => p.ids.length))).toBeLessThanOrEqual(100);
+  });
+
+  it('REST: minPrice = maxPrice = p lists exactly the active products priced p, and maxPrice = p includes them', async () => {
+    const failures: string[] = [];
+    await forEach(await everyPrice(), async ({ price, ids: expected, atMost }) => {
+      const equal = await app.get(`/api/products?minPrice=${price}&maxPrice=${price}&limit=${Math.max(1, expected.length)}`);
+      if (equal.status !== 200 || JSON.stringify(ids(equal.body.data)) !== JSON.stringify(expected) || equal.body.meta.total !== expected.length) {
+        failures.push(`=${price}: ${equal.status} got ${equal.body.meta?.total}, want ${expected.length}`);
+      }
+      // Highest first: the products at the bound, then one below it.
+      const below = await app.get(`/api/products?maxPrice=${price}&sortBy=price_desc&limit=${expected.length + 1}`);
+      const top = ids(below.body.data.filter((p: { price: number }) => p.price === Number(price)));
+      if (below.body.meta?.total !== atMost || JSON.stringify(top) !== JSON.stringify(expected)) {
+        failures.push(`≤${price}: total ${below.body.meta?.total}, want ${atMost}; at the bound ${top.length}, want ${expected.length}`);
+      }
+    });
+    expect(failures).toEqual([]);
+  }, 300_000);
+
+  it('GraphQL: the same with a literal bound and with a variable sent as a JSON number', async () => {
+    const failures: string[] = [];
+    await forEach(await everyPrice(), async ({ price, ids: expected, atMost }) => {
+      const res = await app.graphql(
+        `query($p: Decimal) {
+          equal: products(minPrice: ${price}, maxPrice: ${price}, limit: 100) { items { id } meta { total } }
+          variable: products(minPrice: $p, maxPrice: $p, limit: 100) { items { id } meta { total } }
+          below: products(maxPrice: $p) { meta { total } }
+        }`,
+        { p: Number(price) },
+      );
+      const { equal, variable, below } = res.body.data ?? {};
+      for (const [how, got] of [['literal', equal], ['variable', variable]] as const) {
+        if (!got || JSON.stringify(ids(got.items)) !== JSON.stringify(expected) || got.meta.total !== expected.length) {
+          failures.push(`${how} =${price}: got ${got?.meta.total}, want ${expected.length} ${JSON.stringify(res.body.errors ?? '')}`);
+        }
+      }
+      if (below?.meta.total !== atMost) failures.push(`≤${price}: got ${below?.meta.total}, want ${atMost}`);
+    });
+    expect(failures).toEqual([]);
+  }, 300_000);
+
+  it('10, 10.0 and 10.00 are one filter: the same answer and one kept total', async () => {
+    const { rows } = await app.sql.query(`SELECT count(*)::int AS n FROM "Product" WHERE "isActive" AND price <= 10`);
+    const kept = async () => (await app.sql.query(`SELECT count(*)::int AS n FROM "ListTotal"`)).rows[0].n as number;
+    const before = await kept();
+    for (const bound of ['10', '10.0', '10.00', '010', '1e1']) {
+      const res = await app.get(`/api/products?maxPrice=${bound}`);
+      expect(res.body.meta.total, bound).toBe(rows[0].n);
+    }
+    const viaGraphql = await app.graphql(`{ products(maxPrice: 10.00) { meta { total } } }`);
+    expect(viaGraphql.body.data.products.meta.total).toBe(rows[0].n);
+    expect(await kept()).toBe(before + 1);
+  });
+
+  it('name the rule they break: a decimal from 0 to 9999999999.99 with at most 2 decimals', async () => {
+    const rule = 'must be a decimal number from 0 to 9999999999.99 with at most 2 decimals';
+    for (const bound of ['1e308', '-1', '10.001', '10000000000', 'abc', '', 'Infinity', '0x10']) {
+      const res = await app.get(`/api/products?maxPrice=${encodeURIComponent(bound)}`);
+      expect(res.status, bound).toBe(400);
+      expect(res.body.error.details, bound).toEqual({ maxPrice: rule });
+    }
+    const res = await app.graphql(`{ products(minPrice: 1e308) { meta { total } } }`);
+    expect(res.body.errors[0].extensions).toMatchObject({ code: 'VALIDATION_ERROR', details: { minPrice: rule } });
+    // The largest price there can be is a valid bound.
+    expect((await app.get('/api/products?minPrice=9999999999.99')).status).toBe(200);
+  });
+});

@@ -1,0 +1,226 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { createOrderInput } from '../src/modules/orders/orders.service.js';
+import { restRoutes, type RestRoute } from '../src/rest/routes.js';
+import { restParamForm } from '../src/validation.js';
+import { startTestApp, type TestApp } from './helpers/app.js';
+import { createTestKey } from './helpers/keys.js';
+
+// Input as a careless or hostile client sends it, swept over every REST route's query parameters
+// and every field of the order body: names and values that are also members of Object.prototype,
+// and values of the wrong JSON type. Each is a 400 naming the parameter or field, in the house
+// wording: never a 500, never dropped, never zod's own text.
+
+let app: TestApp;
+let admin: { key: string };
+
+beforeAll(async () => {
+  // Every body in the sweep reaches createOrder's per-account limit check first.
+  app = await startTestApp({ env: { ORDER_CREATE_LIMIT: '100000' } });
+  admin = await createTestKey(app.url, { owner: 'sweep@example.com', plan: 'enterprise', limit: 1_000_000, windowSeconds: 3600, scopes: ['admin:all'] });
+});
+afterAll(() => app?.close());
+
+/** Names a plain object already has: looked up in one, each is found without being given. */
+const PROTOTYPE_NAMES = ['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf'];
+const ZOD_WORDING = /invalid input|expected|received/i;
+
+const asKey = (init: RequestInit = {}): RequestInit => ({ ...init, headers: { 'x-api-key': admin.key, ...init.headers } });
+const samplePath = (route: RestRoute) => route.path.replace(/:\w+/g, 'no-such-thing');
+const queryRoutes = restRoutes.filter((r) => r.method === 'GET' && Object.keys(r.querySchema.shape).length > 0);
+
+/** The parser under a parameter's optional/default wrappers. */
+function unwrap(schema: z.ZodType): z.ZodType {
+  if (schema instanceof z.ZodOptional || schema instanceof z.ZodNullable || schema instanceof z.ZodDefault) return unwrap(schema.unwrap() as z.ZodType);
+  return schema;
+}
+
+/** A parameter whose values are a closed set (boolean, enum, number): any other word is refused. */
+function isClosed(schema: z.ZodType): boolean {
+  const form = restParamForm.get(unwrap(schema));
+  return form !== undefined && (form.enum !== undefined || ['boolean', 'integer', 'number'].includes(String(form.type)));
+}
+
+function expectNoZodWording(body: unknown) {
+  const text = JSON.stringify(body);
+  expect(text, text).not.toMatch(ZOD_WORDING);
+}
+
+describe('query parameters named or valued like Object.prototype members', () => {
+  it.each(queryRoutes.map((r) => [r.path, r] as const))('%s: every closed parameter refuses each such value by name', async (_path, route) => {
+    for (const [name, schema] of Object.entries(route.querySchema.shape)) {
+      for (const word of PROTOTYPE_NAMES) {
+        const res = await app.get(`${route.path}?${name}=${encodeURIComponent(word)}`, asKey());
+        const seen = `${route.path}?${name}=${word}: ${res.status} ${JSON.stringify(res.body)}`;
+        expect(res.status, seen).toBeLessThan(500);
+        if (isClosed(schema as z.ZodType)) {
+          expect(res.status, seen).toBe(400);
+          expect(res.body.error.code, seen).toBe('VALIDATION_ERROR');
+          expect(Object.keys(res.body.error.details), seen).toEqual([name]);
+        } else {
+          // Free text and identifiers: such a word is a value like any other, matching what it matches.
+          expect([200, 404], seen).toContain(res.status);
+        }
+      }
+    }
+  });
+
+  it.each(restRoutes.map((r) => [`${r.method} ${r.path}`, r] as const))('%s: each such name is an unknown parameter, named', async (_name, route) => {
+    for (const word of PROTOTYPE_NAMES) {
+      const init = asKey(route.method === 'POST' ? { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' } : {});
+      const res = await app.get(`${samplePath(route)}?${encodeURIComponent(word)}=1`, init);
+      const seen = `${route.path}?${word}=1: ${res.status} ${JSON.stringify(res.body)}`;
+      expect(res.status, seen).toBe(400);
+      expect(res.body.error.details, seen).toEqual({ [word]: 'is not a recognised parameter' });
+    }
+  });
+
+  it('a parameter named like a member given twice is refused as given twice, and once as unknown', async () => {
+    const once = await app.get('/api/products?toString=1');
+    expect(once.body.error.details).toEqual({ toString: 'is not a recognised parameter' });
+    const twice = await app.get('/api/products?featured=1&featured=0');
+    expect(twice.body.error.details).toEqual({ featured: 'must be given only once' });
+  });
+
+  it('path segments named like members are simply not found', async () => {
+    for (const route of restRoutes.filter((r) => r.method === 'GET' && r.path.includes(':'))) {
+      for (const word of PROTOTYPE_NAMES) {
+        const res = await app.get(route.path.replace(/:\w+/g, word), asKey());
+        expect(res.status, `${route.path} ${word}`).toBe(404);
+      }
+    }
+  });
+});
+
+/** Every field of a body schema as a client names it: `items[0].quantity`, `shippingAddress.city`. */
+function fieldPaths(schema: z.ZodType, at = ''): string[] {
+  const inner = unwrap(schema);
+  if (inner instanceof z.ZodPipe) return fieldPaths(inner.in as z.ZodType, at);
+  if (inner instanceof z.ZodArray) return [`${at}[0]`, ...fieldPaths(inner.element as z.ZodType, `${at}[0]`)];
+  if (inner instanceof z.ZodObject) {
+    return Object.entries(inner.shape).flatMap(([key, field]) => {
+      const path = at ? `${at}.${key}` : key;
+      return [path, ...fieldPaths(field as z.ZodType, path)];
+    });
+  }
+  return [];
+}
+
+/** A body valid in shape (the supplier does not exist, so it is never placed). */
+const validShape = () => ({
+  supplierId: 'no-such-supplier',
+  items: [{ productId: 'no-such-product', quantity: 1, variantId: null }],
+  shippingAddress: { fullName: 'A', companyName: 'B', phone: '1', email: 'a@example.com', address: 'x', city: 'y', county: 'z', postalCode: '1' },
+  notes: 'n',
+  couponCode: 'C',
+});
+
+const keysOf = (path: string) => path.split(/\.|\[(\d+)\]\.?/).filter((k) => k !== undefined && k !== '');
+
+const valueAt = (body: unknown, path: string) => keysOf(path).reduce<unknown>((v, k) => (v as Record<string, unknown> | undefined)?.[k], body);
+
+function withValue(body: Record<string, unknown>, path: string, value: unknown): Record<string, unknown> {
+  const keys = keysOf(path);
+  let target: Record<string, unknown> = body;
+  for (const key of keys.slice(0, -1)) target = target[key] as Record<string, unknown>;
+  target[keys.at(-1)!] = value;
+  return body;
+}
+
+const jsonType = (v: unknown) => (v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v);
+
+const postOrder = (body: unknown) =>
+  app.get('/api/orders', asKey({ method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }));
+
+describe('POST /api/orders: every body field', () => {
+  const paths = fieldPaths(createOrderInput);
+
+  it('knows the fields it sweeps', () => {
+    expect(paths).toEqual(expect.arrayContaining(['supplierId', 'items', 'items[0]', 'items[0].quantity', 'shippingAddress.city', 'notes', 'couponCode']));
+  });
+
+  it('refuses each field named like a member, at every level, by name', async () => {
+    for (const word of PROTOTYPE_NAMES) {
+      // Written as JSON text: "__proto__" in an object literal would set a prototype, not a field.
+      const field = `${JSON.stringify(word)}: 1`;
+      const bodies: [string, string][] = [
+        [word, `{"supplierId": "s", "items": [{"productId": "p", "quantity": 1}], ${field}}`],
+        [`items[0].${word}`, `{"supplierId": "s", "items": [{"productId": "p", "quantity": 1, ${field}}]}`],
+        [`shippingAddress.${word}`, `{"supplierId": "s", "items": [{"productId": "p", "quantity": 1}], "shippingAddress": {"fullName": "A", "phone": "1", "address": "x", "city": "y", "county": "z", "postalCode": "1", ${field}}}`],
+      ];
+      for (const [path, text] of bodies) {
+        const res = await app.get('/api/orders', asKey({ method: 'POST', headers: { 'content-type': 'application/json' }, body: text }));
+        expect(res.status, text).toBe(400);
+        expect(res.body.error.details, text).toEqual({ [path]: 'is not a recognised field' });
+      }
+    }
+  });
+
+  it('refuses a value of the wrong JSON type in each field by name, in the house wording', async () => {
+    const wrongValues: unknown[] = [123, true, [], {}, 'text'];
+    for (const path of paths) {
+      const valid = valueAt(validShape(), path);
+      // A field left out of the valid body (addressId) takes a string; variantId takes only null.
+      const accepted = valid === undefined ? 'string' : jsonType(valid);
+      for (const value of wrongValues.filter((v) => jsonType(v) !== accepted)) {
+        const body = withValue(validShape(), path, value);
+        const res = await postOrder(body);
+        const seen = `${path} = ${JSON.stringify(value)}: ${res.status} ${JSON.stringify(res.body)}`;
+        expect(res.status, seen).toBe(400);
+        expect(res.body.error.code, seen).toBe('VALIDATION_ERROR');
+        expect(Object.keys(res.body.error.details), seen).toContain(path);
+        expect(res.body.error.details[path], seen).toMatch(/^(must|is) /);
+        expectNoZodWording(res.body);
+      }
+    }
+  });
+
+  it('says what a field must be when its value is a member name, never a 500', async () => {
+    for (const path of paths) {
+      for (const word of PROTOTYPE_NAMES) {
+        const res = await postOrder(withValue(validShape(), path, word));
+        const seen = `${path} = ${word}: ${res.status} ${JSON.stringify(res.body)}`;
+        // Free text (notes) and identifiers accept the word; the body then fails on its made-up supplier.
+        expect(res.status, seen).toBe(400);
+        expect(res.body.error.details, seen).toBeTypeOf('object');
+        expect(Object.keys(res.body.error.details).length, seen).toBeGreaterThan(0);
+        expectNoZodWording(res.body);
+      }
+    }
+  });
+});
+
+describe('query parameters with odd values', () => {
+  const oddValues = ['', ' ', '[]', '{}', 'null', 'true', '-1', '1.5', '1e308', 'NaN', 'Infinity', '0x10', 'x'.repeat(300), '%00'];
+
+  it.each(queryRoutes.map((r) => [r.path, r] as const))('%s: refuses each by name in the house wording, never a 500', async (_path, route) => {
+    const names = Object.keys(route.querySchema.shape);
+    for (const name of names) {
+      for (const value of oddValues) {
+        const res = await app.get(`${route.path}?${name}=${value === '%00' ? value : encodeURIComponent(value)}`, asKey());
+        const seen = `${route.path}?${name}=${value}: ${res.status} ${JSON.stringify(res.body)}`;
+        expect([200, 400, 404], seen).toContain(res.status);
+        expectNoZodWording(res.body);
+        if (res.status === 400) {
+          for (const key of Object.keys(res.body.error.details)) expect(names, seen).toContain(key);
+        }
+      }
+    }
+  });
+});
+
+describe('GraphQL input objects and variables', () => {
+  it('refuses input fields named like members, and ignores no variable', async () => {
+    for (const word of PROTOTYPE_NAMES) {
+      const res = await app.get('/graphql', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-api-key': admin.key },
+        body: `{"query": "mutation($input: CreateOrderInput!) { createOrder(input: $input) { id } }",
+                "variables": {"input": {"supplierId": "s", "items": [{"productId": "p", "quantity": 1}], ${JSON.stringify(word)}: 1}}}`,
+      });
+      expect(res.status, word).toBeLessThan(500);
+      expect(res.body.errors[0].message, word).toContain(`Field "${word}" is not defined by type "CreateOrderInput"`);
+      expect(res.body.errors[0].extensions.code, word).not.toBe('INTERNAL_ERROR');
+    }
+  });
+});
