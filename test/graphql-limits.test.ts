@@ -311,16 +311,16 @@ describe('with GRAPHQL_BATCH_LIMIT=3 and GRAPHQL_INTROSPECTION=false', () => {
 
 describe('with NODE_ENV=production', () => {
   let prod: TestApp;
-  let prodIntrospection: TestApp;
+  let prodNoIntrospection: TestApp;
   beforeAll(async () => {
-    [prod, prodIntrospection] = await Promise.all([
+    [prod, prodNoIntrospection] = await Promise.all([
       startTestApp({ template: 'migrated', env: { NODE_ENV: 'production' } }),
-      startTestApp({ template: 'migrated', env: { NODE_ENV: 'production', GRAPHQL_INTROSPECTION: 'true' } }),
+      startTestApp({ template: 'migrated', env: { NODE_ENV: 'production', GRAPHQL_INTROSPECTION: 'false' } }),
     ]);
   });
   afterAll(async () => {
     await prod?.close();
-    await prodIntrospection?.close();
+    await prodNoIntrospection?.close();
   });
 
   const mistakes: [string, string, Record<string, unknown>?][] = [
@@ -340,15 +340,26 @@ describe('with NODE_ENV=production', () => {
   });
 
   it('hides "Did you mean …?" suggestions', async () => {
-    for (const [what, query, variables] of mistakes) {
-      const res = await gql(prod, query, variables);
-      expect(res.body.errors[0].message, what).not.toMatch(/Did you mean|POPULAR|"name"|"limit"/);
-      expect(res.body.errors[0].extensions.code, what).toBe('VALIDATION_ERROR');
+    for (const target of [prod, prodNoIntrospection]) {
+      for (const [what, query, variables] of mistakes) {
+        const res = await gql(target, query, variables);
+        expect(res.body.errors[0].message, what).not.toMatch(/Did you mean|POPULAR|"name"|"limit"/);
+        expect(res.body.errors[0].extensions.code, what).toBe('VALIDATION_ERROR');
+      }
     }
   });
 
-  it('turns introspection off unless GRAPHQL_INTROSPECTION=true', async () => {
-    expectRefused(await gql(prod, '{ __schema { queryType { name } } }'), /Introspection is disabled/);
-    expectOk(await gql(prodIntrospection, '{ __schema { queryType { name } } }'));
+  it('answers introspection by default: the whole query GraphiQL sends for its docs and autocompletion', async () => {
+    const res = await gql(prod, getIntrospectionQuery({ descriptions: true, inputValueDeprecation: true, specifiedByUrl: true, directiveIsRepeatable: true, schemaDescription: true }));
+    expectOk(res);
+    const types: { name: string }[] = res.body.data.__schema.types;
+    expect(types.map((t) => t.name)).toEqual(expect.arrayContaining(['Query', 'Mutation', 'Product', 'CreateOrderInput']));
+    expectOk(await gql(prod, '{ __type(name: "Product") { fields { name } } }'));
+  });
+
+  it('turns introspection off with GRAPHQL_INTROSPECTION=false', async () => {
+    expectRefused(await gql(prodNoIntrospection, '{ __schema { queryType { name } } }'), /Introspection is disabled/);
+    expectRefused(await gql(prodNoIntrospection, '{ __type(name: "Product") { name } }'), /Introspection is disabled/);
+    expect((await gql(prodNoIntrospection, '{ __typename }')).body).toEqual({ data: { __typename: 'Query' } });
   });
 });

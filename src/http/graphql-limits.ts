@@ -17,8 +17,9 @@ import { estimateCost } from './graphql-cost.js';
 // - Documents: at most GRAPHQL_MAX_TOKENS tokens (counted while parsing), GRAPHQL_MAX_DEPTH deep,
 //   GRAPHQL_MAX_ALIASES aliases, GRAPHQL_MAX_DIRECTIVES directives (graphql-armor's rules), and an
 //   estimated cost of at most GRAPHQL_MAX_COST objects (./graphql-cost.ts).
-// - Introspection per GRAPHQL_INTROSPECTION (default: on except in production); "Did you mean …?"
-//   hints hidden in production, where they would reveal the schema piece by piece.
+// - Introspection per GRAPHQL_INTROSPECTION (default: on, production included: the schema is public,
+//   and GraphiQL needs it for its docs and autocompletion); "Did you mean …?" hints hidden in
+//   production, where they would let a client with introspection off rebuild the schema by guessing.
 //
 // Every refusal is a GraphQL error `{ message, extensions: { code } }` with the contract's code:
 // VALIDATION_ERROR for a document over a limit, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE. Document
@@ -47,7 +48,7 @@ export function graphqlLimitsFrom(config: Config): GraphqlLimits {
     maxCost: config.GRAPHQL_MAX_COST,
     maxDirectives: config.GRAPHQL_MAX_DIRECTIVES,
     batchLimit: config.GRAPHQL_BATCH_LIMIT,
-    introspection: config.GRAPHQL_INTROSPECTION ?? !production,
+    introspection: config.GRAPHQL_INTROSPECTION ?? true,
     hideSuggestions: production,
   };
 }
