@@ -7,6 +7,8 @@ import {
   type GraphQLField,
   type GraphQLObjectType,
 } from 'graphql';
+import { Writable } from 'node:stream';
+import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { schema } from '../src/schema.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
@@ -19,8 +21,11 @@ import { createTestKey } from './helpers/keys.js';
 
 let app: TestApp;
 let key: string;
+/** What the app logged: a refused argument is the caller's mistake, never an "unexpected error" with a stack. */
+let logs = '';
 beforeAll(async () => {
-  app = await startTestApp();
+  const sink = new Writable({ write: (chunk, _encoding, done) => ((logs += String(chunk)), done()) });
+  app = await startTestApp({ logger: pino({ level: 'info' }, sink) });
   ({ key } = await createTestKey(app.url, { plan: 'enterprise', limit: 100_000, windowSeconds: 60, scopes: ['admin:all'] }));
 });
 afterAll(() => app?.close());
@@ -225,4 +230,9 @@ describe('cursors on every connection', () => {
       errors: [expect.objectContaining({ message: 'Invalid cursor', path: ['productsConnection'], extensions: { code: 'VALIDATION_ERROR', details: { after: expect.any(String) } } })],
     });
   });
+});
+
+// Runs last: every refusal above was the caller's mistake.
+it('logged none of these refusals as an unexpected error with a stack', () => {
+  expect(logs).not.toMatch(/unexpected error|"stack"/);
 });
