@@ -1,6 +1,7 @@
 import SchemaBuilder from '@pothos/core';
 import PrismaPlugin from '@pothos/plugin-prisma';
 import RelayPlugin from '@pothos/plugin-relay';
+import { fieldRulesPlugin } from './field-rules.js';
 import type { Context } from './context.js';
 import type { Money } from './money.js';
 import type PrismaTypes from './generated/pothos-prisma-types.js';
@@ -17,7 +18,8 @@ export const builder = new SchemaBuilder<{
     JSON: { Input: unknown; Output: unknown };
   };
 }>({
-  plugins: [PrismaPlugin, RelayPlugin],
+  // First: its resolver wrapper runs before plugin-prisma's, and its field config hook after (see field-rules.ts).
+  plugins: [fieldRulesPlugin, PrismaPlugin, RelayPlugin],
   defaultFieldNullability: false,
   prisma: {
     // The client comes from the context so that one schema serves any number of app instances.

@@ -43,6 +43,8 @@ const readable = (text: string) =>
 
 describe.skipIf(!hasChromium)('in a browser (Debian Chromium, offline)', () => {
   let app: TestApp;
+  /** The same app with NODE_ENV=production, where GraphiQL once showed "Error fetching schema". */
+  let production: TestApp;
   let context: BrowserContext;
   let userDataDir: string;
   /** Requests to anywhere but the app, blocked. */
@@ -51,7 +53,7 @@ describe.skipIf(!hasChromium)('in a browser (Debian Chromium, offline)', () => {
   const problems: string[] = [];
 
   beforeAll(async () => {
-    app = await startTestApp();
+    [app, production] = await Promise.all([startTestApp(), startTestApp({ env: { NODE_ENV: 'production' } })]);
     userDataDir = mkdtempSync(path.join(tmpdir(), 'mp-chromium-'));
     context = await chromium.launchPersistentContext(userDataDir, {
       executablePath: CHROMIUM,
@@ -61,18 +63,19 @@ describe.skipIf(!hasChromium)('in a browser (Debian Chromium, offline)', () => {
       // Starting Chromium on a loaded two-core machine can take a while.
       timeout: 60_000,
     });
-    const origin = new URL(app.base).origin;
+    const origins = [new URL(app.base).origin, new URL(production.base).origin];
+    const ours = (url: string) => origins.some((origin) => url.startsWith(origin));
     await context.route('**/*', async (route) => {
       const url = route.request().url();
-      if (url.startsWith('data:') || url.startsWith('blob:') || new URL(url).origin === origin) return route.continue();
+      if (url.startsWith('data:') || url.startsWith('blob:') || origins.includes(new URL(url).origin)) return route.continue();
       offsite.push(url);
       return route.abort('blockedbyclient');
     });
     context.on('requestfailed', (request) => {
-      if (request.url().startsWith(origin)) problems.push(`failed ${request.method()} ${request.url()}: ${request.failure()?.errorText}`);
+      if (ours(request.url())) problems.push(`failed ${request.method()} ${request.url()}: ${request.failure()?.errorText}`);
     });
     context.on('response', (response) => {
-      if (response.url().startsWith(origin) && response.status() >= 400) problems.push(`${response.status()} ${response.url()}`);
+      if (ours(response.url()) && response.status() >= 400) problems.push(`${response.status()} ${response.url()}`);
     });
   });
 
@@ -80,18 +83,19 @@ describe.skipIf(!hasChromium)('in a browser (Debian Chromium, offline)', () => {
     await context?.close();
     if (userDataDir) rmSync(userDataDir, { recursive: true, force: true });
     await app?.close();
+    await production?.close();
     // After both pages: nothing was fetched from anywhere else.
     expect(offsite).toEqual([]);
   });
 
-  async function open(urlPath: string): Promise<Page> {
+  async function open(urlPath: string, target: TestApp = app): Promise<Page> {
     problems.length = 0;
     const page = await context.newPage();
     page.on('console', (message) => {
       if (message.type() === 'error') problems.push(`console on ${urlPath}: ${message.text()}`);
     });
     page.on('pageerror', (error) => problems.push(`page error on ${urlPath}: ${error.message}`));
-    const response = await page.goto(app.base + urlPath, { waitUntil: 'load' });
+    const response = await page.goto(target.base + urlPath, { waitUntil: 'load' });
     expect(response?.status(), `GET ${urlPath}`).toBe(200);
     return page;
   }
@@ -151,6 +155,21 @@ describe.skipIf(!hasChromium)('in a browser (Debian Chromium, offline)', () => {
     expect(shown).not.toContain(first);
     await page.screenshot({ path: screenshot('graphiql-typed') });
 
+    expect(problems).toEqual([]);
+    expect(offsite).toEqual([]);
+    await page.close();
+  });
+
+  it('GraphiQL in production loads the schema: its docs list the root fields and their arguments', async () => {
+    const page = await open('/graphql', production);
+    await page.locator('.graphiql-container').first().waitFor({ state: 'visible' });
+    await waitForText(page, '.graphiql-query-editor', ['query FeaturedProducts']);
+    await page.locator('button[aria-label="Show Documentation Explorer"]').click();
+    await waitForText(page, '.graphiql-doc-explorer', ['Root Types', 'query', 'Query', 'mutation', 'Mutation']);
+    await page.locator('.graphiql-doc-explorer a', { hasText: /^Query$/ }).first().click();
+    await waitForText(page, '.graphiql-doc-explorer', ['productsConnection', 'product', 'slug: String!']);
+    expect(readable(await page.locator('body').innerText())).not.toContain('Error fetching schema');
+    await page.screenshot({ path: screenshot('graphiql-production-docs') });
     expect(problems).toEqual([]);
     expect(offsite).toEqual([]);
     await page.close();

@@ -274,6 +274,81 @@ describe('request bodies', () => {
   });
 });
 
+describe('nesting', () => {
+  // The token limit can be raised to a million, so it is not what stops a deep document: each of
+  // these nested 3,000 deep overflowed the stack (INTERNAL_ERROR) before the parser counted nesting.
+  let manyTokens: TestApp;
+  let deepest: TestApp;
+  beforeAll(async () => {
+    [manyTokens, deepest] = await Promise.all([
+      startTestApp({ template: 'migrated', env: { GRAPHQL_MAX_TOKENS: '1000000' } }),
+      startTestApp({ template: 'migrated', env: { GRAPHQL_MAX_TOKENS: '1000000', GRAPHQL_MAX_DEPTH: '1000' } }),
+    ]);
+  });
+  afterAll(async () => {
+    await manyTokens?.close();
+    await deepest?.close();
+  });
+
+  const nest = (open: string, inner: string, close: string, n: number) => open.repeat(n) + inner + close.repeat(n);
+  const documents = (n: number): [string, string][] => [
+    ['list literal', `{ products(limit: ${nest('[', '1', ']', n)}) { meta { total } } }`],
+    ['object literal', `{ products(limit: ${nest('{a: ', '1', '}', n)}) { meta { total } } }`],
+    ['list in an input object', `mutation { createOrder(input: {supplierId: "s", items: ${nest('[', '{productId: "p", quantity: 1}', ']', n)}}) { id } }`],
+    ['variable default value', `query($v: Int = ${nest('[', '1', ']', n)}) { products(limit: $v) { meta { total } } }`],
+    ['directive argument', `{ __typename @include(if: ${nest('[', 'true', ']', n)}) }`],
+    ['list type', `query($v: ${nest('[', 'Int', ']', n)}) { __typename }`],
+    ['selection set', `{ ${nest('product(slug: "x") { supplier { products(limit: 1) { ', 'id', ' } } }', Math.ceil(n / 3))} }`],
+    ['introspection', `{ __type(name: "Product") { ${nest('ofType { ', 'name', ' }', n)} } }`],
+    ['inline fragments', `{ ${nest('... on Query { ', '__typename', ' }', n)} }`],
+  ];
+
+  it('refuses documents nested 3,000 deep, whatever their tokens, as VALIDATION_ERROR before anything recurses', async () => {
+    for (const target of [app, manyTokens, deepest]) {
+      for (const [what, document] of documents(3000)) {
+        const res = await gql(target, document);
+        expect(res.status, what).toBe(200);
+        expect(res.body.errors, what).toEqual([{ message: expect.stringMatching(/too deeply nested|token limit/), extensions: { code: 'VALIDATION_ERROR' } }]);
+      }
+    }
+    for (const [what, document] of documents(3000)) {
+      expectRefused(await gql(manyTokens, document), /^Document too deeply nested: more than 42 levels of braces and brackets$/);
+      expect((await post(manyTokens, { query: document }, 'application/graphql-response+json')).status, what).toBe(400);
+    }
+  });
+
+  it('allows GRAPHQL_MAX_DEPTH + 32 levels in all, the deepest input of the schema and introspection\'s type chain included', async () => {
+    // Within the limit, each is answered by the rule it breaks (a value of the wrong type, the depth limit…), never by an internal error.
+    for (const [what, document] of documents(36)) {
+      const res = await gql(manyTokens, document);
+      expect(res.body.errors?.[0]?.message ?? '', what).not.toMatch(/too deeply nested/);
+      expect(res.body.errors?.map((e: { extensions: { code: string } }) => e.extensions.code) ?? [], what).not.toContain('INTERNAL_ERROR');
+    }
+    const limit = 1000 + 32;
+    expect((await gql(deepest, `{ products(limit: ${nest('[', '1', ']', limit - 1)}) { meta { total } } }`)).body.errors[0].message).toMatch(/cannot represent/);
+    expectRefused(await gql(deepest, `{ products(limit: ${nest('[', '1', ']', limit)}) { meta { total } } }`), /more than 1032 levels/);
+  });
+
+  it('answers deep JSON in variables and extensions as a client error, not an internal one', async () => {
+    // Written as text: JSON.stringify itself recurses.
+    const deep = (n: number) => `${'['.repeat(n)}1${']'.repeat(n)}`;
+    const deepObject = (n: number) => `${'{"a":'.repeat(n)}1${'}'.repeat(n)}`;
+    const query = (q: string) => JSON.stringify(q);
+    const cases: [string, string][] = [
+      ['an Int variable', `{"query": ${query('query($v: Int) { products(limit: $v) { meta { total } } }')}, "variables": {"v": ${deep(3000)}}}`],
+      ['a list variable', `{"query": ${query('query($v: [ID!]) { __typename @skip(if: false) }')}, "variables": {"v": ${deep(3000)}}}`],
+      ['an input object variable', `{"query": ${query('mutation($v: CreateOrderInput!) { createOrder(input: $v) { id } }')}, "variables": {"v": ${deepObject(3000)}}}`],
+      ['an unused variable', `{"query": ${query('{ __typename }')}, "variables": {"v": ${deep(100_000)}}}`],
+      ['extensions', `{"query": ${query('{ __typename }')}, "extensions": {"deep": ${deepObject(100_000)}}}`],
+    ];
+    for (const [what, body] of cases) {
+      const res = await post(manyTokens, body);
+      expect(res.status, what).toBeLessThan(500);
+      for (const error of res.body.errors ?? []) expect(error.extensions.code, what).toBe('VALIDATION_ERROR');
+    }
+  });
+});
+
 describe('with GRAPHQL_BATCH_LIMIT=3 and GRAPHQL_INTROSPECTION=false', () => {
   let custom: TestApp;
   beforeAll(async () => {
@@ -311,16 +386,16 @@ describe('with GRAPHQL_BATCH_LIMIT=3 and GRAPHQL_INTROSPECTION=false', () => {
 
 describe('with NODE_ENV=production', () => {
   let prod: TestApp;
-  let prodIntrospection: TestApp;
+  let prodNoIntrospection: TestApp;
   beforeAll(async () => {
-    [prod, prodIntrospection] = await Promise.all([
+    [prod, prodNoIntrospection] = await Promise.all([
       startTestApp({ template: 'migrated', env: { NODE_ENV: 'production' } }),
-      startTestApp({ template: 'migrated', env: { NODE_ENV: 'production', GRAPHQL_INTROSPECTION: 'true' } }),
+      startTestApp({ template: 'migrated', env: { NODE_ENV: 'production', GRAPHQL_INTROSPECTION: 'false' } }),
     ]);
   });
   afterAll(async () => {
     await prod?.close();
-    await prodIntrospection?.close();
+    await prodNoIntrospection?.close();
   });
 
   const mistakes: [string, string, Record<string, unknown>?][] = [
@@ -340,15 +415,26 @@ describe('with NODE_ENV=production', () => {
   });
 
   it('hides "Did you mean …?" suggestions', async () => {
-    for (const [what, query, variables] of mistakes) {
-      const res = await gql(prod, query, variables);
-      expect(res.body.errors[0].message, what).not.toMatch(/Did you mean|POPULAR|"name"|"limit"/);
-      expect(res.body.errors[0].extensions.code, what).toBe('VALIDATION_ERROR');
+    for (const target of [prod, prodNoIntrospection]) {
+      for (const [what, query, variables] of mistakes) {
+        const res = await gql(target, query, variables);
+        expect(res.body.errors[0].message, what).not.toMatch(/Did you mean|POPULAR|"name"|"limit"/);
+        expect(res.body.errors[0].extensions.code, what).toBe('VALIDATION_ERROR');
+      }
     }
   });
 
-  it('turns introspection off unless GRAPHQL_INTROSPECTION=true', async () => {
-    expectRefused(await gql(prod, '{ __schema { queryType { name } } }'), /Introspection is disabled/);
-    expectOk(await gql(prodIntrospection, '{ __schema { queryType { name } } }'));
+  it('answers introspection by default: the whole query GraphiQL sends for its docs and autocompletion', async () => {
+    const res = await gql(prod, getIntrospectionQuery({ descriptions: true, inputValueDeprecation: true, specifiedByUrl: true, directiveIsRepeatable: true, schemaDescription: true }));
+    expectOk(res);
+    const types: { name: string }[] = res.body.data.__schema.types;
+    expect(types.map((t) => t.name)).toEqual(expect.arrayContaining(['Query', 'Mutation', 'Product', 'CreateOrderInput']));
+    expectOk(await gql(prod, '{ __type(name: "Product") { fields { name } } }'));
+  });
+
+  it('turns introspection off with GRAPHQL_INTROSPECTION=false', async () => {
+    expectRefused(await gql(prodNoIntrospection, '{ __schema { queryType { name } } }'), /Introspection is disabled/);
+    expectRefused(await gql(prodNoIntrospection, '{ __type(name: "Product") { name } }'), /Introspection is disabled/);
+    expect((await gql(prodNoIntrospection, '{ __typename }')).body).toEqual({ data: { __typename: 'Query' } });
   });
 });

@@ -1,4 +1,6 @@
+import { getNullableType, isListType, isNonNullType, isObjectType } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { schema } from '../src/schema.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
 
 let app: TestApp;
@@ -122,13 +124,51 @@ describe('GraphQL', () => {
 
   it('reports bad arguments with VALIDATION_ERROR and the same details as REST', async () => {
     const res = await app.graphql(`{ products(page: 0, limit: 500) { items { id } } }`);
-    expect(res.body.data).toBeNull();
+    expect(res.body.data).toEqual({ products: null });
     expect(res.body.errors[0].extensions).toEqual({
       code: 'VALIDATION_ERROR',
       details: { page: 'must be an integer between 1 and 2147483647', limit: 'must be an integer between 1 and 100' },
     });
     const rest = await app.get('/api/products?page=0&limit=500');
     expect(rest.body.error.details).toEqual(res.body.errors[0].extensions.details);
+  });
+
+  it('answers the good root fields of a query beside a refused one, with the error at its own path', async () => {
+    const { rows } = await app.sql.query<{ slug: string; name: string }>(`SELECT slug, name FROM "Product" WHERE "isActive" ORDER BY id LIMIT 1`);
+    const product = rows[0]!;
+    const res = await app.graphql(
+      `query($slug: String!) {
+        bad: products(limit: 0) { meta { total } }
+        product(slug: $slug) { name }
+        suppliers(limit: 1) { items { id products(limit: -1) { id } good: products(limit: 1) { id } } }
+      }`,
+      { slug: product.slug },
+    );
+    expect(res.status).toBe(200);
+    expect(res.body.data.bad).toBeNull();
+    expect(res.body.data.product).toEqual({ name: product.name });
+    expect(res.body.data.suppliers.items[0]).toMatchObject({ products: null, good: [{ id: expect.any(String) }] });
+    expect(res.body.errors).toEqual([
+      expect.objectContaining({ path: ['bad'], extensions: { code: 'VALIDATION_ERROR', details: { limit: 'must be an integer between 1 and 100' } } }),
+      expect.objectContaining({ path: ['suppliers', 'items', 0, 'products'], extensions: { code: 'VALIDATION_ERROR', details: { limit: 'must be an integer between 1 and 100' } } }),
+    ]);
+  });
+
+  it('makes every root field and every field with list arguments nullable, and list items non-null', () => {
+    const notNullable: string[] = [];
+    const nullableItems: string[] = [];
+    for (const type of Object.values(schema.getTypeMap())) {
+      if (!isObjectType(type) || type.name.startsWith('__')) continue;
+      const root = type === schema.getQueryType() || type === schema.getMutationType();
+      for (const field of Object.values(type.getFields())) {
+        const canFail = root || field.args.some((a) => ['limit', 'first', 'last', 'after', 'before'].includes(a.name));
+        if (canFail && isNonNullType(field.type)) notNullable.push(`${type.name}.${field.name}`);
+        const list = getNullableType(field.type);
+        if (isListType(list) && !isNonNullType(list.ofType)) nullableItems.push(`${type.name}.${field.name}`);
+      }
+    }
+    expect(notNullable).toEqual([]);
+    expect(nullableItems).toEqual([]);
   });
 
   it('gives GraphQL syntax and validation errors the VALIDATION_ERROR code', async () => {

@@ -18,6 +18,8 @@ import {
   type GraphQLSchema,
   type SelectionSetNode,
 } from 'graphql';
+import { SIZE_ARGUMENTS } from '../field-rules.js';
+import { LIMIT_MAX } from '../pagination.js';
 
 // An estimate of how many objects an operation can make the server load, before it runs.
 //
@@ -45,11 +47,11 @@ import {
 // (cached, variable-blind) validation.
 
 /** Arguments that set how many items a list field returns. */
-const SIZE_ARGUMENTS = new Set(['limit', 'first', 'last']);
+const SIZE_ARGUMENT_NAMES: ReadonlySet<string> = new Set(SIZE_ARGUMENTS);
 /** Size assumed for a list whose size is not given: Relay's default connection size. */
 export const DEFAULT_LIST_SIZE = 20;
-/** The largest page any list field serves (LIMIT_MAX, Relay's maxConnectionSize). */
-export const MAX_LIST_SIZE = 100;
+/** The largest page any list field serves. */
+export const MAX_LIST_SIZE = LIMIT_MAX;
 
 export interface CostInput {
   schema: GraphQLSchema;
@@ -93,7 +95,7 @@ export function estimateCost({ schema, document, operationName, variables }: Cos
   const sizeArgument = (node: FieldNode, field: GraphQLField<unknown, unknown>): number | undefined => {
     let size: number | undefined;
     for (const arg of field.args) {
-      if (!SIZE_ARGUMENTS.has(arg.name)) continue;
+      if (!SIZE_ARGUMENT_NAMES.has(arg.name)) continue;
       const given = node.arguments?.find((a) => a.name.value === arg.name);
       const value = given ? valueFromASTUntyped(given.value, values) : arg.defaultValue;
       const n = typeof value === 'number' && Number.isFinite(value) ? value : DEFAULT_LIST_SIZE;

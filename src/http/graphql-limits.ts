@@ -2,7 +2,20 @@ import { maxAliasesRule } from '@escape.tech/graphql-armor-max-aliases';
 import { maxDepthRule } from '@escape.tech/graphql-armor-max-depth';
 import { maxDirectivesRule } from '@escape.tech/graphql-armor-max-directives';
 import { MaxTokensParserWLexer } from '@escape.tech/graphql-armor-max-tokens';
-import { GraphQLError, type ExecutionResult, type ParseOptions, type Source, type ValidationContext, type ValidationRule } from 'graphql';
+import {
+  GraphQLError,
+  type ConstListValueNode,
+  type ConstObjectValueNode,
+  type ExecutionResult,
+  type ListValueNode,
+  type ObjectValueNode,
+  type ParseOptions,
+  type SelectionSetNode,
+  type Source,
+  type TypeNode,
+  type ValidationContext,
+  type ValidationRule,
+} from 'graphql';
 import type { GraphQLParams, Plugin, YogaServerOptions } from 'graphql-yoga';
 import type { Config } from '../config.js';
 import { asAppError, errorStatus, type ErrorCode } from '../errors.js';
@@ -14,11 +27,13 @@ import { estimateCost } from './graphql-cost.js';
 // - POST bodies: JSON only (415 otherwise), at most 1 MiB (413), read without trusting
 //   Content-Length and abandoned at the limit; batches (JSON arrays) only when GRAPHQL_BATCH_LIMIT
 //   allows them.
-// - Documents: at most GRAPHQL_MAX_TOKENS tokens (counted while parsing), GRAPHQL_MAX_DEPTH deep,
+// - Documents: at most GRAPHQL_MAX_TOKENS tokens and GRAPHQL_MAX_DEPTH + NESTING_HEADROOM levels of
+//   braces and brackets (both counted while parsing), GRAPHQL_MAX_DEPTH deep,
 //   GRAPHQL_MAX_ALIASES aliases, GRAPHQL_MAX_DIRECTIVES directives (graphql-armor's rules), and an
 //   estimated cost of at most GRAPHQL_MAX_COST objects (./graphql-cost.ts).
-// - Introspection per GRAPHQL_INTROSPECTION (default: on except in production); "Did you mean …?"
-//   hints hidden in production, where they would reveal the schema piece by piece.
+// - Introspection per GRAPHQL_INTROSPECTION (default: on, production included: the schema is public,
+//   and GraphiQL needs it for its docs and autocompletion); "Did you mean …?" hints hidden in
+//   production, where they would let a client with introspection off rebuild the schema by guessing.
 //
 // Every refusal is a GraphQL error `{ message, extensions: { code } }` with the contract's code:
 // VALIDATION_ERROR for a document over a limit, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE. Document
@@ -47,7 +62,7 @@ export function graphqlLimitsFrom(config: Config): GraphqlLimits {
     maxCost: config.GRAPHQL_MAX_COST,
     maxDirectives: config.GRAPHQL_MAX_DIRECTIVES,
     batchLimit: config.GRAPHQL_BATCH_LIMIT,
-    introspection: config.GRAPHQL_INTROSPECTION ?? !production,
+    introspection: config.GRAPHQL_INTROSPECTION ?? true,
     hideSuggestions: production,
   };
 }
@@ -199,6 +214,63 @@ const noIntrospection: ValidationRule = (context) => ({
   },
 });
 
+/**
+ * Levels of nesting a document may have beyond GRAPHQL_MAX_DEPTH: inline fragments, input values
+ * (`[{…}]`: the deepest argument of the schema nests 3) and introspection's `ofType` chain, which
+ * the depth limit does not count.
+ */
+export const NESTING_HEADROOM = 32;
+
+/**
+ * The token-limited parser, refusing a document whose selection sets, list and object values and
+ * list types nest deeper than `maxNesting` in total. Each of these is parsed (and later validated,
+ * coerced, costed, executed) by recursion, so `[[[…]]]` a few thousand deep overflowed the stack:
+ * the nesting is checked on the way in, before any of that recursion goes deeper than the limit.
+ */
+class NestingLimitedParser extends MaxTokensParserWLexer {
+  private nesting = 0;
+
+  constructor(
+    source: string | Source,
+    options: ConstructorParameters<typeof MaxTokensParserWLexer>[1],
+    private readonly maxNesting: number,
+  ) {
+    super(source, options);
+  }
+
+  private nested<T>(parse: () => T): T {
+    if (this.nesting >= this.maxNesting) {
+      throw limitError(`Document too deeply nested: more than ${this.maxNesting} levels of braces and brackets`);
+    }
+    this.nesting++;
+    try {
+      return parse();
+    } finally {
+      this.nesting--;
+    }
+  }
+
+  override parseSelectionSet(): SelectionSetNode {
+    return this.nested(() => super.parseSelectionSet());
+  }
+
+  override parseList(isConst: true): ConstListValueNode;
+  override parseList(isConst: boolean): ListValueNode;
+  override parseList(isConst: boolean): ListValueNode {
+    return this.nested(() => super.parseList(isConst));
+  }
+
+  override parseObject(isConst: true): ConstObjectValueNode;
+  override parseObject(isConst: boolean): ObjectValueNode;
+  override parseObject(isConst: boolean): ObjectValueNode {
+    return this.nested(() => super.parseObject(isConst));
+  }
+
+  override parseTypeReference(): TypeNode {
+    return this.nested(() => super.parseTypeReference());
+  }
+}
+
 function useDocumentLimits(limits: GraphqlLimits): Plugin {
   const rules: ValidationRule[] = [
     maxDepthRule({ n: limits.maxDepth, ...armorOptions }),
@@ -208,7 +280,7 @@ function useDocumentLimits(limits: GraphqlLimits): Plugin {
   ];
 
   const tokenLimitedParse = (source: string | Source, options?: ParseOptions) => {
-    const parser = new MaxTokensParserWLexer(source, {
+    const parser = new NestingLimitedParser(source, {
       ...options,
       n: limits.maxTokens,
       exposeLimits: true,
@@ -223,7 +295,7 @@ function useDocumentLimits(limits: GraphqlLimits): Plugin {
           extensions.http = { status: 400, spec: true };
         },
       ],
-    });
+    }, limits.maxDepth + NESTING_HEADROOM);
     return parser.parseDocument();
   };
 

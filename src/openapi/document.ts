@@ -480,11 +480,8 @@ function buildOperation(route: RestRoute, schema: GraphQLSchema, commonHeaders: 
     401: errorRef('UNAUTHORIZED'),
   };
   if (route.scopes?.length) responses[403] = errorRef('FORBIDDEN');
-  // The router answers 404 when a record's field is null, which only a nullable field can be.
-  const notFound = shapes.flatMap((s) => {
-    const field = fields.get(s.field);
-    return s.kind === 'one' && field && splitNull(field).nullable ? [`${s.notFound} not found`] : [];
-  });
+  // The router answers 404 when a lookup's field is null.
+  const notFound = shapes.flatMap((s) => (s.kind === 'one' && s.notFound ? [`${s.notFound} not found`] : []));
   if (notFound.length) responses[404] = errorRef('NOT_FOUND', notFound.join('; '));
   responses[405] = errorRef('METHOD_NOT_ALLOWED');
   if (route.docs.conflict) responses[409] = errorRef('CONFLICT', route.docs.conflict);

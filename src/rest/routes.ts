@@ -49,8 +49,12 @@ const PRICE_FIELDS = 'id sku price compareAtPrice vatRate updatedAt';
 
 const META = 'meta { page limit total totalPages }';
 
-/** How the operation's result becomes the envelope: a list (items, and meta when paginated) or one record. */
-export type RestShape = { kind: 'list'; field: string } | { kind: 'one'; field: string; notFound: string };
+/**
+ * How the operation's result becomes the envelope: a list (items, and meta when paginated) or one
+ * record. `notFound` names what a lookup answering null did not find (404); a field that never
+ * answers null without an error (every root field is nullable, so nullability cannot say) has none.
+ */
+export type RestShape = { kind: 'list'; field: string } | { kind: 'one'; field: string; notFound?: string };
 
 /** A shape chosen by the parameters; `variants` lists every shape it can choose, for the OpenAPI document. */
 export type RestShapeChoice = ((query: Record<string, unknown>) => RestShape) & { variants: readonly RestShape[] };
@@ -225,7 +229,7 @@ export const restRoutes: RestRoute[] = [
     bodySchema: createOrderInput,
     document: `mutation RestCreateOrder($input: CreateOrderInput!) { createOrder(input: $input) { ...RestOrder } } ${ORDER_FIELDS}`,
     variables: (_q, _params, body) => ({ input: body }),
-    shape: { kind: 'one', field: 'createOrder', notFound: 'Order' },
+    shape: { kind: 'one', field: 'createOrder' },
     status: 201,
     idempotency: { outcome: idempotencyOutcome, remember: rememberRestResponse },
     docs: {

@@ -1,7 +1,6 @@
-import { z } from 'zod';
 import { builder } from '../../builder.js';
 import { pageArgs, PaginationMetaRef, metaFor } from '../../pagination.schema.js';
-import { intParam, parseInput } from '../../validation.js';
+import { LIMIT_MAX } from '../../pagination.js';
 import { productsByIds } from '../products/products.service.js';
 import {
   categoryBySlug,
@@ -19,7 +18,7 @@ const CategoryCounts = builder.objectRef<{ products: number }>('CategoryCounts')
   fields: (t) => ({ products: t.exposeInt('products', { description: 'Active products in this category and its subcategories' }) }),
 });
 
-const sampleLimit = z.object({ limit: intParam(1, 100) });
+const SAMPLE_DEFAULT = 4;
 
 export const Category = builder.prismaObject('Category', {
   // Load only the columns a query asks for (not searchText, descriptions… on every list).
@@ -43,9 +42,10 @@ export const Category = builder.prismaObject('Category', {
     products: t.prismaField({
       type: ['Product'],
       description: 'The most viewed active products of this category and its subcategories',
-      args: { limit: t.arg.int({ required: false, defaultValue: 4, description: '1–100' }) },
+      args: { limit: t.arg.int({ required: false, defaultValue: SAMPLE_DEFAULT, description: `At most this many, 1–${LIMIT_MAX}` }) },
+      // The limit is validated by the builder (src/field-rules.ts); null means "not given".
       resolve: async (query, category, args, ctx) =>
-        productsByIds(ctx, await subtreeProductSampleIds(ctx, category.id, parseInput(sampleLimit, args).limit), query),
+        productsByIds(ctx, await subtreeProductSampleIds(ctx, category.id, args.limit ?? SAMPLE_DEFAULT), query),
     }),
     _count: t.field({
       type: CategoryCounts,

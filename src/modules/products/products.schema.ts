@@ -1,8 +1,6 @@
 import { builder } from '../../builder.js';
 import { metaFor, pageArgs, PaginationMetaRef, sortEnum } from '../../pagination.schema.js';
-import type { PageInput } from '../../pagination.js';
-import { z } from 'zod';
-import { intParam, parseInput } from '../../validation.js';
+import { LIMIT_MAX, type PageInput } from '../../pagination.js';
 import {
   countProducts,
   listProducts,
@@ -23,7 +21,7 @@ const ProductCountsRef = builder.objectRef<ProductCounts>('ProductCounts').imple
   fields: (t) => ({ reviews: t.exposeInt('reviews'), favorites: t.exposeInt('favorites') }),
 });
 
-const reviewLimit = z.object({ limit: intParam(1, 100) });
+const REVIEWS_DEFAULT = 10;
 
 export const Product = builder.prismaObject('Product', {
   // Load only the columns a query asks for (not searchText, descriptions… on every list).
@@ -52,8 +50,9 @@ export const Product = builder.prismaObject('Product', {
     category: t.relation('category'),
     reviews: t.relation('reviews', {
       description: 'Newest reviews first',
-      args: { limit: t.arg.int({ required: false, defaultValue: 10, description: 'At most this many, 1–100' }) },
-      query: (args) => ({ take: parseInput(reviewLimit, args).limit, orderBy: [{ createdAt: 'desc' }, { id: 'asc' }] }),
+      args: { limit: t.arg.int({ required: false, defaultValue: REVIEWS_DEFAULT, description: `At most this many, 1–${LIMIT_MAX}` }) },
+      // The limit is validated by the builder (src/field-rules.ts); null means "not given".
+      query: (args) => ({ take: args.limit ?? REVIEWS_DEFAULT, orderBy: [{ createdAt: 'desc' }, { id: 'asc' }] }),
     }),
     reviewsConnection: t.relatedConnection('reviews', {
       cursor: 'id',

@@ -1,5 +1,5 @@
 import { builder } from '../../builder.js';
-import type { PageInput } from '../../pagination.js';
+import { LIMIT_MAX, type PageInput } from '../../pagination.js';
 import { metaFor, pageArgs, PaginationMetaRef, sortEnum } from '../../pagination.schema.js';
 import {
   countSuppliers,
@@ -11,6 +11,8 @@ import {
   supplierSorts,
   type SupplierQuery,
 } from './suppliers.service.js';
+
+const SUPPLIER_PRODUCTS_DEFAULT = 12;
 
 export const SupplierSortRef = sortEnum('SupplierSort', supplierSorts);
 
@@ -42,11 +44,12 @@ export const Supplier = builder.prismaObject('Supplier', {
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     products: t.relation('products', {
       description: 'Newest active products first',
-      args: { limit: t.arg.int({ required: false, defaultValue: 12 }) },
+      args: { limit: t.arg.int({ required: false, defaultValue: SUPPLIER_PRODUCTS_DEFAULT, description: `At most this many, 1–${LIMIT_MAX}` }) },
+      // The limit is validated by the builder (src/field-rules.ts); null means "not given".
       query: (args) => ({
         where: { isActive: true },
         orderBy: [{ createdAt: 'desc' }, { id: 'asc' }],
-        take: Math.min(Math.max(args.limit ?? 12, 1), 100),
+        take: args.limit ?? SUPPLIER_PRODUCTS_DEFAULT,
       }),
     }),
     productsConnection: t.relatedConnection('products', {
