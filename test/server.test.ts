@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
@@ -111,6 +112,35 @@ describe('npm start', () => {
       occupier.close();
     }
   }, 60_000);
+
+  // util-linux's `script` runs npm start on a pseudo-terminal, as a developer's shell does.
+  const script = ['/usr/bin/script', '/bin/script'].find((file) => existsSync(file));
+  it.skipIf(!script)('logs human-readable lines in development at a terminal, and stops on Ctrl-C there', async () => {
+    const db = await createTestDatabase('seeded');
+    databases.push(db);
+    const terminal = spawn(script!, ['--quiet', '--return', '--command', 'npm start', '/dev/null'], {
+      cwd: path.resolve(import.meta.dirname, '..'),
+      detached: true,
+      env: { ...process.env, NODE_ENV: 'development', DATABASE_URL: db.url, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info' },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let output = '';
+    terminal.stdout!.on('data', (d) => (output += d));
+    terminal.stderr!.on('data', (d) => (output += d));
+    const exited = new Promise<number | null>((resolve) => terminal.once('exit', (code) => resolve(code)));
+    try {
+      const plain = () => output.replace(/\x1b\[[0-9;]*m/g, '');
+      const deadline = Date.now() + 60_000;
+      while (!/INFO.*marketplace API listening/.test(plain()) && Date.now() < deadline && terminal.exitCode === null) await new Promise((r) => setTimeout(r, 50));
+      expect(plain()).toMatch(/INFO.*: marketplace API listening/);
+      expect(plain()).not.toContain('"msg"');
+      terminal.stdin!.write('\x03'); // Ctrl-C: SIGINT to the terminal's foreground process group
+      expect(await exited).toBe(0);
+      expect(plain()).toMatch(/INFO.*: stopped/);
+    } finally {
+      if (terminal.exitCode === null) process.kill(-terminal.pid!, 'SIGKILL');
+    }
+  }, 120_000);
 
   it('refuses the retired SEED_ON_START, pointing at DEMO_DATA', async () => {
     running = npmStart({ DATA_DIR: path.join(newDataDir(), 'data'), SEED_ON_START: 'false' });
