@@ -26,7 +26,7 @@ async function main() {
     await closeServer(reserved.server);
     throw error;
   });
-  const { createApp, createPrisma, migrate } = await modules;
+  const { createApp, createPrisma, migrate, MigrationError } = await modules;
   const prisma = createPrisma({ url: db.url, poolMax: config.DB_POOL_MAX });
   const closeData = async () => {
     await prisma.$disconnect();
@@ -54,7 +54,8 @@ async function main() {
   } catch (error) {
     await closeServer(reserved.server);
     await closeData();
-    throw error;
+    // A migration history that does not match the code: the message says what to do.
+    throw error instanceof MigrationError ? new StartupError(error.message) : error;
   }
 
   const server = createServer(guardRequestTarget(app));
@@ -98,8 +99,12 @@ async function main() {
 
 /** Everything past configuration and the database, imported in parallel with starting it. */
 async function loadServiceModules() {
-  const [{ createApp }, { createPrisma }, { migrate }] = await Promise.all([import('./app.js'), import('./db/prisma.js'), import('./db/migrate.js')]);
-  return { createApp, createPrisma, migrate };
+  const [{ createApp }, { createPrisma }, { migrate, MigrationError }] = await Promise.all([
+    import('./app.js'),
+    import('./db/prisma.js'),
+    import('./db/migrate.js'),
+  ]);
+  return { createApp, createPrisma, migrate, MigrationError };
 }
 
 /** Needed on a first start only: not loaded on the others. */
