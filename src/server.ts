@@ -160,15 +160,16 @@ function listen(server: net.Server, port: number, host: string): Promise<void> {
 }
 
 function listenError(error: NodeJS.ErrnoException, port: number, host: string): Error {
-  const where = `port ${port} on ${host}`;
   switch (error.code) {
     case 'EADDRINUSE':
       return new StartupError(`PORT ${port} is already in use on ${host}: stop what uses it, or set PORT to another port`);
     case 'EACCES':
-      return new StartupError(`not allowed to listen on ${where}: choose a PORT above 1023, or run with the right to bind it`);
+      return new StartupError(`not allowed to listen on port ${port} on ${host}: choose a PORT above 1023, or run with the right to bind it`);
     case 'EADDRNOTAVAIL':
+      return new StartupError(`HOST ${host} is not an address of this machine: set one of its addresses, or 0.0.0.0 for all`);
     case 'ENOTFOUND':
-      return new StartupError(`HOST ${host} is not an address of this machine (listening on ${where})`);
+    case 'EAI_AGAIN':
+      return new StartupError(`HOST ${host} does not resolve to an address`);
     default:
       return error;
   }
