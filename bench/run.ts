@@ -497,7 +497,7 @@ async function main() {
       PORT: String(port),
       HOST,
       LOG_LEVEL: 'warn',
-      SEED_ON_START: 'false',
+      DEMO_DATA: 'false',
       NODE_ENV: 'production',
       ORDER_CREATE_LIMIT: '100000',
     }, name, nodeFlags);

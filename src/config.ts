@@ -4,6 +4,10 @@ import { createClientIpResolver } from './http/client-ip.js';
 
 // Every environment variable the service reads, parsed and validated once. The README's
 // configuration table lists the same names; keep the two in step.
+
+/** A yes/no variable: true, false, 1 or 0. */
+const flag = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
+
 const envSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   PORT: z.coerce.number().int().min(0).max(65535).default(4000),
@@ -17,8 +21,13 @@ const envSchema = z.object({
   /** Seed value of the demo catalogue: the same value always yields the same rows. */
   SEED: z.coerce.number().int().min(0).default(42),
   SEED_PRODUCTS: z.coerce.number().int().min(0).default(1200),
-  /** Seed the demo catalogue when the database has no products (first start). */
-  SEED_ON_START: z.enum(['true', 'false', '1', '0']).default('true').transform((v) => v === 'true' || v === '1'),
+  /**
+   * Seed the demo catalogue into a database with no products, and mint and print a demo key.
+   * Unset: on for the embedded database outside production, off otherwise (resolved below).
+   */
+  DEMO_DATA: flag.optional(),
+  /** Renamed DEMO_DATA, whose default differs: refused rather than silently ignored. */
+  SEED_ON_START: z.undefined({ error: 'was replaced by DEMO_DATA (true or false); unset, demo data is seeded only into the embedded database outside production' }).optional(),
   /** Requests per minute for callers without a key, per client IP (the spec allows 30–60). */
   ANON_RATE_LIMIT: z.coerce.number().int().min(30).max(60).default(60),
   /** Proxies whose X-Forwarded-For is believed: comma-separated IPs/CIDRs or loopback, linklocal, uniquelocal. */
@@ -55,7 +64,7 @@ const envSchema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
-export type Config = Readonly<Omit<z.infer<typeof envSchema>, 'DATA_DIR'> & { DATA_DIR: string }>;
+export type Config = Readonly<Omit<z.infer<typeof envSchema>, 'DATA_DIR' | 'DEMO_DATA' | 'SEED_ON_START'> & { DATA_DIR: string; DEMO_DATA: boolean }>;
 
 export class ConfigError extends Error {}
 
@@ -67,5 +76,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
     throw new ConfigError(`Invalid configuration: ${problems}`);
   }
-  return Object.freeze({ ...parsed.data, DATA_DIR: path.resolve(parsed.data.DATA_DIR) });
+  const { SEED_ON_START: _renamed, ...values } = parsed.data;
+  return Object.freeze({
+    ...values,
+    DATA_DIR: path.resolve(values.DATA_DIR),
+    // Demo rows and a key with write access have no place in a database the operator provides,
+    // nor in production, unless asked for.
+    DEMO_DATA: values.DEMO_DATA ?? (values.DATABASE_URL === undefined && values.NODE_ENV !== 'production'),
+  });
 }

@@ -1,57 +1,83 @@
 import { createServer } from 'node:http';
-import { createApp } from './app.js';
-import { createApiKey } from './auth/keys.js';
-import { SCOPES } from './auth/scopes.js';
-import { ConfigError, loadConfig } from './config.js';
+import net from 'node:net';
+import { ConfigError, loadConfig, type Config } from './config.js';
 import { openDatabase } from './db/database.js';
-import { migrate } from './db/migrate.js';
-import { createPrisma, type PrismaClient } from './db/prisma.js';
-import { seedDatabase } from './db/seed.js';
 import { guardRequestTarget } from './http/request-target.js';
 import { createLogger } from './logger.js';
 
 // Process entry point: configuration, database, HTTP listener, and an orderly shutdown.
+// Run as compiled JavaScript (`npm start` = node dist/server.js).
 
 const SHUTDOWN_GRACE_MS = 10_000;
 
+/** A start-up failure the operator can fix from the message alone: printed without a stack. */
+class StartupError extends Error {}
+
 async function main() {
   const config = loadConfig();
-  const logger = createLogger(config.LOG_LEVEL);
-  const db = await openDatabase(config, { log: (msg) => logger.info(msg) });
+  const logger = createLogger(config.LOG_LEVEL, config.NODE_ENV);
+  // A port in use is reported before a database is started or a data directory created for it,
+  // and the port stays held until the service listens on it.
+  const reserved = await reservePort(config);
+  // The service's modules load while PostgreSQL starts: neither waits for the other.
+  const modules = loadServiceModules();
+  modules.catch(() => undefined);
+  const db = await openDatabase(config, { log: (msg) => logger.info(msg) }).catch(async (error: unknown) => {
+    await closeServer(reserved.server);
+    throw error;
+  });
+  const { createApp, createPrisma, migrate, MigrationError } = await modules;
   const prisma = createPrisma({ url: db.url, poolMax: config.DB_POOL_MAX });
   const closeData = async () => {
     await prisma.$disconnect();
     await db.close();
   };
 
+  let demoKey: DemoKey | undefined;
+  let app: Awaited<ReturnType<typeof createApp>>;
   try {
     const { applied } = await migrate(db.url, { log: (msg) => logger.info(msg) });
     if (applied.length) logger.info({ migrations: applied }, 'migrations applied');
-    if (config.SEED_ON_START && (await prisma.product.count({ take: 1 })) === 0) {
+    if (config.DEMO_DATA && (await prisma.product.count({ take: 1 })) === 0) {
       logger.info({ seed: config.SEED, products: config.SEED_PRODUCTS }, 'empty catalogue: seeding the demo data');
       const started = Date.now();
+      const { seedDatabase, createApiKey, SCOPES } = await loadDemoModules();
       await seedDatabase(db.url, { seed: config.SEED, products: config.SEED_PRODUCTS });
       logger.info({ ms: Date.now() - started }, 'demo data seeded');
-      if (db.embedded) await printDemoKey(prisma);
+      // One Pro key with every read scope and write:orders: a newcomer can try every endpoint.
+      const scopes = SCOPES.filter((s) => s.startsWith('read:') || s === 'write:orders');
+      const { key } = await createApiKey(prisma, { owner: DEMO_KEY_OWNER, plan: 'PRO', scopes, name: 'demo key (first start)' });
+      demoKey = { key, owner: DEMO_KEY_OWNER, scopes };
     }
+    app = await createApp({ prisma, databaseUrl: db.url, logger, config });
+    await closeServer(reserved.server);
   } catch (error) {
+    await closeServer(reserved.server);
+    await closeData();
+    // A migration history that does not match the code: the message says what to do.
+    throw error instanceof MigrationError ? new StartupError(error.message) : error;
+  }
+
+  const server = createServer(guardRequestTarget(app));
+  try {
+    await listen(server, reserved.port, config.HOST);
+  } catch (error) {
+    await app.dispose();
     await closeData();
     throw error;
   }
-
-  const app = await createApp({ prisma, databaseUrl: db.url, logger, config });
-  const server = createServer(guardRequestTarget(app));
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(config.PORT, config.HOST, resolve);
-  });
   const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : config.PORT;
-  const base = `http://${config.HOST === '0.0.0.0' ? 'localhost' : config.HOST}:${port}`;
+  const port = typeof address === 'object' && address ? address.port : reserved.port;
+  const base = baseUrl(config.HOST, port);
   logger.info({ port, rest: `${base}/api`, graphql: `${base}/graphql` }, 'marketplace API listening');
+  if (demoKey) {
+    await new Promise<void>((resolve) => logger.flush(() => resolve()));
+    printDemoKey(demoKey, base);
+  }
 
   let stopping = false;
   const shutdown = async (signal: string) => {
+    // A second signal (npm relaying the Ctrl-C the terminal also sent to node) changes nothing.
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'shutting down');
@@ -62,6 +88,7 @@ async function main() {
     await closed;
     clearTimeout(timer);
     await app.dispose();
+    // The embedded PostgreSQL is stopped only now, after the last request has been answered.
     await closeData();
     logger.info('stopped');
     process.exit(0);
@@ -70,25 +97,92 @@ async function main() {
   process.on('SIGINT', () => void shutdown('SIGINT'));
 }
 
-/**
- * First start on the embedded database: one Pro key with every read scope and write:orders, so
- * a newcomer can try every endpoint at once (README, Getting a key). Printed once, to stdout, not logged.
- */
-async function printDemoKey(prisma: PrismaClient) {
-  const scopes = SCOPES.filter((s) => s.startsWith('read:') || s === 'write:orders');
-  const { key } = await createApiKey(prisma, { owner: DEMO_KEY_OWNER, plan: 'PRO', scopes, name: 'demo key (first start)' });
-  process.stdout.write(
-    `\nDemo API key for ${DEMO_KEY_OWNER} (Pro plan; ${scopes.join(', ')}).\n` +
-      `It is shown only this once; keys are stored hashed. Try:\n` +
-      `  curl -H 'X-API-Key: ${key}' http://localhost:<port>/api/orders\n\n`,
-  );
+/** Everything past configuration and the database, imported in parallel with starting it. */
+async function loadServiceModules() {
+  const [{ createApp }, { createPrisma }, { migrate, MigrationError }] = await Promise.all([
+    import('./app.js'),
+    import('./db/prisma.js'),
+    import('./db/migrate.js'),
+  ]);
+  return { createApp, createPrisma, migrate, MigrationError };
+}
+
+/** Needed on a first start only: not loaded on the others. */
+async function loadDemoModules() {
+  const [{ seedDatabase }, { createApiKey }, { SCOPES }] = await Promise.all([import('./db/seed.js'), import('./auth/keys.js'), import('./auth/scopes.js')]);
+  return { seedDatabase, createApiKey, SCOPES };
 }
 
 const DEMO_KEY_OWNER = 'buyer@example.com';
 
+interface DemoKey {
+  key: string;
+  owner: string;
+  scopes: readonly string[];
+}
+
+/** Printed once, to stdout, not logged: keys are stored hashed and never shown again. */
+function printDemoKey({ key, owner, scopes }: DemoKey, base: string) {
+  process.stdout.write(
+    `\nDemo API key for ${owner} (Pro plan; ${scopes.join(', ')}).\n` +
+      `It is shown only this once; keys are stored hashed. Try:\n` +
+      `  curl -H 'X-API-Key: ${key}' ${base}/api/orders\n\n`,
+  );
+}
+
+/** The URL a client on this machine would use: a wildcard address is reached as localhost. */
+function baseUrl(host: string, port: number): string {
+  const name = host === '0.0.0.0' || host === '::' ? 'localhost' : net.isIPv6(host) ? `[${host}]` : host;
+  return `http://${name}:${port}`;
+}
+
+/**
+ * Binds PORT (PORT=0: picks one) and holds it until the HTTP server takes it over. A client that
+ * connects meanwhile is disconnected at once, as if nothing listened yet (and so that closing the
+ * reservation does not wait for it).
+ */
+async function reservePort(config: Config): Promise<{ server: net.Server; port: number }> {
+  const server = net.createServer({ pauseOnConnect: true }, (socket) => socket.destroy());
+  await listen(server, config.PORT, config.HOST);
+  const address = server.address();
+  return { server, port: typeof address === 'object' && address ? address.port : config.PORT };
+}
+
+function listen(server: net.Server, port: number, host: string): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const onError = (error: NodeJS.ErrnoException) => reject(listenError(error, port, host));
+    server.once('error', onError);
+    server.listen(port, host, () => {
+      server.off('error', onError);
+      resolve();
+    });
+  });
+}
+
+function listenError(error: NodeJS.ErrnoException, port: number, host: string): Error {
+  switch (error.code) {
+    case 'EADDRINUSE':
+      return new StartupError(`PORT ${port} is already in use on ${host}: stop what uses it, or set PORT to another port`);
+    case 'EACCES':
+      return new StartupError(`not allowed to listen on port ${port} on ${host}: choose a PORT above 1023, or run with the right to bind it`);
+    case 'EADDRNOTAVAIL':
+      return new StartupError(`HOST ${host} is not an address of this machine: set one of its addresses, or 0.0.0.0 for all`);
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return new StartupError(`HOST ${host} does not resolve to an address`);
+    default:
+      return error;
+  }
+}
+
+function closeServer(server: net.Server): Promise<void> {
+  return new Promise((resolve) => (server.listening ? server.close(() => resolve()) : resolve()));
+}
+
 main().catch((error: unknown) => {
   // A configuration or start-up failure: say what, briefly, without a stack for expected cases.
-  const message = error instanceof ConfigError ? error.message : error instanceof Error ? error.stack ?? error.message : String(error);
+  const expected = error instanceof ConfigError || error instanceof StartupError;
+  const message = expected ? error.message : error instanceof Error ? error.stack ?? error.message : String(error);
   process.stderr.write(`marketplace API failed to start: ${message}\n`);
   process.exit(1);
 });

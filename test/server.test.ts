@@ -1,56 +1,60 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import pg from 'pg';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { createTestDatabase, type TestDatabase } from './helpers/db.js';
+import { killGroup, listeningPort, npmStart, type Service } from './helpers/npm-start.js';
 
 // The quick start for real: `npm start` on an empty DATA_DIR starts embedded PostgreSQL,
-// migrates, seeds, serves both interfaces, and stops cleanly on SIGTERM.
+// migrates, seeds, serves both interfaces, and stops cleanly on SIGTERM. Around it, what an
+// operator meets: a busy port, a database of their own in production, the demo data switch.
 
-const root = path.resolve(import.meta.dirname, '..');
-const dataDir = mkdtempSync(path.join(tmpdir(), 'mp-server-test-'));
-afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+const dataDirs: string[] = [];
+const newDataDir = () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'mp-server-test-'));
+  dataDirs.push(dir);
+  return dir;
+};
+const databases: TestDatabase[] = [];
+let running: Service | undefined;
+afterEach(() => killGroup(running));
+afterAll(async () => {
+  for (const dir of dataDirs) rmSync(dir, { recursive: true, force: true });
+  await Promise.all(databases.map((db) => db.drop()));
+});
 
-interface Running {
-  child: ChildProcess;
-  base: string;
-  output: () => string;
+async function start(env: Record<string, string>): Promise<{ service: Service; base: string }> {
+  running = npmStart({ PORT: '0', SEED_PRODUCTS: '300', ...env });
+  const port = await listeningPort(running);
+  return { service: running, base: `http://127.0.0.1:${port}` };
 }
 
-async function start(): Promise<Running> {
-  const child = spawn(path.join(root, 'node_modules/.bin/tsx'), ['src/server.ts'], {
-    cwd: root,
-    env: { ...process.env, DATABASE_URL: '', DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', SEED_PRODUCTS: '300' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout!.on('data', (d) => (output += d));
-  child.stderr!.on('data', (d) => (output += d));
-  const base = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start in 60 s:\n${output}`)), 60_000);
-    const check = () => {
-      const line = output.split('\n').find((l) => l.includes('marketplace API listening'));
-      if (line) {
-        clearTimeout(timer);
-        resolve(`http://127.0.0.1:${JSON.parse(line).port}`);
-      }
-    };
-    child.stdout!.on('data', check);
-    child.once('exit', (code) => reject(new Error(`server exited with ${code}:\n${output}`)));
-  });
-  return { child, base, output: () => output };
+async function stop(service: Service): Promise<number | null> {
+  process.kill(service.npm.pid!, 'SIGTERM');
+  return (await service.exited).code;
 }
 
-const stop = (running: Running) =>
-  new Promise<number | null>((resolve) => {
-    running.child.once('exit', (code) => resolve(code));
-    running.child.kill('SIGTERM');
-  });
+const DEMO_KEY = /X-API-Key: (mk_[A-Za-z0-9_-]{43})'? (\S+)/;
+
+async function count(url: string, table: 'Product' | 'ApiKey'): Promise<number> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ n: string }>(`SELECT count(*) AS n FROM "${table}"`);
+    return Number(rows[0]!.n);
+  } finally {
+    await client.end();
+  }
+}
 
 describe('npm start', () => {
   it('starts on an empty data dir, serves REST and GraphQL, and stops cleanly on SIGTERM', async () => {
-    const first = await start();
-    expect(first.output()).toContain('seeding the demo data');
+    const dataDir = newDataDir();
+    const first = await start({ NODE_ENV: 'development', DATABASE_URL: '', DATA_DIR: dataDir });
+    expect(first.service.output()).toContain('seeding the demo data');
     const rest = await fetch(`${first.base}/api/products?limit=3`);
     expect(rest.status).toBe(200);
     const body = await rest.json();
@@ -61,24 +65,131 @@ describe('npm start', () => {
       body: JSON.stringify({ query: '{ categories(parentOnly: true) { items { name } } }' }),
     });
     expect((await gql.json()).data.categories.items.length).toBeGreaterThanOrEqual(8);
-    expect(first.output()).not.toMatch(/password/i);
+    expect(first.service.output()).not.toMatch(/password/i);
 
-    // The demo key, printed once on the first start, works at once with the Pro plan's limit.
-    const demoKey = /X-API-Key: (mk_[A-Za-z0-9_-]{43})/.exec(first.output())?.[1];
-    expect(demoKey).toBeDefined();
-    const keyed = await fetch(`${first.base}/api/products?limit=1`, { headers: { 'x-api-key': demoKey! } });
-    expect(keyed.status).toBe(200);
-    expect(keyed.headers.get('x-ratelimit-limit')).toBe('5000');
-    expect(await stop(first)).toBe(0);
+    // The demo key, printed once on the first start after listening, with the real address; it
+    // works at once with the Pro plan's limit.
+    const [, demoKey, demoUrl] = DEMO_KEY.exec(first.service.output()) ?? [];
+    expect(demoUrl).toBe(`${first.base}/api/orders`);
+    const orders = await fetch(demoUrl!, { headers: { 'x-api-key': demoKey! } });
+    expect(orders.status).toBe(200);
+    expect(orders.headers.get('x-ratelimit-limit')).toBe('5000');
+    const output = first.service.output();
+    expect(output.indexOf('marketplace API listening')).toBeLessThan(output.indexOf('Demo API key'));
+    // Not a terminal: the log stays JSON, one object a line, in development too.
+    const logLines = output.split('\n').filter((line) => line.includes('"msg"'));
+    expect(logLines.length).toBeGreaterThan(3);
+    for (const line of logLines) expect(() => JSON.parse(line)).not.toThrow();
+    expect(await stop(first.service)).toBe(0);
     expect(existsSync(path.join(dataDir, 'pg', 'postmaster.pid'))).toBe(false);
 
     // Second start: same data, no second seeding.
-    const second = await start();
-    expect(second.output()).not.toContain('seeding the demo data');
-    expect(second.output()).not.toContain('Demo API key');
+    const second = await start({ NODE_ENV: 'development', DATABASE_URL: '', DATA_DIR: dataDir });
+    expect(second.service.output()).not.toContain('seeding the demo data');
+    expect(second.service.output()).not.toContain('Demo API key');
     const again = await (await fetch(`${second.base}/api/products?limit=3`)).json();
     expect(again.meta.total).toBe(body.meta.total);
     expect(again.data).toEqual(body.data);
-    expect(await stop(second)).toBe(0);
-  }, 150_000);
+    expect(await stop(second.service)).toBe(0);
+  }, 240_000);
+
+  it('reports a busy PORT in one line naming it, before any database work, and exits non-zero', async () => {
+    const occupier = net.createServer();
+    await new Promise<void>((resolve) => occupier.listen(0, '127.0.0.1', resolve));
+    const port = (occupier.address() as net.AddressInfo).port;
+    const dataDir = path.join(newDataDir(), 'data');
+    try {
+      running = npmStart({ NODE_ENV: 'development', DATABASE_URL: '', DATA_DIR: dataDir, PORT: String(port) });
+      const { code } = await running.exited;
+      expect(code).not.toBe(0);
+      const lines = running.output().split('\n').filter((line) => line.includes('marketplace API'));
+      expect(lines).toEqual([`marketplace API failed to start: PORT ${port} is already in use on 127.0.0.1: stop what uses it, or set PORT to another port`]);
+      expect(running.output()).not.toMatch(/^\s+at /m);
+      // No PostgreSQL was started for it: not even the data directory exists.
+      expect(running.output()).not.toContain('PostgreSQL');
+      expect(existsSync(dataDir)).toBe(false);
+    } finally {
+      occupier.close();
+    }
+  }, 60_000);
+
+  // util-linux's `script` runs npm start on a pseudo-terminal, as a developer's shell does.
+  const script = ['/usr/bin/script', '/bin/script'].find((file) => existsSync(file));
+  it.skipIf(!script)('logs human-readable lines in development at a terminal, and stops on Ctrl-C there', async () => {
+    const db = await createTestDatabase('seeded');
+    databases.push(db);
+    const terminal = spawn(script!, ['--quiet', '--return', '--command', 'npm start', '/dev/null'], {
+      cwd: path.resolve(import.meta.dirname, '..'),
+      detached: true,
+      env: { ...process.env, NODE_ENV: 'development', DATABASE_URL: db.url, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info' },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let output = '';
+    terminal.stdout!.on('data', (d) => (output += d));
+    terminal.stderr!.on('data', (d) => (output += d));
+    const exited = new Promise<number | null>((resolve) => terminal.once('exit', (code) => resolve(code)));
+    try {
+      const plain = () => output.replace(/\x1b\[[0-9;]*m/g, '');
+      const deadline = Date.now() + 60_000;
+      while (!/INFO.*marketplace API listening/.test(plain()) && Date.now() < deadline && terminal.exitCode === null) await new Promise((r) => setTimeout(r, 50));
+      expect(plain()).toMatch(/INFO.*: marketplace API listening/);
+      expect(plain()).not.toContain('"msg"');
+      terminal.stdin!.write('\x03'); // Ctrl-C: SIGINT to the terminal's foreground process group
+      expect(await exited).toBe(0);
+      expect(plain()).toMatch(/INFO.*: stopped/);
+    } finally {
+      if (terminal.exitCode === null) process.kill(-terminal.pid!, 'SIGKILL');
+    }
+  }, 120_000);
+
+  it('refuses the retired SEED_ON_START, pointing at DEMO_DATA', async () => {
+    running = npmStart({ DATA_DIR: path.join(newDataDir(), 'data'), SEED_ON_START: 'false' });
+    expect((await running.exited).code).toBe(1);
+    expect(running.output()).toContain('SEED_ON_START: was replaced by DEMO_DATA');
+  }, 60_000);
+});
+
+describe('demo data', () => {
+  it('is not seeded into an empty DATABASE_URL database in production, and no key is minted', async () => {
+    const db = await createTestDatabase('empty');
+    databases.push(db);
+    const { service, base } = await start({ NODE_ENV: 'production', DATABASE_URL: db.url });
+    const products = (await (await fetch(`${base}/api/products`)).json()) as { meta: { total: number } };
+    expect(products.meta.total).toBe(0);
+    expect(service.output()).not.toContain('Demo API key');
+    expect(await stop(service)).toBe(0);
+    expect(await count(db.url, 'Product')).toBe(0);
+    expect(await count(db.url, 'ApiKey')).toBe(0);
+  }, 120_000);
+
+  it('is seeded there with DEMO_DATA=true, with a key that can place an order', async () => {
+    const db = await createTestDatabase('empty');
+    databases.push(db);
+    const { service, base } = await start({ NODE_ENV: 'production', DATABASE_URL: db.url, DEMO_DATA: 'true' });
+    const [, key, url] = DEMO_KEY.exec(service.output()) ?? [];
+    expect(url).toBe(`${base}/api/orders`);
+    const products = (await (await fetch(`${base}/api/products?limit=50&sortBy=popular`)).json()) as {
+      meta: { total: number };
+      data: Array<{ id: string; stock: number; minOrder: number; supplier: { id: string } }>;
+    };
+    expect(products.meta.total).toBeGreaterThan(0);
+    const product = products.data.find((p) => p.stock >= Math.max(1, p.minOrder))!;
+    const order = await fetch(url!, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': key! },
+      body: JSON.stringify({ supplierId: product.supplier.id, items: [{ productId: product.id, quantity: Math.max(1, product.minOrder) }] }),
+    });
+    expect(order.status).toBe(201);
+    expect(await stop(service)).toBe(0);
+    expect(await count(db.url, 'ApiKey')).toBe(1);
+  }, 120_000);
+
+  it('is not seeded into a new embedded database with DEMO_DATA=false', async () => {
+    const { service, base } = await start({ NODE_ENV: 'development', DATABASE_URL: '', DATA_DIR: newDataDir(), DEMO_DATA: 'false' });
+    const products = (await (await fetch(`${base}/api/products`)).json()) as { meta: { total: number } };
+    expect(products.meta.total).toBe(0);
+    expect(service.output()).not.toContain('seeding the demo data');
+    expect(service.output()).not.toContain('Demo API key');
+    expect(await stop(service)).toBe(0);
+  }, 120_000);
 });

