@@ -1,4 +1,3 @@
-import { createServer } from 'node:http';
 import { createApp } from './app.js';
 import { createApiKey } from './auth/keys.js';
 import { SCOPES } from './auth/scopes.js';
@@ -7,7 +6,7 @@ import { openDatabase } from './db/database.js';
 import { migrate } from './db/migrate.js';
 import { createPrisma, type PrismaClient } from './db/prisma.js';
 import { seedDatabase } from './db/seed.js';
-import { guardRequestTarget } from './http/request-target.js';
+import { createHttpServer } from './http/request-target.js';
 import { createLogger } from './logger.js';
 
 // Process entry point: configuration, database, HTTP listener, and an orderly shutdown.
@@ -40,7 +39,7 @@ async function main() {
   }
 
   const app = await createApp({ prisma, databaseUrl: db.url, logger, config });
-  const server = createServer(guardRequestTarget(app));
+  const server = createHttpServer(app);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.PORT, config.HOST, resolve);

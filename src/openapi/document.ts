@@ -198,6 +198,7 @@ const ERROR_DESCRIPTIONS: Record<ErrorCode, string> = {
   CONFLICT: 'The request conflicts with the current state',
   PAYLOAD_TOO_LARGE: 'The body is larger than 1 MiB',
   UNSUPPORTED_MEDIA_TYPE: 'The body is not sent as application/json',
+  HEADERS_TOO_LARGE: 'The request line and headers are larger than the server accepts; the connection is closed',
   RATE_LIMIT_EXCEEDED: 'Too many requests in the current window; retry after `Retry-After` seconds',
   INTERNAL_ERROR: 'An unexpected failure; the message is generic',
   SERVICE_UNAVAILABLE: 'The database cannot be reached; retry after `Retry-After` seconds',
