@@ -258,7 +258,8 @@ function errorResponses(commonHeaders: readonly string[]): Record<string, Respon
   const responses: Record<string, Response> = {};
   for (const code of Object.keys(errorStatus) as ErrorCode[]) {
     const headers: Record<string, HeaderOrRef> = {};
-    for (const name of commonHeaders) headers[name] = headerRef(name);
+    // Headers too large are refused by the HTTP server before the app: none of the app's headers.
+    if (code !== 'HEADERS_TOO_LARGE') for (const name of commonHeaders) headers[name] = headerRef(name);
     headers['Cache-Control'] = headerRef('Cache-Control');
     if (code === 'RATE_LIMIT_EXCEEDED' || code === 'SERVICE_UNAVAILABLE') headers['Retry-After'] = headerRef('Retry-After');
     if (code === 'METHOD_NOT_ALLOWED') headers.Allow = headerRef('Allow');

@@ -79,7 +79,7 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
       });
       return { status: res.status, body: res.body };
     },
-    fetchInProcess: async (path, init) => app.fetch(base + path, init),
+    fetchInProcess: async (path, init) => app.fetch(new Request(base + path, init)),
     close: async () => {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
