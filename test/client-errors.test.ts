@@ -52,6 +52,23 @@ describe("Node's own refusals", () => {
     expect(JSON.parse(graph.body)).toEqual({ errors: [{ message: expect.any(String), extensions: { code: 'HEADERS_TOO_LARGE' } }] });
   });
 
+  it('answers a refused HEAD without a body, and a bad request after good ones on a kept-alive connection', async () => {
+    const head = await raw('HEAD mailto:x HTTP/1.1\r\nHost: x\r\n\r\n');
+    expect(head.status).toBe(400);
+    expect(head.body).toBe('');
+    // One good request answered, then a bad one on the same connection.
+    const socket = net.connect(Number(new URL(app.base).port), '127.0.0.1');
+    socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
+    const first = await new Promise<string>((resolve) => socket.once('data', (d: Buffer) => resolve(d.toString('utf8'))));
+    expect(first).toMatch(/^HTTP\/1\.1 200 /);
+    socket.write('GET /api/categories HTTP/1.1\r\nHost: x\r\nBad Name: 1\r\n\r\n');
+    const chunks: Buffer[] = [];
+    for await (const chunk of socket) chunks.push(chunk as Buffer);
+    const second = Buffer.concat(chunks).toString('utf8');
+    expect(second).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
+    expect(second).toContain('"code":"VALIDATION_ERROR"');
+  });
+
   it('still serves well-formed requests on the same server', async () => {
     const res = await raw('GET /api/categories HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
     expect(res.status).toBe(200);

@@ -69,9 +69,10 @@ export function guardRequestTarget(listener: (req: IncomingMessage, res: ServerR
  * text; here they get the contract's JSON. Anything else (a reset or timed-out connection) is
  * answered as Node would.
  */
-function answerClientError(error: NodeJS.ErrnoException & { rawPacket?: unknown }, socket: Duplex & { bytesWritten?: number }): void {
-  // Only on a connection that is still open and has not started another answer.
-  if (error.code === 'ECONNRESET' || !socket.writable || (socket.bytesWritten ?? 0) > 0) {
+function answerClientError(error: NodeJS.ErrnoException & { rawPacket?: unknown }, socket: Duplex & { _httpMessage?: ServerResponse | null }): void {
+  // Only on a connection that is still open and not in the middle of an answer (Node's own rule:
+  // a kept-alive connection may have answered earlier requests).
+  if (error.code === 'ECONNRESET' || !socket.writable || socket._httpMessage?.headersSent) {
     socket.destroy();
     return;
   }
@@ -85,7 +86,7 @@ function answerClientError(error: NodeJS.ErrnoException & { rawPacket?: unknown 
       : validationError({ request: 'is not a well-formed HTTP/1.1 request' }, 'Malformed HTTP request');
   // The target, when the request line got that far, picks the body's shape.
   const requestLine = Buffer.isBuffer(error.rawPacket) ? error.rawPacket.subarray(0, 2048).toString('latin1').split('\r\n', 1)[0]! : '';
-  const target = requestLine.split(' ')[1] ?? '';
+  const [method = '', target = ''] = requestLine.split(' ');
   const body = JSON.stringify(bodyFor(target, appError));
   socket.end(
     `HTTP/1.1 ${appError.status} ${STATUS_CODES[appError.status]}\r\n` +
@@ -93,7 +94,8 @@ function answerClientError(error: NodeJS.ErrnoException & { rawPacket?: unknown 
       'Cache-Control: no-store\r\n' +
       `Content-Length: ${Buffer.byteLength(body)}\r\n` +
       'Connection: close\r\n\r\n' +
-      body,
+      // A HEAD request is answered without a body, or the client reads it as the next answer.
+      (method === 'HEAD' ? '' : body),
   );
 }
 
