@@ -84,18 +84,20 @@ function answerClientError(error: NodeJS.ErrnoException & { rawPacket?: unknown 
     error.code === 'HPE_HEADER_OVERFLOW'
       ? new AppError('HEADERS_TOO_LARGE', `Request headers too large: the request line and headers may take at most ${Math.floor(maxHeaderSize / 1024)} KiB`)
       : validationError({ request: 'is not a well-formed HTTP/1.1 request' }, 'Malformed HTTP request');
-  // The target, when the request line got that far, picks the body's shape.
-  const requestLine = Buffer.isBuffer(error.rawPacket) ? error.rawPacket.subarray(0, 2048).toString('latin1').split('\r\n', 1)[0]! : '';
-  const [method = '', target = ''] = requestLine.split(' ');
-  const body = JSON.stringify(bodyFor(target, appError));
+  // The packet Node was parsing starts the request, or continues one split across packets (a long
+  // target or headers). Only a packet that starts with a method tells which request this is; a
+  // HEAD, or a request whose method is unknown, gets no body (a HEAD client would read it as the
+  // next answer), as from Node. The target picks the body's shape.
+  const firstLine = Buffer.isBuffer(error.rawPacket) ? error.rawPacket.subarray(0, 2048).toString('latin1').split('\r\n', 1)[0]! : '';
+  const requestLine = /^([A-Z]+)(?: (\S*)|$)/.exec(firstLine);
+  const body = requestLine && requestLine[1] !== 'HEAD' ? JSON.stringify(bodyFor(requestLine[2] ?? '', appError)) : '';
   socket.end(
     `HTTP/1.1 ${appError.status} ${STATUS_CODES[appError.status]}\r\n` +
-      'Content-Type: application/json; charset=utf-8\r\n' +
+      (body ? 'Content-Type: application/json; charset=utf-8\r\n' : '') +
       'Cache-Control: no-store\r\n' +
       `Content-Length: ${Buffer.byteLength(body)}\r\n` +
       'Connection: close\r\n\r\n' +
-      // A HEAD request is answered without a body, or the client reads it as the next answer.
-      (method === 'HEAD' ? '' : body),
+      body,
   );
 }
 
