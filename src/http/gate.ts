@@ -7,7 +7,7 @@ import {
   limitExceededMessage,
   rateLimitHeaders,
   rateLimitPolicy,
-  retryAfterSeconds,
+  secondsUntil,
   type PolicyConfig,
   type RateLimitPolicy,
 } from '../ratelimit/policy.js';
@@ -123,7 +123,7 @@ export function useGate(deps: GateDeps, callers: WeakMap<Request, Caller>): Plug
       outcomes.set(request, outcome);
       const headers = rateLimitHeaders(outcome);
       if (!outcome.decision.allowed) {
-        const retryAfter = retryAfterSeconds(outcome.decision.resetAt);
+        const retryAfter = secondsUntil(outcome.decision.resetAt);
         deps.onRejected?.(policy.name);
         endResponse(gateErrorResponse(url, rateLimited(limitExceededMessage(policy, retryAfter), retryAfter), headers));
         return;

@@ -2,7 +2,7 @@ import type { GraphQLResolveInfo } from 'graphql';
 import { getGraphQLRateLimiter, type Identity, type Store } from 'graphql-rate-limit';
 import { rateLimited } from '../errors.js';
 import { assertLimitArgs } from './memory-store.js';
-import { describeWindow, rateLimitHeaders } from './policy.js';
+import { describeWindow, rateLimitHeaders, secondsUntil } from './policy.js';
 import type { RateLimitStore } from './store.js';
 
 export interface FieldLimitCheck {
@@ -90,7 +90,7 @@ export function createFieldRateLimiter(store: RateLimitStore): FieldRateLimiter 
         policy: { name: call.unit ?? field, windowMs: call.windowMs },
         decision: { allowed: false, limit: call.max, remaining: call.max - counted, resetAt },
       });
-      throw rateLimited(message, retryAfterSeconds(recordedAt, earlier, call.max, call.windowMs), headers);
+      throw rateLimited(message, secondsUntil(resetAt), headers);
     },
   };
 }
@@ -100,7 +100,7 @@ export function createFieldRateLimiter(store: RateLimitStore): FieldRateLimiter 
  * earlier ones, `max` in all; one more call fits once the oldest of those leaves the window.
  */
 export function retryAfterSeconds(recordedAt: number, earlier: readonly number[], max: number, windowMs: number, now = Date.now()): number {
-  return Math.max(1, Math.ceil((nextAllowedAt(recordedAt, earlier, max, windowMs, now) - now) / 1000));
+  return secondsUntil(nextAllowedAt(recordedAt, earlier, max, windowMs, now), now);
 }
 
 /** Unix ms from which one more call fits (now, when the log is not full). */

@@ -75,8 +75,8 @@ export function rateLimitHeaders(
   };
 }
 
-/** Whole seconds (≥ 1) until a refused caller may try again. */
-export const retryAfterSeconds = (resetAt: number, now = Date.now()) => Math.max(1, Math.ceil((resetAt - now) / 1000));
+/** Whole seconds (≥ 1) until `resetAt`: a refused caller's Retry-After. */
+export const secondsUntil = (resetAt: number, now = Date.now()) => Math.max(1, Math.ceil((resetAt - now) / 1000));
 
 /**
  * What a refused request is told: the rule it hit, in words, and for a caller without a key that
