@@ -5,14 +5,15 @@ import { createLastUsedRecorder } from './auth/last-used.js';
 import type { Config } from './config.js';
 import { createContextFactory, type Caller, type Context } from './context.js';
 import { createListTotals } from './list-totals.js';
-import { poolStats, type PrismaClient } from './db/prisma.js';
+import { databaseUnavailable, poolStats, type PrismaClient } from './db/prisma.js';
 import { AppError, isClientAbort } from './errors.js';
 import { createClientIpResolver } from './http/client-ip.js';
 import { useGate } from './http/gate.js';
 import { useIdempotentReplayHeader } from './http/idempotent-replay.js';
 import { requestIdOf, useObservability } from './http/observe.js';
 import { createRouteNamer } from './rest/paths.js';
-import { createMaskError, useContractErrorCodes } from './http/graphql-errors.js';
+import { createMaskError, graphqlMethodNotAllowed, useContractErrorCodes } from './http/graphql-errors.js';
+import { createOverloadLog } from './http/overload-log.js';
 import { renderLocalGraphiQL, serveGraphiQLAsset } from './http/graphiql.js';
 import { graphqlHardening } from './http/graphql-limits.js';
 import { createHealthHandler } from './http/health.js';
@@ -48,10 +49,13 @@ export type App = YogaServerInstance<ServerContext, Context>;
  */
 export async function createApp({ prisma, databaseUrl, logger, config }: AppDeps): Promise<App> {
   const requestIds = new WeakMap<Request, string>();
+  const overload = createOverloadLog(logger);
   const logUnexpected = (error: unknown, request: Request) => {
     const where = { requestId: requestIds.get(request), method: request.method, path: new URL(request.url).pathname };
+    // An unavailable database is expected now and then (answered 503): counted, not an error each time.
+    if (databaseUnavailable(error)) overload.report(error);
     // A client that hung up mid-body is no failure of ours.
-    if (request.signal.aborted || isClientAbort(error)) logger.debug(where, 'client aborted the request');
+    else if (request.signal.aborted || isClientAbort(error)) logger.debug(where, 'client aborted the request');
     else logger.error({ err: error, ...where }, 'unexpected error');
   };
 
@@ -69,7 +73,7 @@ export async function createApp({ prisma, databaseUrl, logger, config }: AppDeps
   const newContext = createContextFactory({
     prisma,
     fieldLimiter: createFieldRateLimiter(store),
-    fieldLimits: { createOrder: { max: config.ORDER_CREATE_LIMIT, windowMs: 60_000 } },
+    fieldLimits: { createOrder: { max: config.ORDER_CREATE_LIMIT, windowMs: 60_000, unit: 'orders' } },
     listTotals: createListTotals(prisma),
   });
   const lastUsed = createLastUsedRecorder(prisma, {
@@ -114,7 +118,7 @@ export async function createApp({ prisma, databaseUrl, logger, config }: AppDeps
       error: (...args) => logger.debug(args.map(String).join(' ')),
     },
     context: ({ request, ...server }) => contextFor(request, server),
-    maskedErrors: { isDev: false, maskError: createMaskError(logger) },
+    maskedErrors: { isDev: false, maskError: createMaskError(logger, overload) },
     ...hardening.yogaOptions,
     cors: corsOptions(config.CORS_ORIGINS),
     plugins: [
@@ -127,6 +131,7 @@ export async function createApp({ prisma, databaseUrl, logger, config }: AppDeps
           policy: { anonymousLimit: config.ANON_RATE_LIMIT },
           onKeyUsed: (keyId) => lastUsed.touch(keyId),
           onRejected: (policy) => metrics.rateLimitRejections.inc({ policy }),
+          onKeyCheckFailed: logUnexpected,
         },
         callers,
       ),
@@ -144,11 +149,15 @@ export async function createApp({ prisma, databaseUrl, logger, config }: AppDeps
             endResponse(new Response(await metrics.registry.metrics(), { headers: { 'content-type': metrics.registry.contentType } }));
           } else if (url.pathname === '/api' || url.pathname.startsWith('/api/')) {
             endResponse(await rest(request, url, () => contextFor(request, serverContext)));
-          } else if (url.pathname !== '/graphql') {
+          } else if (url.pathname === '/graphql') {
+            const refused = graphqlMethodNotAllowed(request);
+            if (refused) endResponse(refused);
+          } else {
             endResponse(errorResponse(new AppError('NOT_FOUND', 'Not found: the REST API is under /api, GraphQL at /graphql')));
           }
         },
         async onDispose() {
+          overload.close();
           await lastUsed.stop();
           await store.close();
         },

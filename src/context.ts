@@ -44,7 +44,8 @@ export interface Context {
 
 /** Per-field limits on top of the request limits, by name; their numbers come from config. */
 export type FieldLimitName = 'createOrder';
-export type FieldLimits = Record<FieldLimitName, { max: number; windowMs: number }>;
+/** `unit`: what the limit counts, in the plural, for its message and RateLimit-Policy ("orders"). */
+export type FieldLimits = Record<FieldLimitName, { max: number; windowMs: number; unit: string }>;
 
 export interface ContextDeps {
   prisma: PrismaClient;
@@ -55,6 +56,8 @@ export interface ContextDeps {
 
 /** Who a per-field limit counts: the account behind a key (all its keys together), or the client. */
 const fieldLimitIdentity = (caller: Caller) => (caller.kind === 'key' ? `account:${caller.accountId}` : anonymousBucket(caller.ip));
+/** The same, in the words of the limit's message. */
+const fieldLimitPer = (caller: Caller) => (caller.kind === 'key' ? 'account (all of its API keys, REST and GraphQL together)' : 'client address');
 
 /**
  * Builds the context for one request; /graphql and /api both call this, once per request, with
@@ -69,6 +72,6 @@ export function createContextFactory({ prisma, fieldLimiter, fieldLimits, listTo
     loaders: new Map(),
     totals: listTotals.forRequest(),
     limitField: ({ parent, args, info }, name) =>
-      fieldLimiter.check({ identity: fieldLimitIdentity(caller), ...fieldLimits[name], parent, args: { ...args }, info }),
+      fieldLimiter.check({ identity: fieldLimitIdentity(caller), per: fieldLimitPer(caller), ...fieldLimits[name], parent, args: { ...args }, info }),
   });
 }

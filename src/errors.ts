@@ -10,6 +10,7 @@ export const errorStatus = {
   CONFLICT: 409,
   PAYLOAD_TOO_LARGE: 413,
   UNSUPPORTED_MEDIA_TYPE: 415,
+  HEADERS_TOO_LARGE: 431,
   RATE_LIMIT_EXCEEDED: 429,
   INTERNAL_ERROR: 500,
   SERVICE_UNAVAILABLE: 503,
@@ -31,8 +32,10 @@ export class AppError extends GraphQLError {
   readonly details: ErrorDetails | undefined;
   /** Seconds until a rate-limited caller may retry: `error.retryAfter` and Retry-After. */
   readonly retryAfter: number | undefined;
+  /** Response headers that belong to this error, e.g. the rate-limit headers of the limit it reports. */
+  readonly headers: Readonly<Record<string, string>> | undefined;
 
-  constructor(code: ErrorCode, message: string, details?: ErrorDetails) {
+  constructor(code: ErrorCode, message: string, details?: ErrorDetails, headers?: Record<string, string>) {
     // The spec puts a rate limit's retryAfter beside code and message, not in details.
     const { retryAfter, ...rest } = details ?? {};
     const wait = code === 'RATE_LIMIT_EXCEEDED' && typeof retryAfter === 'number' ? retryAfter : undefined;
@@ -43,11 +46,12 @@ export class AppError extends GraphQLError {
     this.status = errorStatus[code];
     this.details = shown;
     this.retryAfter = wait;
+    this.headers = headers;
   }
 }
 
-export const rateLimited = (message: string, retryAfter: number) =>
-  new AppError('RATE_LIMIT_EXCEEDED', message, { retryAfter });
+export const rateLimited = (message: string, retryAfter: number, headers?: Record<string, string>) =>
+  new AppError('RATE_LIMIT_EXCEEDED', message, { retryAfter }, headers);
 
 export const validationError = (details: ErrorDetails, message = 'Invalid request parameters') =>
   new AppError('VALIDATION_ERROR', message, details);

@@ -1,8 +1,7 @@
-import { createServer } from 'node:http';
 import net from 'node:net';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { openDatabase } from './db/database.js';
-import { guardRequestTarget } from './http/request-target.js';
+import { createHttpServer } from './http/request-target.js';
 import { createLogger } from './logger.js';
 
 // Process entry point: configuration, database, HTTP listener, and an orderly shutdown.
@@ -58,7 +57,7 @@ async function main() {
     throw error instanceof MigrationError ? new StartupError(error.message) : error;
   }
 
-  const server = createServer(guardRequestTarget(app));
+  const server = createHttpServer(app);
   try {
     await listen(server, reserved.port, config.HOST);
   } catch (error) {

@@ -111,7 +111,7 @@ for (const backend of backends) {
       expect(codes(refused)).toEqual(['RATE_LIMIT_EXCEEDED']);
       const err = refused.errors![0]!;
       expect(err.originalError).toBeInstanceOf(AppError);
-      expect(err.message).toBe('Too many calls to Query.limited: at most 3 per minute');
+      expect(err.message).toBe('Too many calls to Query.limited: at most 3 calls to Query.limited per minute per caller');
       // The spec's place for it: error.retryAfter (REST) / extensions.retryAfter (GraphQL).
       const retryAfter = err.extensions.retryAfter as number;
       expect(err.extensions.details).toBeUndefined();

@@ -569,8 +569,9 @@ function judge(c: FuzzCase, answer: Answer): string | null {
   }
   const bodyless = c.method === 'HEAD' || answer.status === 204 || answer.status === 304;
   if (bodyless) return null;
-  // Node's HTTP parser refusing a request line it cannot read ('GET api/products'): a bare 400
-  // before the app sees anything.
+  // Node's HTTP parser refusing a request it cannot read ('GET api/products') is answered in the
+  // envelope (createHttpServer) when the method is known and not HEAD; a request split across
+  // packets whose refused part does not start with the method gets a bare 400, as from Node.
   if (answer.status === 400 && answer.body.length === 0 && answer.headers['content-type'] === undefined) return null;
   const type = String(answer.headers['content-type'] ?? '');
   const isApi = pathname === '/api' || pathname.startsWith('/api/');

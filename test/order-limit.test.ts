@@ -36,11 +36,21 @@ describe('order creation limit', () => {
     expect(refused.status).toBe(429);
     expect(refused.body).toEqual({
       success: false,
-      error: { code: 'RATE_LIMIT_EXCEEDED', message: expect.stringContaining('at most 3 per minute'), retryAfter: expect.any(Number) },
+      error: { code: 'RATE_LIMIT_EXCEEDED', message: expect.stringContaining('at most 3 orders per minute per account'), retryAfter: expect.any(Number) },
     });
+    expect(refused.body.error.message).not.toMatch(/Mutation|createOrder/);
     expect(refused.headers.get('retry-after')).toBe(String(refused.body.error.retryAfter));
-    // The request limit is a separate, larger allowance: its headers are still there.
-    expect(Number(refused.headers.get('x-ratelimit-remaining'))).toBeGreaterThan(0);
+    // The refusal is about the order limit: its headers are that limit's, not the key's hourly ones.
+    const expectOrderLimitHeaders = (headers: Headers) => {
+      expect(headers.get('x-ratelimit-limit')).toBe('3');
+      expect(headers.get('x-ratelimit-remaining')).toBe('0');
+      expect(headers.get('ratelimit-policy')).toBe('"orders";q=3;w=60');
+      const reset = Number(headers.get('x-ratelimit-reset'));
+      expect(reset).toBeGreaterThan(Date.now());
+      expect(reset).toBeLessThanOrEqual(Date.now() + 60_000);
+      expect(Number(headers.get('retry-after'))).toBe(Math.max(1, Math.ceil((reset - Date.now()) / 1000)));
+    };
+    expectOrderLimitHeaders(refused.headers);
 
     const refusedGraphql = await app.get('/graphql', {
       method: 'POST',
@@ -48,6 +58,12 @@ describe('order creation limit', () => {
       body: JSON.stringify({ query: 'mutation($i: CreateOrderInput!) { createOrder(input: $i) { id } }', variables: { i: order(f) } }),
     });
     expect(refusedGraphql.body.errors[0].extensions).toMatchObject({ code: 'RATE_LIMIT_EXCEEDED', retryAfter: expect.any(Number) });
+    expect(refusedGraphql.body.errors[0].message).toMatch(/at most 3 orders per minute per account/);
+    expect(refusedGraphql.status).toBe(429);
+    expectOrderLimitHeaders(refusedGraphql.headers);
+    // A request that is not refused still carries the key's own limit.
+    const listed = await app.get('/api/categories', { headers: { 'x-api-key': one.key } });
+    expect(listed.headers.get('ratelimit-policy')).toBe('"pro";q=5000;w=3600');
     const after = await app.sql.query(`SELECT count(*)::int AS n FROM "Order" WHERE "buyerId" = $1`, [one.accountId]);
     expect(after.rows[0].n).toBe(before.rows[0].n);
 

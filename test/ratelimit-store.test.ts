@@ -157,6 +157,19 @@ for (const backend of backends) {
       // Calls older than the window no longer count.
       expect(await store.logCall(key, now + 60_200, 3, 60_000)).toEqual([]);
     });
+
+    it('reads a bucket without counting (peek)', async () => {
+      const store = await backend.make();
+      const bucket = bucketName('peek');
+      const fresh = await store.peek(bucket, 5, 60_000);
+      expect(fresh).toMatchObject({ allowed: true, limit: 5, remaining: 5 });
+      const first = await store.hit(bucket, 5, 60_000);
+      await store.hit(bucket, 5, 60_000);
+      for (let i = 0; i < 3; i++) expect(await store.peek(bucket, 5, 60_000)).toEqual({ allowed: true, limit: 5, remaining: 3, resetAt: first.resetAt });
+      expect(await store.hit(bucket, 5, 60_000)).toMatchObject({ remaining: 2 });
+      await Promise.all(Array.from({ length: 2 }, () => store.hit(bucket, 5, 60_000)));
+      expect(await store.peek(bucket, 5, 60_000)).toMatchObject({ allowed: false, remaining: 0 });
+    });
   });
 }
 
@@ -248,6 +261,55 @@ describe.skipIf(!REDIS_AVAILABLE)('redis store on a shared Redis', () => {
     expect(store.fallbackHits).toBe(1);
   });
 
+  // A slow answer is no outage: limits stay shared unless Redis is really unreachable.
+  it('keeps counting in Redis through an event loop blocked longer than the command timeout', async () => {
+    const store = await redisStore();
+    const bucket = bucketName('busy-loop');
+    const pending = Promise.all(Array.from({ length: 20 }, () => store.hit(bucket, 10, 60_000)));
+    // Redis answers at once, but nothing is read while the loop is busy (as on a loaded machine).
+    const until = Date.now() + 1_600;
+    while (Date.now() < until) {
+      // busy
+    }
+    const decisions = await pending;
+    expect(tally(decisions).allowed).toBe(10);
+    expect(store.fallbackHits).toBe(0);
+    expect(store.usingFallback).toBe(false);
+    expect(await raw.hget(`rl:${bucket}`, 'n')).toBe('20');
+  });
+
+  it('keeps counting in Redis when its answers take 600 ms', async () => {
+    const target = new URL(redisUrl()!);
+    const sockets = new Set<net.Socket>();
+    // A slow link: every reply from Redis arrives 600 ms late.
+    const slow = net.createServer((client) => {
+      const upstream = net.connect(Number(target.port || 6379), target.hostname);
+      for (const s of [client, upstream]) {
+        sockets.add(s);
+        s.on('error', () => undefined);
+        s.on('close', () => (client.destroy(), upstream.destroy()));
+      }
+      client.on('data', (d) => upstream.write(d));
+      upstream.on('data', (d) => setTimeout(() => client.writable && client.write(d), 600));
+    });
+    await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = new URL(redisUrl()!);
+      url.host = `127.0.0.1:${(slow.address() as net.AddressInfo).port}`;
+      const store = await redisStore(url.toString());
+      const bucket = bucketName('slow');
+      const decisions = await Promise.all(Array.from({ length: 8 }, () => store.hit(bucket, 5, 60_000)));
+      expect(tally(decisions).allowed).toBe(5);
+      expect(store.fallbackHits).toBe(0);
+      expect(store.usingFallback).toBe(false);
+      expect(await raw.hget(`rl:${bucket}`, 'n')).toBe('8');
+      await store.close();
+    } finally {
+      for (const s of sockets) s.destroy();
+      await new Promise((resolve) => slow.close(resolve));
+    }
+  });
+
   it('reloads its script when Redis has lost it (EVALSHA → NOSCRIPT → EVAL)', async () => {
     const store = await redisStore();
     const bucket = bucketName('noscript');
@@ -270,7 +332,7 @@ describe('redis store without a usable Redis', () => {
     const store = new RedisRateLimitStore({ redisUrl: `redis://127.0.0.1:${port}`, onEvent: (e) => events.push(e) });
     opened.push(store);
     expect(await store.waitUntilReady(300)).toBe(false);
-    // One after the other: had each hit waited for a connect timeout (250 ms) this would take 5 s.
+    // One after the other: had each hit waited for a connect timeout (2 s) this would take 40 s.
     const started = Date.now();
     const decisions: RateLimitDecision[] = [];
     for (let i = 0; i < 20; i++) decisions.push(await store.hit(bucketName('dead'), 5, 60_000));
@@ -301,7 +363,7 @@ describe('redis store without a usable Redis', () => {
       const started = Date.now();
       const decisions: RateLimitDecision[] = [];
       for (let i = 0; i < 10; i++) decisions.push(await store.hit(bucketName('hole'), 5, 60_000));
-      expect(Date.now() - started).toBeLessThan(1000); // 10 × a 250 ms timeout would be 2.5 s
+      expect(Date.now() - started).toBeLessThan(1000); // 10 × the 1 s command timeout would be 10 s
       expect(decisions.every((d) => d.allowed)).toBe(true);
       expect(store.usingFallback).toBe(true);
       expect(events.filter((e) => e.type === 'fallback')).toHaveLength(1);

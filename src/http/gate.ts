@@ -1,11 +1,19 @@
 import type { Plugin } from 'graphql-yoga';
 import { invalidKey, presentedKey } from '../auth/authenticate.js';
 import type { Caller } from '../context.js';
-import { databaseUnavailable } from '../db/prisma.js';
-import { asAppError, rateLimited, type AppError } from '../errors.js';
-import { rateLimitPolicy, type PolicyConfig, type RateLimitPolicy } from '../ratelimit/policy.js';
+import { DB_RETRY_AFTER_SECONDS } from '../db/prisma.js';
+import { asAppError, rateLimited, serviceUnavailable, type AppError } from '../errors.js';
+import {
+  limitExceededMessage,
+  rateLimitHeaders,
+  rateLimitPolicy,
+  secondsUntil,
+  type PolicyConfig,
+  type RateLimitPolicy,
+} from '../ratelimit/policy.js';
 import type { RateLimitDecision, RateLimitStore } from '../ratelimit/store.js';
-import { errorResponse, errorResponseInit } from '../rest/envelope.js';
+import { errorResponse } from '../rest/envelope.js';
+import { graphqlErrorResponse } from './graphql-errors.js';
 
 // The gate every /api and /graphql request passes before anything else: who is calling
 // (authentication), which bucket pays (rate limiting), and the headers that say so. Both
@@ -20,6 +28,8 @@ export interface GateDeps {
   onKeyUsed?: (keyId: string) => void;
   /** A request refused for its rate limit, by policy name (anonymous, basic, pro, enterprise). */
   onRejected?: (policy: string) => void;
+  /** The key check threw (database unavailable, or anything else): for the logs. */
+  onKeyCheckFailed?: (error: unknown, request: Request) => void;
 }
 
 interface GateOutcome {
@@ -27,12 +37,24 @@ interface GateOutcome {
   decision: RateLimitDecision;
 }
 
+/**
+ * Who a request is: a caller (anonymous, or a valid key's), a caller refused with 401 (invalid or
+ * conflicting keys: charged to the IP, so guessing keys is limited like anonymous traffic), or
+ * unknown because the key could not be checked.
+ */
+type Identity = { caller: Caller; refusal?: AppError } | { unchecked: AppError };
+
+// The OpenAPI document describes the headers from a sample of them.
+export { rateLimitHeaders };
+
 /** /api/openapi.json, /api/docs and its assets. */
 export const DOCS_PATHS = /^\/api\/(openapi\.json|docs)(\/|$)/;
 
-/** Paths that are metered; GraphiQL's page, the docs and anything outside the API are not. */
+/**
+ * Paths whose answers carry rate-limit headers; GraphiQL's page, the docs and anything outside
+ * the API carry none. All requests to them are charged but OPTIONS (see useGate).
+ */
 function isMetered(request: Request, url: URL): boolean {
-  if (request.method === 'OPTIONS') return false;
   // The API's own documentation is free to read, like health and metrics.
   if (DOCS_PATHS.test(url.pathname)) return false;
   if (url.pathname === '/api' || url.pathname.startsWith('/api/')) return true;
@@ -42,82 +64,91 @@ function isMetered(request: Request, url: URL): boolean {
   return !wantsGraphiQL;
 }
 
-export function rateLimitHeaders({ policy, decision }: GateOutcome, now = Date.now()): Record<string, string> {
-  const resetSeconds = Math.max(0, Math.ceil((decision.resetAt - now) / 1000));
-  return {
-    'x-ratelimit-limit': String(decision.limit),
-    'x-ratelimit-remaining': String(decision.remaining),
-    'x-ratelimit-reset': String(decision.resetAt),
-    // IETF draft-ietf-httpapi-ratelimit-headers (structured fields).
-    'ratelimit-policy': `"${policy.name}";q=${decision.limit};w=${Math.round(policy.windowMs / 1000)}`,
-    ratelimit: `"${policy.name}";r=${decision.remaining};t=${resetSeconds}`,
-  };
+/** Node's header lines, when the request came through Node's HTTP server. */
+function rawHeadersOf(serverContext: unknown): readonly string[] | undefined {
+  const req = (serverContext as { req?: { rawHeaders?: unknown } } | undefined)?.req;
+  return Array.isArray(req?.rawHeaders) ? (req.rawHeaders as string[]) : undefined;
 }
 
 /** An error in the shape the path's clients read: the REST envelope, or a GraphQL response. */
-function gateErrorResponse(url: URL, error: AppError, headers: Record<string, string>): Response {
-  if (url.pathname !== '/graphql') return errorResponse(error, headers);
-  const body = { errors: [{ message: error.message, extensions: error.extensions }] };
-  return new Response(JSON.stringify(body), errorResponseInit(error, headers));
+function gateErrorResponse(url: URL, error: AppError, headers: Record<string, string> = {}): Response {
+  return url.pathname === '/graphql' ? graphqlErrorResponse(error, headers) : errorResponse(error, headers);
 }
+
+/** A key the database could not check: the caller is unknown, so neither served nor counted. */
+const keyUnchecked = () =>
+  serviceUnavailable('The API key cannot be checked right now (its store is unavailable); retry later', DB_RETRY_AFTER_SECONDS);
 
 export function useGate(deps: GateDeps, callers: WeakMap<Request, Caller>): Plugin {
   const outcomes = new WeakMap<Request, GateOutcome>();
 
-  const charge = async (caller: Caller): Promise<GateOutcome> => {
-    const policy = rateLimitPolicy(caller, deps.policy);
-    return { policy, decision: await deps.store.hit(policy.bucket, policy.limit, policy.windowMs) };
+  const identify = async (request: Request, serverContext: unknown): Promise<Identity> => {
+    const anonymous: Caller = { kind: 'anonymous', ip: deps.clientIp(request, serverContext) };
+    let key: string | null;
+    try {
+      key = presentedKey(request.headers, rawHeadersOf(serverContext));
+    } catch (error) {
+      const refusal = asAppError(error);
+      if (!refusal) throw error;
+      return { caller: anonymous, refusal };
+    }
+    if (key === null) return { caller: anonymous };
+    try {
+      const found = await deps.authenticate(key, anonymous.ip);
+      return found ? { caller: found } : { caller: anonymous, refusal: invalidKey() };
+    } catch (error) {
+      // Whatever broke (pool exhausted, statement timeout, connection refused, a bug), the key is
+      // neither valid nor invalid: 503 with Retry-After, never anonymous treatment.
+      deps.onKeyCheckFailed?.(error, request);
+      return { unchecked: keyUnchecked() };
+    }
   };
+
+  const policyOf = (caller: Caller) => rateLimitPolicy(caller, deps.policy);
 
   return {
     async onRequest({ request, url, serverContext, endResponse }) {
-      if (!isMetered(request, url)) return;
-      const ip = deps.clientIp(request, serverContext);
-      const anonymous: Caller = { kind: 'anonymous', ip };
-      let caller: Caller = anonymous;
-      let authError: AppError | undefined;
-      try {
-        const key = presentedKey(request.headers);
-        if (key !== null) {
-          const found = await deps.authenticate(key, ip);
-          if (found) caller = found;
-          else authError = invalidKey();
-        }
-      } catch (error) {
-        // The key cannot be checked while the database is down: 503, not 500 (nor anonymous).
-        const appError = asAppError(error) ?? databaseUnavailable(error);
-        if (!appError) throw error;
-        authError = appError;
+      // OPTIONS (CORS preflights above all: a browser sends one before its cross-origin calls) is
+      // not charged; onResponse gives it the headers without counting.
+      if (request.method === 'OPTIONS' || !isMetered(request, url)) return;
+      const identity = await identify(request, serverContext);
+      if ('unchecked' in identity) {
+        // No rate-limit headers: nothing was counted, and the key's bucket is unknown. Numbers of
+        // the anonymous bucket would tell the caller its limit had changed.
+        endResponse(gateErrorResponse(url, identity.unchecked));
+        return;
       }
-      // A request with a bad key is charged to its IP's anonymous bucket, so guessing keys is
-      // rate limited like any anonymous traffic.
-      const outcome = await charge(authError ? anonymous : caller);
+      const policy = policyOf(identity.caller);
+      const outcome = { policy, decision: await deps.store.hit(policy.bucket, policy.limit, policy.windowMs) };
       outcomes.set(request, outcome);
       const headers = rateLimitHeaders(outcome);
       if (!outcome.decision.allowed) {
-        const retryAfter = Math.max(1, Math.ceil((outcome.decision.resetAt - Date.now()) / 1000));
-        const window = Math.round(outcome.policy.windowMs / 1000);
-        const error = rateLimited(
-          `Rate limit exceeded: ${outcome.decision.limit} requests per ${window} s; retry after ${retryAfter} s`,
-          retryAfter,
-        );
-        deps.onRejected?.(outcome.policy.name);
-        endResponse(gateErrorResponse(url, error, headers));
+        const retryAfter = secondsUntil(outcome.decision.resetAt);
+        deps.onRejected?.(policy.name);
+        endResponse(gateErrorResponse(url, rateLimited(limitExceededMessage(policy, retryAfter), retryAfter), headers));
         return;
       }
-      if (authError) {
-        endResponse(gateErrorResponse(url, authError, headers));
+      if (identity.refusal) {
+        endResponse(gateErrorResponse(url, identity.refusal, headers));
         return;
       }
+      const { caller } = identity;
       if (caller.kind === 'key') deps.onKeyUsed?.(caller.keyId);
       callers.set(request, caller);
     },
-    onResponse({ request, response }) {
-      const outcome = outcomes.get(request);
-      if (!outcome) return;
-      for (const [name, value] of Object.entries(rateLimitHeaders(outcome))) {
-        if (!response.headers.has(name)) response.headers.set(name, value);
+    async onResponse({ request, response, serverContext }) {
+      let outcome = outcomes.get(request);
+      if (!outcome && request.method === 'OPTIONS' && isMetered(request, new URL(request.url))) {
+        // The bucket the same request with another method would be charged to, read as it stands.
+        const identity = await identify(request, serverContext);
+        if ('unchecked' in identity) return;
+        const policy = policyOf(identity.caller);
+        outcome = { policy, decision: await deps.store.peek(policy.bucket, policy.limit, policy.windowMs) };
       }
+      if (!outcome) return;
+      // A response may carry a limit of its own (the order limit's 429): that one stands.
+      if (response.headers.has('x-ratelimit-limit')) return;
+      for (const [name, value] of Object.entries(rateLimitHeaders(outcome))) response.headers.set(name, value);
     },
   };
 }

@@ -1,13 +1,31 @@
 import { GraphQLError, type ExecutionResult } from 'graphql';
 import { processRegularResult, type Plugin } from 'graphql-yoga';
 import { databaseUnavailable } from '../db/prisma.js';
-import { asAppError, errorStatus, INTERNAL_MESSAGE, isClientAbort } from '../errors.js';
+import { AppError, asAppError, errorStatus, INTERNAL_MESSAGE, isClientAbort } from '../errors.js';
 import type { Logger } from '../logger.js';
+import { errorResponseInit } from '../rest/envelope.js';
+import type { OverloadLog } from './overload-log.js';
 
 // What a GraphQL client sees of an error: ours (AppError) as they are, GraphQL's verdicts on the
 // request with code VALIDATION_ERROR, and anything unexpected masked as INTERNAL_ERROR.
 
-export function createMaskError(logger: Logger) {
+/** An error answered before GraphQL runs, in the shape GraphQL clients read. */
+export function graphqlErrorResponse(error: AppError, headers: Record<string, string> = {}): Response {
+  const body = { errors: [{ message: error.message, extensions: error.extensions }] };
+  return new Response(JSON.stringify(body), errorResponseInit(error, headers));
+}
+
+/** The methods /graphql answers: GraphQL over HTTP's GET and POST, and CORS preflights. */
+export const GRAPHQL_METHODS = ['GET', 'POST', 'OPTIONS'] as const;
+
+/** PUT, DELETE, PATCH, HEAD, … on /graphql: 405 with Allow (Yoga's own answer is a 400). */
+export function graphqlMethodNotAllowed(request: Request): Response | undefined {
+  if ((GRAPHQL_METHODS as readonly string[]).includes(request.method)) return undefined;
+  const error = new AppError('METHOD_NOT_ALLOWED', `${request.method.slice(0, 20)} is not allowed on /graphql: use GET or POST`);
+  return graphqlErrorResponse(error, { allow: GRAPHQL_METHODS.join(', ') });
+}
+
+export function createMaskError(logger: Logger, overload: OverloadLog) {
   return (error: unknown): Error => {
     if (asAppError(error)) return error as Error;
     // GraphQL's and Yoga's own errors (syntax, unknown field, bad body) are the caller's to
@@ -18,11 +36,13 @@ export function createMaskError(logger: Logger) {
     if (error instanceof GraphQLError && error.originalError instanceof GraphQLError && !error.originalError.originalError) {
       return new GraphQLError(error.message, { nodes: error.nodes, path: error.path, extensions: { code: 'VALIDATION_ERROR' } });
     }
-    if (isClientAbort(error)) logger.debug('client aborted the request');
-    else logger.error({ err: error instanceof GraphQLError ? (error.originalError ?? error) : error }, 'unexpected error');
     // The database being down, restarting or too slow is not a bug: SERVICE_UNAVAILABLE, with
-    // when to retry. useContractErrorCodes gives the response its 503 when nothing else came back.
+    // when to retry, counted in the overload log rather than logged as an error each time.
+    // useContractErrorCodes gives the response its 503 when nothing else came back.
     const unavailable = databaseUnavailable(error);
+    if (unavailable) overload.report(error);
+    else if (isClientAbort(error)) logger.debug('client aborted the request');
+    else logger.error({ err: error instanceof GraphQLError ? (error.originalError ?? error) : error }, 'unexpected error');
     if (unavailable) {
       return new GraphQLError(unavailable.message, {
         path: error instanceof GraphQLError ? error.path : undefined,
@@ -44,14 +64,20 @@ const isContractCode = (code: unknown) => typeof code === 'string' && Object.has
 export function useContractErrorCodes(): Plugin {
   const recode = (result: ExecutionResult) => {
     // Nothing could be answered (data null, or every requested root field null) because the
-    // database is unavailable: the whole response is 503, as over REST. With partial data it
-    // stays 200 (GraphQL over HTTP), and Retry-After is sent either way.
-    const unavailable = result.errors?.find((e) => e.extensions?.code === 'SERVICE_UNAVAILABLE');
-    if (unavailable) {
-      const noData = result.data == null || Object.values(result.data).every((value) => value === null);
-      const retryAfter = unavailable.extensions.retryAfter;
-      const headers = typeof retryAfter === 'number' ? { 'retry-after': String(retryAfter) } : undefined;
-      (unavailable.extensions as Record<string, unknown>).http = { ...(noData ? { status: 503 } : {}), ...(headers ? { headers } : {}) };
+    // database is unavailable or a limit was reached: the whole response is 503 or 429, as over
+    // REST. With partial data it stays 200 (GraphQL over HTTP). The error's Retry-After and its
+    // own headers (an order limit's X-RateLimit-*) are sent either way.
+    const noData = result.data == null || Object.values(result.data).every((value) => value === null);
+    for (const code of ['SERVICE_UNAVAILABLE', 'RATE_LIMIT_EXCEEDED'] as const) {
+      const decisive = result.errors?.find((e) => e.extensions?.code === code);
+      if (!decisive) continue;
+      const retryAfter = decisive.extensions.retryAfter;
+      const headers = { ...asAppError(decisive)?.headers, ...(typeof retryAfter === 'number' ? { 'retry-after': String(retryAfter) } : {}) };
+      (decisive.extensions as Record<string, unknown>).http = {
+        ...(noData ? { status: errorStatus[code] } : {}),
+        ...(Object.keys(headers).length ? { headers } : {}),
+      };
+      break;
     }
     for (const error of result.errors ?? []) {
       const extensions = error.extensions as Record<string, unknown>;

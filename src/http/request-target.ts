@@ -1,5 +1,6 @@
-import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
-import { validationError, type AppError } from '../errors.js';
+import { createServer, maxHeaderSize, STATUS_CODES, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { AppError, validationError } from '../errors.js';
 import { errorBody } from '../rest/envelope.js';
 
 // The Node HTTP listener in front of the app. Yoga's Node adapter builds each request's URL as
@@ -43,9 +44,12 @@ function checkRequest(req: IncomingMessage): AppError | undefined {
   return undefined;
 }
 
+/** The error body for a path: GraphQL's shape on /graphql, the REST envelope elsewhere. */
+const bodyFor = (target: string, error: AppError) =>
+  target.split('?')[0] === '/graphql' ? { errors: [{ message: error.message, extensions: error.extensions }] } : errorBody(error);
+
 function refuse(req: IncomingMessage, res: ServerResponse, error: AppError): void {
-  const pathname = (req.url ?? '').split('?')[0];
-  const body = pathname === '/graphql' ? { errors: [{ message: error.message, extensions: error.extensions }] } : errorBody(error);
+  const body = bodyFor(req.url ?? '', error);
   res.writeHead(error.status, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' });
   res.end(req.method === 'HEAD' ? undefined : JSON.stringify(body));
 }
@@ -57,4 +61,49 @@ export function guardRequestTarget(listener: (req: IncomingMessage, res: ServerR
     if (error) refuse(req, res, error);
     else void listener(req, res);
   };
+}
+
+/**
+ * Requests Node's parser refuses before any listener sees them: a malformed request line or
+ * header (HPE_* codes) and headers over --max-http-header-size. Node would answer them in plain
+ * text; here they get the contract's JSON. Anything else (a reset or timed-out connection) is
+ * answered as Node would.
+ */
+function answerClientError(error: NodeJS.ErrnoException & { rawPacket?: unknown }, socket: Duplex & { _httpMessage?: ServerResponse | null }): void {
+  // Only on a connection that is still open and not in the middle of an answer (Node's own rule:
+  // a kept-alive connection may have answered earlier requests).
+  if (error.code === 'ECONNRESET' || !socket.writable || socket._httpMessage?.headersSent) {
+    socket.destroy();
+    return;
+  }
+  if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+    socket.end('HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n');
+    return;
+  }
+  const appError =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? new AppError('HEADERS_TOO_LARGE', `Request headers too large: the request line and headers may take at most ${Math.floor(maxHeaderSize / 1024)} KiB`)
+      : validationError({ request: 'is not a well-formed HTTP/1.1 request' }, 'Malformed HTTP request');
+  // The packet Node was parsing starts the request, or continues one split across packets (a long
+  // target or headers). Only a packet that starts with a method tells which request this is; a
+  // HEAD, or a request whose method is unknown, gets no body (a HEAD client would read it as the
+  // next answer), as from Node. The target picks the body's shape.
+  const firstLine = Buffer.isBuffer(error.rawPacket) ? error.rawPacket.subarray(0, 2048).toString('latin1').split('\r\n', 1)[0]! : '';
+  const requestLine = /^([A-Z]+)(?: (\S*)|$)/.exec(firstLine);
+  const body = requestLine && requestLine[1] !== 'HEAD' ? JSON.stringify(bodyFor(requestLine[2] ?? '', appError)) : '';
+  socket.end(
+    `HTTP/1.1 ${appError.status} ${STATUS_CODES[appError.status]}\r\n` +
+      (body ? 'Content-Type: application/json; charset=utf-8\r\n' : '') +
+      'Cache-Control: no-store\r\n' +
+      `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+      'Connection: close\r\n\r\n' +
+      body,
+  );
+}
+
+/** The service's HTTP server: the app behind guardRequestTarget, and Node's own refusals as JSON. */
+export function createHttpServer(listener: (req: IncomingMessage, res: ServerResponse) => unknown): Server {
+  const server = createServer(guardRequestTarget(listener));
+  server.on('clientError', answerClientError);
+  return server;
 }

@@ -198,6 +198,7 @@ const ERROR_DESCRIPTIONS: Record<ErrorCode, string> = {
   CONFLICT: 'The request conflicts with the current state',
   PAYLOAD_TOO_LARGE: 'The body is larger than 1 MiB',
   UNSUPPORTED_MEDIA_TYPE: 'The body is not sent as application/json',
+  HEADERS_TOO_LARGE: 'The request line and headers are larger than the server accepts; the connection is closed',
   RATE_LIMIT_EXCEEDED: 'Too many requests in the current window; retry after `Retry-After` seconds',
   INTERNAL_ERROR: 'An unexpected failure; the message is generic',
   SERVICE_UNAVAILABLE: 'The database cannot be reached; retry after `Retry-After` seconds',
@@ -257,7 +258,8 @@ function errorResponses(commonHeaders: readonly string[]): Record<string, Respon
   const responses: Record<string, Response> = {};
   for (const code of Object.keys(errorStatus) as ErrorCode[]) {
     const headers: Record<string, HeaderOrRef> = {};
-    for (const name of commonHeaders) headers[name] = headerRef(name);
+    // Headers too large are refused by the HTTP server before the app: none of the app's headers.
+    if (code !== 'HEADERS_TOO_LARGE') for (const name of commonHeaders) headers[name] = headerRef(name);
     headers['Cache-Control'] = headerRef('Cache-Control');
     if (code === 'RATE_LIMIT_EXCEEDED' || code === 'SERVICE_UNAVAILABLE') headers['Retry-After'] = headerRef('Retry-After');
     if (code === 'METHOD_NOT_ALLOWED') headers.Allow = headerRef('Allow');

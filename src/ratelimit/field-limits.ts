@@ -1,7 +1,8 @@
 import type { GraphQLResolveInfo } from 'graphql';
 import { getGraphQLRateLimiter, type Identity, type Store } from 'graphql-rate-limit';
-import { AppError } from '../errors.js';
+import { rateLimited } from '../errors.js';
 import { assertLimitArgs } from './memory-store.js';
+import { describeWindow, rateLimitHeaders, secondsUntil } from './policy.js';
 import type { RateLimitStore } from './store.js';
 
 export interface FieldLimitCheck {
@@ -19,8 +20,10 @@ export interface FieldLimitCheck {
   field?: string;
   /** Argument paths whose values get limits of their own (graphql-rate-limit's `identityArgs`). */
   identityArgs?: readonly string[];
-  /** Error message; default names the field, the limit and the window. */
-  message?: string;
+  /** What is counted, in the plural ("orders"); default "calls to <field>". Also names the limit in RateLimit-Policy. */
+  unit?: string;
+  /** Whose calls are counted together, in words ("account", "client address"); default "caller". */
+  per?: string;
 }
 
 export interface FieldRateLimiter {
@@ -62,10 +65,11 @@ export function createFieldRateLimiter(store: RateLimitStore): FieldRateLimiter 
           // Already recorded by getForIdentity, atomically with the read.
         },
       };
+      const unit = call.unit ?? `calls to ${field}`;
       const limiter = getGraphQLRateLimiter({
         store: recordingStore,
         identifyContext: () => call.identity,
-        formatError: ({ fieldName, max, window }) => `Too many calls to ${fieldName}: at most ${max} per ${describeWindow(window)}`,
+        formatError: ({ max, window }) => `Too many ${unit}: at most ${max} ${unit} per ${describeWindow(window)} per ${call.per ?? 'caller'}`,
       });
 
       const message = await limiter(
@@ -76,11 +80,17 @@ export function createFieldRateLimiter(store: RateLimitStore): FieldRateLimiter 
           // graphql-rate-limit parses `window` with `ms`, which reads a bare number as milliseconds.
           window: String(call.windowMs),
           identityArgs: call.identityArgs ?? [],
-          ...(call.message ? { message: call.message } : {}),
         },
       );
       if (message === undefined) return;
-      throw new AppError('RATE_LIMIT_EXCEEDED', message, { retryAfter: retryAfterSeconds(recordedAt, earlier, call.max, call.windowMs) });
+      const resetAt = nextAllowedAt(recordedAt, earlier, call.max, call.windowMs);
+      const counted = Math.min(call.max, earlier.length + 1);
+      // The limit this answer is about, in the same headers the request limits use.
+      const headers = rateLimitHeaders({
+        policy: { name: call.unit ?? field, windowMs: call.windowMs },
+        decision: { allowed: false, limit: call.max, remaining: call.max - counted, resetAt },
+      });
+      throw rateLimited(message, secondsUntil(resetAt), headers);
     },
   };
 }
@@ -90,9 +100,13 @@ export function createFieldRateLimiter(store: RateLimitStore): FieldRateLimiter 
  * earlier ones, `max` in all; one more call fits once the oldest of those leaves the window.
  */
 export function retryAfterSeconds(recordedAt: number, earlier: readonly number[], max: number, windowMs: number, now = Date.now()): number {
+  return secondsUntil(nextAllowedAt(recordedAt, earlier, max, windowMs, now), now);
+}
+
+/** Unix ms from which one more call fits (now, when the log is not full). */
+function nextAllowedAt(recordedAt: number, earlier: readonly number[], max: number, windowMs: number, now = Date.now()): number {
   const kept = [recordedAt, ...earlier].slice(0, max);
-  const waitMs = kept.length < max ? 0 : Math.min(...kept) + windowMs - now;
-  return Math.max(1, Math.ceil(waitMs / 1000));
+  return kept.length < max ? now : Math.min(...kept) + windowMs;
 }
 
 /** Each part URI-encoded, so an IPv6 identity's colons cannot make two identities collide. */
@@ -100,9 +114,3 @@ function storeKey(identity: Identity): string {
   return `${encodeURIComponent(identity.contextIdentity)}:${encodeURIComponent(identity.fieldIdentity)}`;
 }
 
-function describeWindow(ms: number): string {
-  if (ms % 3_600_000 === 0) return ms === 3_600_000 ? 'hour' : `${ms / 3_600_000} hours`;
-  if (ms % 60_000 === 0) return ms === 60_000 ? 'minute' : `${ms / 60_000} minutes`;
-  if (ms % 1000 === 0) return ms === 1000 ? 'second' : `${ms / 1000} seconds`;
-  return `${ms} ms`;
-}

@@ -25,6 +25,11 @@ export function decision(count: number, limit: number, resetAt: number): RateLim
   return { allowed: count <= limit, limit, remaining: Math.max(0, limit - count), resetAt };
 }
 
+/** A bucket read without counting: what is left for the next hit. */
+export function peekDecision(count: number, limit: number, resetAt: number): RateLimitDecision {
+  return { allowed: count < limit, limit, remaining: Math.max(0, limit - count), resetAt };
+}
+
 /**
  * Buckets in this process's memory: exact for one instance, and the fallback of the Redis store.
  *
@@ -64,6 +69,22 @@ export class MemoryRateLimitStore implements RateLimitStore {
     // Not an async function: a RangeError should reject, not throw synchronously, either way.
     try {
       return Promise.resolve(this.hitSync(bucket, limit, windowMs));
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+
+  /** A bucket as it stands, not counting this look (a window not yet started starts now). */
+  peekSync(bucket: string, limit: number, windowMs: number, now = Date.now()): RateLimitDecision {
+    assertLimitArgs(limit, windowMs);
+    const entry = this.buckets.get(bucket);
+    if (!entry || entry.resetAt <= now) return peekDecision(0, limit, now + windowMs);
+    return peekDecision(entry.count, limit, entry.resetAt);
+  }
+
+  peek(bucket: string, limit: number, windowMs: number): Promise<RateLimitDecision> {
+    try {
+      return Promise.resolve(this.peekSync(bucket, limit, windowMs));
     } catch (err) {
       return Promise.reject(err);
     }

@@ -1,6 +1,7 @@
 import ipaddr from 'ipaddr.js';
 import type { Caller } from '../context.js';
 import { PLAN_LIMITS } from '../auth/keys.js';
+import type { RateLimitDecision } from './store.js';
 
 /** Which bucket a request is charged to, and that bucket's limit (docs/api.md, Rate limits). */
 export interface RateLimitPolicy {
@@ -40,4 +41,54 @@ export function rateLimitPolicy(caller: Caller, config: PolicyConfig): RateLimit
     limit: caller.rateLimit ?? plan.limit,
     windowMs: (caller.rateWindowSeconds ?? plan.windowSeconds) * 1000,
   };
+}
+
+/** A window in words: "minute", "hour", "2 hours", "90 seconds". */
+export function describeWindow(ms: number): string {
+  const units: Array<[number, string]> = [
+    [86_400_000, 'day'],
+    [3_600_000, 'hour'],
+    [60_000, 'minute'],
+    [1000, 'second'],
+  ];
+  for (const [size, unit] of units) {
+    if (ms % size === 0) return ms === size ? unit : `${ms / size} ${unit}s`;
+  }
+  return `${ms} ms`;
+}
+
+/**
+ * The rate-limit headers of a decision: X-RateLimit-* (Reset in Unix ms) and the IETF draft's
+ * RateLimit-Policy / RateLimit (draft-ietf-httpapi-ratelimit-headers, structured fields).
+ */
+export function rateLimitHeaders(
+  { policy, decision }: { policy: Pick<RateLimitPolicy, 'name' | 'windowMs'> & Partial<RateLimitPolicy>; decision: RateLimitDecision },
+  now = Date.now(),
+): Record<string, string> {
+  const resetSeconds = Math.max(0, Math.ceil((decision.resetAt - now) / 1000));
+  return {
+    'x-ratelimit-limit': String(decision.limit),
+    'x-ratelimit-remaining': String(decision.remaining),
+    'x-ratelimit-reset': String(decision.resetAt),
+    'ratelimit-policy': `"${policy.name}";q=${decision.limit};w=${Math.round(policy.windowMs / 1000)}`,
+    ratelimit: `"${policy.name}";r=${decision.remaining};t=${resetSeconds}`,
+  };
+}
+
+/** Whole seconds (≥ 1) until `resetAt`: a refused caller's Retry-After. */
+export const secondsUntil = (resetAt: number, now = Date.now()) => Math.max(1, Math.ceil((resetAt - now) / 1000));
+
+/**
+ * What a refused request is told: the rule it hit, in words, and for a caller without a key that
+ * a key raises the limit and where keys come from.
+ */
+export function limitExceededMessage(policy: RateLimitPolicy, retryAfter: number): string {
+  const rule = `at most ${policy.limit} requests per ${describeWindow(policy.windowMs)}`;
+  if (policy.name !== 'anonymous') return `Rate limit exceeded: ${rule} for this API key (${policy.name} plan); retry after ${retryAfter} s`;
+  const basic = PLAN_LIMITS.BASIC;
+  return (
+    `Rate limit exceeded: ${rule} per client address without an API key; retry after ${retryAfter} s. ` +
+    `An API key raises the limit (${basic.limit} requests per ${describeWindow(basic.windowSeconds * 1000)} and more): ` +
+    'keys are issued by the operator of this API, see "Getting a key" in its README'
+  );
 }

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Redis, type RedisOptions } from 'ioredis';
-import { MemoryRateLimitStore, assertLimitArgs, decision } from './memory-store.js';
+import { MemoryRateLimitStore, assertLimitArgs, decision, peekDecision } from './memory-store.js';
 import type { RateLimitDecision, RateLimitStore, RateLimitStoreEvent } from './store.js';
 
 /** Every key this store writes starts with this, so the limiter can share a Redis with others. */
@@ -54,18 +54,24 @@ const script = (lua: string): Script => ({ lua, sha: createHash('sha1').update(l
 const HIT_SCRIPT = script(HIT_LUA);
 const LOG_SCRIPT = script(LOG_LUA);
 
-/** Timeout of connecting and of each command: a slow Redis must not stall requests. */
-const DEFAULT_TIMEOUT_MS = 250;
+/**
+ * How long a command may go unanswered before Redis counts as hung and this instance counts in
+ * memory. A slow answer is not an outage: on a busy machine an answer can sit unread in the
+ * socket while the event loop works, so the bound is generous (a request still ends well within
+ * 5 s) and is only declared missed after the loop has read its sockets (see withDeadline).
+ */
+const DEFAULT_COMMAND_TIMEOUT_MS = 1_000;
+/** Opening the connection happens beside the requests (they use memory meanwhile): no need to hurry it. */
+const CONNECT_TIMEOUT_MS = 2_000;
 /** While Redis is failing but connected (e.g. hung), at most one request per interval tries it. */
 const PROBE_INTERVAL_MS = 500;
 /** `error` events are reported at most this often (a dead Redis fails every reconnect attempt). */
 const ERROR_EVENT_INTERVAL_MS = 10_000;
-
 export interface RedisRateLimitStoreOptions {
   redisUrl: string;
   onEvent?: (e: RateLimitStoreEvent) => void;
   sweepIntervalMs?: number;
-  /** Connect and command timeout, ms (default 250). */
+  /** Command timeout, ms (default 1000). */
   timeoutMs?: number;
 }
 
@@ -77,11 +83,13 @@ export function reconnectDelay(attempt: number): number {
 /**
  * Buckets in Redis, shared exactly by every instance that uses the same Redis.
  *
- * A dead or slow Redis never fails or stalls a request: commands are not queued while
- * disconnected, time out after 250 ms and are not retried, and whatever Redis cannot answer is
- * decided by an in-process memory store instead (each instance then limits on its own until
- * Redis is back). `onEvent` hears `fallback` once per outage and `recovered` when Redis answers
- * again.
+ * Limits stop being shared only while Redis is unreachable: the connection is down (refused,
+ * closed, reconnecting: every hit goes to memory at once, commands are never queued), or a
+ * command got no answer for 1 s (then one hit per 500 ms tries Redis again while the rest go to
+ * memory). Meanwhile an in-process memory store decides, so each instance limits on its own
+ * until Redis answers again. An error reply about one key (e.g. WRONGTYPE) sends that one hit to
+ * memory without declaring an outage. `onEvent` hears `fallback` once per outage and `recovered`
+ * when Redis answers again.
  */
 export class RedisRateLimitStore implements RateLimitStore {
   readonly kind = 'redis' as const;
@@ -96,9 +104,10 @@ export class RedisRateLimitStore implements RateLimitStore {
   private lastErrorEventAt = 0;
   private suppressedErrors = 0;
   private closed = false;
+  private readonly commandTimeoutMs: number;
 
   constructor(opts: RedisRateLimitStoreOptions) {
-    const timeout = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.commandTimeoutMs = opts.timeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS;
     this.onEvent = opts.onEvent;
     this.fallback = new MemoryRateLimitStore(opts.sweepIntervalMs === undefined ? {} : { sweepIntervalMs: opts.sweepIntervalMs });
     const options: RedisOptions = {
@@ -106,8 +115,9 @@ export class RedisRateLimitStore implements RateLimitStore {
       enableOfflineQueue: false,
       // A command lost with its connection is not resent: the fallback has decided that hit.
       maxRetriesPerRequest: 0,
-      connectTimeout: timeout,
-      commandTimeout: timeout,
+      connectTimeout: CONNECT_TIMEOUT_MS,
+      // No commandTimeout: ioredis measures it with a bare timer, which a busy event loop fires
+      // late and before reading the answer already waiting; withDeadline does not.
       retryStrategy: reconnectDelay,
       connectionName: 'ratelimit',
     };
@@ -130,6 +140,22 @@ export class RedisRateLimitStore implements RateLimitStore {
         return decision(count, limit, reset);
       },
       () => this.fallback.hitSync(bucket, limit, windowMs),
+    );
+  }
+
+  peek(bucket: string, limit: number, windowMs: number): Promise<RateLimitDecision> {
+    try {
+      assertLimitArgs(limit, windowMs);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return this.decide(
+      async () => {
+        const now = Date.now();
+        const [count, reset] = await this.client.hmget(KEY_PREFIX + bucket, 'n', 'r');
+        return peekDecision(count === null ? 0 : toInt(count), limit, reset === null ? now + windowMs : toInt(reset));
+      },
+      () => this.fallback.peekSync(bucket, limit, windowMs),
     );
   }
 
@@ -201,7 +227,7 @@ export class RedisRateLimitStore implements RateLimitStore {
     }
     if (startedInOutage) this.nextProbeAt = now + PROBE_INTERVAL_MS;
     try {
-      const result = await viaRedis();
+      const result = await withDeadline(viaRedis(), this.commandTimeoutMs);
       // Only a call started during the outage proves recovery; one sent just before the outage
       // that happened to succeed does not.
       if (startedInOutage && this.usingFallback) {
@@ -259,6 +285,39 @@ export class RedisRateLimitStore implements RateLimitStore {
       throw err;
     }
   }
+}
+
+/**
+ * `promise`, or a rejection once `ms` have passed without an answer. A timer on a busy event loop
+ * fires late, maybe with the answer already in the socket: sockets are read in the loop's poll
+ * phase, after timers and before setImmediate callbacks, so the deadline is only declared missed
+ * from a setImmediate, once the loop has read what arrived.
+ */
+function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    let settled = false;
+    const timer = setTimeout(() => {
+      setImmediate(() => {
+        if (settled) return;
+        settled = true;
+        reject(new Error(`Redis did not answer within ${ms} ms`));
+      });
+    }, ms);
+    promise.then(
+      (value) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (error: unknown) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        reject(error);
+      },
+    );
+  });
 }
 
 function toInt(value: unknown): number {

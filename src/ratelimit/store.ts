@@ -31,6 +31,11 @@ export interface RateLimitStore {
    */
   hit(bucket: string, limit: number, windowMs: number): Promise<RateLimitDecision>;
   /**
+   * Reads a bucket without counting (for answers that are not charged, such as CORS preflights):
+   * `remaining` is what is left for the next hit. Never rejects, like `hit`.
+   */
+  peek(bucket: string, limit: number, windowMs: number): Promise<RateLimitDecision>;
+  /**
    * Sliding log for per-field limits (src/ratelimit/field-limits.ts): atomically records a call
    * at `now` under `key`, keeping only the newest `max` calls, and returns the calls recorded
    * before this one that are still within `windowMs` of `now` (newest first, at most `max`).

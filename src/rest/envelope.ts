@@ -46,6 +46,7 @@ export function errorResponseInit(error: AppError, headers?: Record<string, stri
       ...JSON_HEADERS,
       // An error is about this request at this moment: never worth keeping.
       'cache-control': 'no-store',
+      ...error.headers,
       ...headers,
       ...(error.retryAfter !== undefined ? { 'retry-after': String(error.retryAfter) } : {}),
     },

@@ -158,7 +158,7 @@ export function createRestRouter({ schema, routes, onUnexpectedError }: RestRout
       return await run(found.route, found.match, request, url, ctx);
     } catch (error) {
       const unavailable = asAppError(error) ? undefined : databaseUnavailable(error);
-      // Logged like any failure of ours, but answered 503 with Retry-After: the database is down or too slow.
+      // Answered 503 with Retry-After: the database is down or too slow (onUnexpectedError counts it).
       if (unavailable) onUnexpectedError(error, request);
       const appError = asAppError(error) ?? unavailable;
       // A rejection replayed from an Idempotency-Key says so, like a replayed success.

@@ -1,10 +1,10 @@
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pg from 'pg';
 import { createApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { createPrisma } from '../../src/db/prisma.js';
-import { guardRequestTarget } from '../../src/http/request-target.js';
+import { createHttpServer } from '../../src/http/request-target.js';
 import { createLogger, type Logger } from '../../src/logger.js';
 import { createTestDatabase } from './db.js';
 
@@ -19,6 +19,8 @@ export interface TestApp {
   statements: string[];
   get(path: string, init?: RequestInit): Promise<{ status: number; headers: Headers; body: any }>;
   graphql(query: string, variables?: Record<string, unknown>): Promise<{ status: number; body: any }>;
+  /** The app called in-process (no socket, no Node request), as an embedding server would. */
+  fetchInProcess(path: string, init?: RequestInit): Promise<Response>;
   close(): Promise<void>;
 }
 
@@ -40,7 +42,7 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
   // a trusted proxy (loopback), each with its own client address unless a test sets one.
   const config = loadConfig({ NODE_ENV: 'test', TRUSTED_PROXIES: 'loopback', ...opts.env });
   const app = await createApp({ prisma, databaseUrl: db.url, logger: opts.logger ?? createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'), config });
-  const server: Server = createServer(guardRequestTarget(app));
+  const server: Server = createHttpServer(app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const sql = new pg.Pool({ connectionString: db.url, max: 2 });
@@ -77,6 +79,7 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
       });
       return { status: res.status, body: res.body };
     },
+    fetchInProcess: async (path, init) => app.fetch(new Request(base + path, init)),
     close: async () => {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -24,7 +24,9 @@ const PLAN = { basic: 'BASIC', pro: 'PRO', enterprise: 'ENTERPRISE' } as const;
 
 /** A real key, made by the same code path as `npm run keys -- create`, in the database at `url`. */
 export async function createTestKey(url: string, opts: TestKeyOptions): Promise<TestKey> {
-  const prisma = createPrisma({ url, poolMax: 1 });
+  // Test setup, not the subject: on a loaded machine opening a connection can take over the
+  // service's 1 s connect timeout.
+  const prisma = createPrisma({ url, poolMax: 1, timeouts: { connectMs: 10_000 } });
   try {
     const { key, record } = await createApiKey(prisma, {
       owner: opts.owner ?? 'buyer@example.com',
