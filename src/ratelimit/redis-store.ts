@@ -126,12 +126,9 @@ export class RedisRateLimitStore implements RateLimitStore {
     this.client.on('error', (err: Error) => this.reportError(`Redis connection error: ${err.message}`));
   }
 
-  hit(bucket: string, limit: number, windowMs: number): Promise<RateLimitDecision> {
-    try {
-      assertLimitArgs(limit, windowMs);
-    } catch (err) {
-      return Promise.reject(err);
-    }
+  // hit, peek and logCall are async so that a bad argument rejects, as the interface promises.
+  async hit(bucket: string, limit: number, windowMs: number): Promise<RateLimitDecision> {
+    assertLimitArgs(limit, windowMs);
     return this.decide(
       async () => {
         const now = Date.now();
@@ -143,12 +140,8 @@ export class RedisRateLimitStore implements RateLimitStore {
     );
   }
 
-  peek(bucket: string, limit: number, windowMs: number): Promise<RateLimitDecision> {
-    try {
-      assertLimitArgs(limit, windowMs);
-    } catch (err) {
-      return Promise.reject(err);
-    }
+  async peek(bucket: string, limit: number, windowMs: number): Promise<RateLimitDecision> {
+    assertLimitArgs(limit, windowMs);
     return this.decide(
       async () => {
         const now = Date.now();
@@ -159,12 +152,8 @@ export class RedisRateLimitStore implements RateLimitStore {
     );
   }
 
-  logCall(key: string, now: number, max: number, windowMs: number): Promise<number[]> {
-    try {
-      assertLimitArgs(max, windowMs);
-    } catch (err) {
-      return Promise.reject(err);
-    }
+  async logCall(key: string, now: number, max: number, windowMs: number): Promise<number[]> {
+    assertLimitArgs(max, windowMs);
     return this.decide(
       async () => parseLogReply(await this.run(LOG_SCRIPT, FIELD_KEY_PREFIX + key, [now, max, windowMs])),
       () => this.fallback.logCallSync(key, now, max, windowMs),
