@@ -2,27 +2,9 @@ import type DataLoader from 'dataloader';
 import type { GraphQLResolveInfo } from 'graphql';
 import type { FieldRateLimiter } from './ratelimit/field-limits.js';
 import { anonymousBucket } from './ratelimit/policy.js';
+import type { Caller } from './auth/identity.js';
 import type { PrismaClient } from './db/prisma.js';
 import type { ListTotals, TotalsOfRequest } from './list-totals.js';
-
-export type Plan = 'BASIC' | 'PRO' | 'ENTERPRISE';
-
-/** A request made with a valid (known, unrevoked, unexpired) API key. */
-export interface KeyCaller {
-  kind: 'key';
-  ip: string;
-  keyId: string;
-  /** The owning account: "the caller's own orders" are this account's. */
-  accountId: string;
-  plan: Plan;
-  scopes: string[];
-  /** Enterprise keys: the key's own limit and window; null means the plan's default. */
-  rateLimit: number | null;
-  rateWindowSeconds: number | null;
-}
-
-/** Who is calling, decided once per request by src/auth before any resolver runs. */
-export type Caller = { kind: 'anonymous'; ip: string } | KeyCaller;
 
 /** Per-request state shared by the GraphQL resolvers and the REST adapter. */
 export interface Context {

@@ -17,7 +17,8 @@ import {
 import { afterEach, describe, expect, it } from 'vitest';
 import { AppError } from '../src/errors.js';
 import { createFieldRateLimiter, retryAfterSeconds, type FieldRateLimiter } from '../src/ratelimit/field-limits.js';
-import { createRateLimitStore, type RateLimitStore } from '../src/ratelimit/store.js';
+import { createRateLimitStore } from '../src/ratelimit/create-store.js';
+import type { RateLimitStore } from '../src/ratelimit/store.js';
 import { EXTERNAL_REDIS_URL, freePort, HAS_REDIS_SERVER, useTestRedis } from './helpers/redis.js';
 
 const REDIS_AVAILABLE = Boolean(EXTERNAL_REDIS_URL) || HAS_REDIS_SERVER;

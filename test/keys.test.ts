@@ -1,10 +1,10 @@
 import crypto from 'node:crypto';
 import pg from 'pg';
+import { PLAN_LIMITS } from '../src/ratelimit/plans.js';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   DISPLAY_PREFIX_LENGTH,
   KeyInputError,
-  PLAN_LIMITS,
   authenticateKey,
   createApiKey,
   generateApiKey,

@@ -14,7 +14,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { EXTERNAL_REDIS_URL, freePort, HAS_REDIS_SERVER, startRedisServer, useTestRedis, type RedisServer } from './helpers/redis.js';
 import { MemoryRateLimitStore } from '../src/ratelimit/memory-store.js';
 import { RedisRateLimitStore } from '../src/ratelimit/redis-store.js';
-import { createRateLimitStore, type RateLimitDecision, type RateLimitStore, type RateLimitStoreEvent } from '../src/ratelimit/store.js';
+import { createRateLimitStore } from '../src/ratelimit/create-store.js';
+import type { RateLimitDecision, RateLimitStore, RateLimitStoreEvent } from '../src/ratelimit/store.js';
 
 const REDIS_AVAILABLE = Boolean(EXTERNAL_REDIS_URL) || HAS_REDIS_SERVER;
 if (!REDIS_AVAILABLE) process.stderr.write('ratelimit-store.test: no REDIS_URL and no redis-server binary; Redis tests are skipped\n');

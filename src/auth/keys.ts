@@ -6,7 +6,8 @@
 // else: nothing here logs, stores or echoes it.
 
 import crypto from 'node:crypto';
-import type { KeyCaller, Plan } from '../context.js';
+import type { KeyCaller, Plan } from './identity.js';
+import { PLAN_LIMITS } from '../ratelimit/plans.js';
 import type { Prisma } from '../generated/prisma/client.js';
 import type { PrismaClient } from '../db/prisma.js';
 import { SCOPES, isScope, type Scope } from './scopes.js';
@@ -19,16 +20,6 @@ export const DISPLAY_PREFIX_LENGTH = 12;
 // it is one of the 16 characters whose 2 low bits are zero: anything else was not made here.
 const KEY_PATTERN = /^mk_[A-Za-z0-9_-]{42}[AEIMQUYcgkosw048]$/;
 
-/**
- * Requests per window of each plan (docs/api.md, Rate limits); the rate limiter reads the same
- * table. Enterprise keys carry their own limit and window (createApiKey requires them), so its
- * row only serves a key row that somehow lacks them: it then gets Pro's allowance, not unlimited.
- */
-export const PLAN_LIMITS: Readonly<Record<Plan, { readonly limit: number; readonly windowSeconds: number }>> = Object.freeze({
-  BASIC: Object.freeze({ limit: 1000, windowSeconds: 3600 }),
-  PRO: Object.freeze({ limit: 5000, windowSeconds: 3600 }),
-  ENTERPRISE: Object.freeze({ limit: 5000, windowSeconds: 3600 }),
-});
 
 /** Bounds of an enterprise key's own allowance. */
 export const ENTERPRISE_LIMIT_MAX = 10_000_000;

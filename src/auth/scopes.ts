@@ -1,4 +1,5 @@
-import type { Context, KeyCaller } from '../context.js';
+import type { Context } from '../context.js';
+import type { KeyCaller } from './identity.js';
 import { AppError } from '../errors.js';
 
 /** Every scope a key can carry (spec, Authentication). */

@@ -11,7 +11,7 @@ import {
 } from '../auth/keys.js';
 import { SCOPES } from '../auth/scopes.js';
 import { ConfigError, loadConfig } from '../config.js';
-import type { Plan } from '../context.js';
+import type { Plan } from '../auth/identity.js';
 import { MigrationError } from '../db/migrate.js';
 import { createPrisma, type PrismaClient } from '../db/prisma.js';
 

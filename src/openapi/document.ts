@@ -12,7 +12,7 @@ import {
 } from 'graphql';
 import { z } from 'zod';
 import { SCOPES } from '../auth/scopes.js';
-import type { Caller } from '../context.js';
+import type { Caller } from '../auth/identity.js';
 import { errorStatus, type ErrorCode } from '../errors.js';
 import { cacheControl } from '../http/caching.js';
 import { rateLimitHeaders } from '../http/gate.js';

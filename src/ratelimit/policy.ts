@@ -1,6 +1,6 @@
 import ipaddr from 'ipaddr.js';
-import type { Caller } from '../context.js';
-import { PLAN_LIMITS } from '../auth/keys.js';
+import type { Caller } from '../auth/identity.js';
+import { PLAN_LIMITS } from './plans.js';
 import type { RateLimitDecision } from './store.js';
 
 /** Which bucket a request is charged to, and that bucket's limit (docs/api.md, Rate limits). */

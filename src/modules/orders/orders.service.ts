@@ -1,7 +1,8 @@
 import { randomInt } from 'node:crypto';
 import { z } from 'zod';
 import { requireScopes, type Scope } from '../../auth/scopes.js';
-import type { Context, KeyCaller } from '../../context.js';
+import type { KeyCaller } from '../../auth/identity.js';
+import type { Context } from '../../context.js';
 import { AppError, asAppError, validationError, type ErrorDetails } from '../../errors.js';
 import { Prisma } from '../../generated/prisma/client.js';
 import { MONEY_MAX, toColumn } from '../../money.js';
