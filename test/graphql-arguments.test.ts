@@ -1,7 +1,6 @@
 import {
   getNamedType,
   isCompositeType,
-  isListType,
   isNonNullType,
   isObjectType,
   type GraphQLField,

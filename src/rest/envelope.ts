@@ -17,10 +17,6 @@ export interface ErrorBody {
 
 const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8' };
 
-export function jsonResponse(status: number, body: SuccessBody | ErrorBody, headers?: Record<string, string>): Response {
-  return jsonTextResponse(status, JSON.stringify(body), headers);
-}
-
 /** An envelope already serialised, e.g. the bytes of a first response replayed. */
 export function jsonTextResponse(status: number, text: string, headers?: Record<string, string>): Response {
   return new Response(text, { status, headers: { ...JSON_HEADERS, ...headers } });
