@@ -60,7 +60,7 @@ const envSchema = z.object({
   /** Operations in one batched (JSON array) GraphQL request; 0 turns batching off. */
   GRAPHQL_BATCH_LIMIT: z.coerce.number().int().min(0).max(100).default(0),
   /** Schema introspection (and so GraphiQL's docs and autocompletion); unset: on, production included (the schema is public). */
-  GRAPHQL_INTROSPECTION: z.enum(['true', 'false', '1', '0']).optional().transform((v) => (v === undefined ? undefined : v === 'true' || v === '1')),
+  GRAPHQL_INTROSPECTION: flag.optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
