@@ -65,13 +65,9 @@ export class MemoryRateLimitStore implements RateLimitStore {
     return decision(entry.count, limit, entry.resetAt);
   }
 
-  hit(bucket: string, limit: number, windowMs: number): Promise<RateLimitDecision> {
-    // Not an async function: a RangeError should reject, not throw synchronously, either way.
-    try {
-      return Promise.resolve(this.hitSync(bucket, limit, windowMs));
-    } catch (err) {
-      return Promise.reject(err);
-    }
+  // async: a bad argument rejects rather than throws, as the interface promises.
+  async hit(bucket: string, limit: number, windowMs: number): Promise<RateLimitDecision> {
+    return this.hitSync(bucket, limit, windowMs);
   }
 
   /** A bucket as it stands, not counting this look (a window not yet started starts now). */
@@ -82,12 +78,8 @@ export class MemoryRateLimitStore implements RateLimitStore {
     return peekDecision(entry.count, limit, entry.resetAt);
   }
 
-  peek(bucket: string, limit: number, windowMs: number): Promise<RateLimitDecision> {
-    try {
-      return Promise.resolve(this.peekSync(bucket, limit, windowMs));
-    } catch (err) {
-      return Promise.reject(err);
-    }
+  async peek(bucket: string, limit: number, windowMs: number): Promise<RateLimitDecision> {
+    return this.peekSync(bucket, limit, windowMs);
   }
 
   logCallSync(key: string, now: number, max: number, windowMs: number): number[] {
@@ -100,12 +92,8 @@ export class MemoryRateLimitStore implements RateLimitStore {
     return earlier;
   }
 
-  logCall(key: string, now: number, max: number, windowMs: number): Promise<number[]> {
-    try {
-      return Promise.resolve(this.logCallSync(key, now, max, windowMs));
-    } catch (err) {
-      return Promise.reject(err);
-    }
+  async logCall(key: string, now: number, max: number, windowMs: number): Promise<number[]> {
+    return this.logCallSync(key, now, max, windowMs);
   }
 
   waitUntilReady(): Promise<boolean> {
