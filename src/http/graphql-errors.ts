@@ -9,10 +9,11 @@ import type { OverloadLog } from './overload-log.js';
 // What a GraphQL client sees of an error: ours (AppError) as they are, GraphQL's verdicts on the
 // request with code VALIDATION_ERROR, and anything unexpected masked as INTERNAL_ERROR.
 
-/** An error answered before GraphQL runs, in the shape GraphQL clients read. */
+/** An error refusing a request before GraphQL runs, in the shape GraphQL clients read. */
+export const graphqlErrorBody = (error: AppError) => ({ errors: [{ message: error.message, extensions: error.extensions }] });
+
 export function graphqlErrorResponse(error: AppError, headers: Record<string, string> = {}): Response {
-  const body = { errors: [{ message: error.message, extensions: error.extensions }] };
-  return new Response(JSON.stringify(body), errorResponseInit(error, headers));
+  return new Response(JSON.stringify(graphqlErrorBody(error)), errorResponseInit(error, headers));
 }
 
 /** The methods /graphql answers: GraphQL over HTTP's GET and POST, and CORS preflights. */

@@ -2,6 +2,7 @@ import { createServer, maxHeaderSize, STATUS_CODES, type IncomingMessage, type R
 import type { Duplex } from 'node:stream';
 import { AppError, validationError } from '../errors.js';
 import { errorBody } from '../rest/envelope.js';
+import { graphqlErrorBody } from './graphql-errors.js';
 
 // The Node HTTP listener in front of the app. Yoga's Node adapter builds each request's URL as
 // `http://${Host header}${request-target}` and, when that is not a URL, answers 500 with the
@@ -45,8 +46,7 @@ function checkRequest(req: IncomingMessage): AppError | undefined {
 }
 
 /** The error body for a path: GraphQL's shape on /graphql, the REST envelope elsewhere. */
-const bodyFor = (target: string, error: AppError) =>
-  target.split('?')[0] === '/graphql' ? { errors: [{ message: error.message, extensions: error.extensions }] } : errorBody(error);
+const bodyFor = (target: string, error: AppError) => (target.split('?')[0] === '/graphql' ? graphqlErrorBody(error) : errorBody(error));
 
 function refuse(req: IncomingMessage, res: ServerResponse, error: AppError): void {
   const body = bodyFor(req.url ?? '', error);
