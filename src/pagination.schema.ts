@@ -17,6 +17,13 @@ export const pageArgs = builder.args((t) => ({
   limit: t.int({ required: false, description: `Items per page, 1–${LIMIT_MAX} (default ${LIMIT_DEFAULT})` }),
 }));
 
+/**
+ * The `limit` of a nested list (a relation or a sample), with its default. Validated 1–LIMIT_MAX
+ * by the builder (src/field-rules.ts), never clamped; an explicit null means "not given".
+ */
+export const listLimitArgs = (defaultValue: number) =>
+  builder.args((t) => ({ limit: t.int({ required: false, defaultValue, description: `At most this many, 1–${LIMIT_MAX}` }) }));
+
 export const metaFor = (page: PageInput, total: Promise<number>) => total.then((n) => paginationMeta(page, n));
 
 /** A GraphQL enum of a list's sort keys: REST's `price_asc` is GraphQL's `PRICE_ASC`. */

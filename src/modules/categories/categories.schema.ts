@@ -1,6 +1,5 @@
 import { builder } from '../../builder.js';
-import { pageArgs, PaginationMetaRef, metaFor } from '../../pagination.schema.js';
-import { LIMIT_MAX } from '../../pagination.js';
+import { listLimitArgs, pageArgs, PaginationMetaRef, metaFor } from '../../pagination.schema.js';
 import { productsByIds } from '../products/products.service.js';
 import {
   categoryBySlug,
@@ -42,8 +41,7 @@ export const Category = builder.prismaObject('Category', {
     products: t.prismaField({
       type: ['Product'],
       description: 'The most viewed active products of this category and its subcategories',
-      args: { limit: t.arg.int({ required: false, defaultValue: SAMPLE_DEFAULT, description: `At most this many, 1–${LIMIT_MAX}` }) },
-      // The limit is validated by the builder (src/field-rules.ts); null means "not given".
+      args: listLimitArgs(SAMPLE_DEFAULT),
       resolve: async (query, category, args, ctx) =>
         productsByIds(ctx, await subtreeProductSampleIds(ctx, category.id, args.limit ?? SAMPLE_DEFAULT), query),
     }),

@@ -1,6 +1,6 @@
 import { builder } from '../../builder.js';
-import { metaFor, pageArgs, PaginationMetaRef, sortEnum } from '../../pagination.schema.js';
-import { LIMIT_MAX, type PageInput } from '../../pagination.js';
+import { listLimitArgs, metaFor, pageArgs, PaginationMetaRef, sortEnum } from '../../pagination.schema.js';
+import type { PageInput } from '../../pagination.js';
 import {
   countProducts,
   listProducts,
@@ -50,8 +50,7 @@ export const Product = builder.prismaObject('Product', {
     category: t.relation('category'),
     reviews: t.relation('reviews', {
       description: 'Newest reviews first',
-      args: { limit: t.arg.int({ required: false, defaultValue: REVIEWS_DEFAULT, description: `At most this many, 1–${LIMIT_MAX}` }) },
-      // The limit is validated by the builder (src/field-rules.ts); null means "not given".
+      args: listLimitArgs(REVIEWS_DEFAULT),
       query: (args) => ({ take: args.limit ?? REVIEWS_DEFAULT, orderBy: [{ createdAt: 'desc' }, { id: 'asc' }] }),
     }),
     reviewsConnection: t.relatedConnection('reviews', {

@@ -1,6 +1,6 @@
 import { builder } from '../../builder.js';
-import { LIMIT_MAX, type PageInput } from '../../pagination.js';
-import { metaFor, pageArgs, PaginationMetaRef, sortEnum } from '../../pagination.schema.js';
+import type { PageInput } from '../../pagination.js';
+import { listLimitArgs, metaFor, pageArgs, PaginationMetaRef, sortEnum } from '../../pagination.schema.js';
 import {
   countSuppliers,
   listSuppliers,
@@ -44,8 +44,7 @@ export const Supplier = builder.prismaObject('Supplier', {
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     products: t.relation('products', {
       description: 'Newest active products first',
-      args: { limit: t.arg.int({ required: false, defaultValue: SUPPLIER_PRODUCTS_DEFAULT, description: `At most this many, 1–${LIMIT_MAX}` }) },
-      // The limit is validated by the builder (src/field-rules.ts); null means "not given".
+      args: listLimitArgs(SUPPLIER_PRODUCTS_DEFAULT),
       query: (args) => ({
         where: { isActive: true },
         orderBy: [{ createdAt: 'desc' }, { id: 'asc' }],
