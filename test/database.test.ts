@@ -6,6 +6,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { loadConfig } from '../src/config.js';
 import { openDatabase } from '../src/db/database.js';
+import { alive } from './helpers/processes.js';
 
 // Each test here runs its own embedded server in its own DATA_DIR: what is tested is the life
 // cycle of that server, which the shared test server cannot show.
@@ -31,15 +32,6 @@ async function sql<R extends pg.QueryResultRow>(url: string, text: string): Prom
     return (await client.query<R>(text)).rows;
   } finally {
     await client.end();
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
   }
 }
 

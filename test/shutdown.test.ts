@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { groupAlive, killGroup, listeningPort, npmStart, type Service } from './helpers/npm-start.js';
+import { alive } from './helpers/processes.js';
 
 // Stopping `npm start` the three ways it is stopped in practice, each under 20 requests in flight:
 //   - a signal to the whole process group: Ctrl-C in a terminal (SIGINT to npm and node, and npm
@@ -30,15 +31,6 @@ afterEach(() => {
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 async function waitFor(what: string, check: () => boolean, timeoutMs: number, output: () => string): Promise<void> {
   const deadline = Date.now() + timeoutMs;

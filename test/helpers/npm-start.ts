@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
+import { alive } from './processes.js';
 
 // `npm start` the way a user runs it: npm, then node on the build that `npm ci` made, in a process
 // group of their own (as a terminal or a service manager gives them), so a test can signal the
@@ -47,14 +48,7 @@ export async function listeningPort(service: Service, timeoutMs = 120_000): Prom
 }
 
 /** True while any process of the group is alive. */
-export function groupAlive(pgid: number): boolean {
-  try {
-    process.kill(-pgid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
+export const groupAlive = (pgid: number): boolean => alive(-pgid);
 
 /** For afterAll: whatever a failed test left running goes, postgres included. */
 export function killGroup(service: Service | undefined): void {
