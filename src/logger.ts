@@ -21,3 +21,12 @@ export function createLogger(level: string, environment: Config['NODE_ENV'] = 'p
   }
   return pino(options);
 }
+
+/**
+ * Text for a person at the terminal (not a log record), written into the log's own stream so that
+ * it comes out after the lines logged before it: pino writes asynchronously, and a direct
+ * process.stdout.write could overtake them.
+ */
+export function writeBesideLogs(logger: Logger, text: string): void {
+  (logger as unknown as Record<symbol, { write(chunk: string): void }>)[pino.symbols.streamSym]!.write(text);
+}

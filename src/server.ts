@@ -2,7 +2,7 @@ import net from 'node:net';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { openDatabase } from './db/database.js';
 import { createHttpServer } from './http/request-target.js';
-import { createLogger } from './logger.js';
+import { createLogger, writeBesideLogs, type Logger } from './logger.js';
 
 // Process entry point: configuration, database, HTTP listener, and an orderly shutdown.
 // Run as compiled JavaScript (`npm start` = node dist/server.js).
@@ -70,8 +70,7 @@ async function main() {
   const base = baseUrl(config.HOST, port);
   logger.info({ port, rest: `${base}/api`, graphql: `${base}/graphql` }, 'marketplace API listening');
   if (demoKey) {
-    await new Promise<void>((resolve) => logger.flush(() => resolve()));
-    printDemoKey(demoKey, base);
+    printDemoKey(logger, demoKey, base);
   }
 
   let stopping = false;
@@ -121,8 +120,9 @@ interface DemoKey {
 }
 
 /** Printed once, to stdout, not logged: keys are stored hashed and never shown again. */
-function printDemoKey({ key, owner, scopes }: DemoKey, base: string) {
-  process.stdout.write(
+function printDemoKey(logger: Logger, { key, owner, scopes }: DemoKey, base: string) {
+  writeBesideLogs(
+    logger,
     `\nDemo API key for ${owner} (Pro plan; ${scopes.join(', ')}).\n` +
       `It is shown only this once; keys are stored hashed. Try:\n` +
       `  curl -H 'X-API-Key: ${key}' ${base}/api/orders\n\n`,

@@ -8,8 +8,10 @@ let f: OrderFixture;
 let key: string;
 
 beforeAll(async () => {
-  // These tests place far more orders per account than the per-minute order limit allows.
-  app = await startTestApp({ env: { ORDER_CREATE_LIMIT: '100000' } });
+  // These tests place far more orders per account than the per-minute order limit allows. Their
+  // requests queue for 5 connections and one row lock: on a busy machine the last may wait longer
+  // than the pool's 3 s, which is shedding load (503), a different test; here they all wait.
+  app = await startTestApp({ env: { ORDER_CREATE_LIMIT: '100000' }, dbTimeouts: { checkoutMs: 30_000 } });
   f = await makeOrderFixture(app.sql);
   key = (await createTestKey(app.url, { owner: 'rush@example.com', scopes: ['read:orders', 'write:orders'] })).key;
 });

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import pg from 'pg';
 import { createApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
-import { createPrisma } from '../../src/db/prisma.js';
+import { createPrisma, type DbTimeouts } from '../../src/db/prisma.js';
 import { createHttpServer } from '../../src/http/request-target.js';
 import { createLogger, type Logger } from '../../src/logger.js';
 import { createTestDatabase } from './db.js';
@@ -31,13 +31,15 @@ export interface TestAppOptions {
   /** Use this database instead of a fresh copy (e.g. two instances on one database). */
   url?: string;
   logger?: Logger;
+  /** Overrides of the pool's timeouts (DB_TIMEOUTS). */
+  dbTimeouts?: Partial<DbTimeouts>;
 }
 
 /** The real app over real HTTP on a fresh copy of the seeded database. */
 export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> {
   const db = opts.url ? { url: opts.url, drop: async () => undefined } : await createTestDatabase(opts.template ?? 'seeded');
   const statements: string[] = [];
-  const prisma = createPrisma({ url: db.url, poolMax: 5, onQuery: (sql) => statements.push(sql) });
+  const prisma = createPrisma({ url: db.url, poolMax: 5, timeouts: opts.dbTimeouts, onQuery: (sql) => statements.push(sql) });
   // The suite sends far more anonymous requests than one IP may (60/min). Requests come through
   // a trusted proxy (loopback), each with its own client address unless a test sets one.
   const config = loadConfig({ NODE_ENV: 'test', TRUSTED_PROXIES: 'loopback', ...opts.env });

@@ -19,7 +19,8 @@ const ABANDONED = "interval '60 seconds'";
 /** How long a request waits for a concurrent one with the same key before giving up with 409. */
 // Under the 5 s within which every request is answered (README, Faults).
 const WAIT_MS = 4_000;
-const POLL_MS = 25;
+/** Waiting polls back off from the first to the last interval, so waiters do not crowd the pool. */
+const POLL_MS = { first: 25, max: 250 };
 
 /** What was stored for a key: the order created, or the 4xx error answered. */
 export type StoredOutcome = { orderId: string } | { error: { code: ErrorCode; message: string; details?: ErrorDetails } };
@@ -84,6 +85,7 @@ interface RecordRow {
  */
 export async function claimKey(ctx: Context, accountId: string, key: string, hash: string): Promise<Claim> {
   const deadline = Date.now() + WAIT_MS;
+  let pollMs = POLL_MS.first;
   for (;;) {
     const id = randomUUID();
     // One statement: insert, or take over an expired or abandoned record, or do nothing.
@@ -122,7 +124,8 @@ export async function claimKey(ctx: Context, accountId: string, key: string, has
     if (Date.now() >= deadline) {
       throw new AppError('CONFLICT', 'A request with this Idempotency-Key is still being processed; retry later');
     }
-    await sleep(POLL_MS);
+    await sleep(Math.min(pollMs, Math.max(0, deadline - Date.now())));
+    pollMs = Math.min(pollMs * 2, POLL_MS.max);
   }
 }
 
