@@ -8,12 +8,12 @@ import { parseArgs } from 'node:util';
 import autocannon, { type Options as AutocannonOptions } from 'autocannon';
 import * as loadtest from 'loadtest';
 import pg from 'pg';
-import { createApiKey } from '../src/auth/keys.js';
-import { loadConfig } from '../src/config.js';
+import { createApiKey } from '../src/accounts/api-keys.js';
+import { loadConfig } from '../src/runtime/config.js';
 import { openDatabase, type Database } from '../src/db/database.js';
 import { migrate } from '../src/db/migrate.js';
 import { createPrisma } from '../src/db/prisma.js';
-import { seedDatabase } from '../src/db/seed.js';
+import { seedDatabase } from '../src/seed/seed.js';
 
 // `npm run bench -- [--products 100000] [--duration 10] [--connections 10]`
 //

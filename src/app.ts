@@ -2,13 +2,13 @@ import { createYoga, type YogaServerInstance } from 'graphql-yoga';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { authenticateKey } from './auth/keys.js';
 import { createLastUsedRecorder } from './auth/last-used.js';
-import type { Config } from './config.js';
+import type { Config } from './runtime/config.js';
 import type { Caller } from './auth/identity.js';
-import { createContextFactory, type Context } from './context.js';
-import { createListTotals } from './list-totals.js';
+import { createContextFactory, type Context } from './graphql/context.js';
+import { createListTotals } from './modules/products/list-totals.js';
 import { databaseUnavailable, poolStats, type PrismaClient } from './db/prisma.js';
-import { AppError, isClientAbort } from './errors.js';
-import { createClientIpResolver } from './http/client-ip.js';
+import { AppError, isClientAbort } from './shared/errors.js';
+import { createClientIpResolver } from './shared/client-ip.js';
 import { useGate } from './http/gate.js';
 import { useIdempotentReplayHeader } from './http/idempotent-replay.js';
 import { requestIdOf, useObservability } from './http/observe.js';
@@ -19,14 +19,14 @@ import { renderLocalGraphiQL, serveGraphiQLAsset } from './http/graphiql.js';
 import { graphqlHardening } from './http/graphql-limits.js';
 import { createHealthHandler } from './http/health.js';
 import { createDocsHandler } from './openapi/serve.js';
-import type { Logger } from './logger.js';
-import { createMetrics } from './metrics.js';
+import type { Logger } from './runtime/logger.js';
+import { createMetrics } from './http/metrics.js';
 import { createFieldRateLimiter } from './ratelimit/field-limits.js';
 import { createRateLimitStore } from './ratelimit/create-store.js';
 import { errorResponse } from './rest/envelope.js';
 import { createRestRouter } from './rest/router.js';
 import { restRoutes } from './rest/routes.js';
-import { schema } from './schema.js';
+import { schema } from './modules/schema.js';
 
 /** What the Node adapter hands Yoga with each request; absent when Yoga is called in-process. */
 export interface ServerContext {

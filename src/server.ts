@@ -1,8 +1,8 @@
 import net from 'node:net';
-import { ConfigError, loadConfig, type Config } from './config.js';
+import { ConfigError, loadConfig, type Config } from './runtime/config.js';
 import { openDatabase } from './db/database.js';
 import { createHttpServer } from './http/request-target.js';
-import { createLogger, writeBesideLogs, type Logger } from './logger.js';
+import { createLogger, writeBesideLogs, type Logger } from './runtime/logger.js';
 
 // Process entry point: configuration, database, HTTP listener, and an orderly shutdown.
 // Run as compiled JavaScript (`npm start` = node dist/server.js).
@@ -107,7 +107,7 @@ async function loadServiceModules() {
 
 /** Needed on a first start only: not loaded on the others. */
 async function loadDemoModules() {
-  const [{ seedDatabase }, { createApiKey }, { SCOPES }] = await Promise.all([import('./db/seed.js'), import('./auth/keys.js'), import('./auth/scopes.js')]);
+  const [{ seedDatabase }, { createApiKey }, { SCOPES }] = await Promise.all([import('./seed/seed.js'), import('./accounts/api-keys.js'), import('./auth/scopes.js')]);
   return { seedDatabase, createApiKey, SCOPES };
 }
 

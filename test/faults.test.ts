@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmbeddedPostgres, type EmbeddedServer } from '../src/db/embedded.js';
 import { migrate } from '../src/db/migrate.js';
 import { DB_RETRY_AFTER_SECONDS, isDatabaseUnavailable } from '../src/db/prisma.js';
-import { seedDatabase } from '../src/db/seed.js';
+import { seedDatabase } from '../src/seed/seed.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { createTestKey } from './helpers/keys.js';
 

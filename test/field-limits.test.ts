@@ -15,7 +15,7 @@ import {
   type GraphQLResolveInfo,
 } from 'graphql';
 import { afterEach, describe, expect, it } from 'vitest';
-import { AppError } from '../src/errors.js';
+import { AppError } from '../src/shared/errors.js';
 import { createFieldRateLimiter, retryAfterSeconds, type FieldRateLimiter } from '../src/ratelimit/field-limits.js';
 import { createRateLimitStore } from '../src/ratelimit/create-store.js';
 import type { RateLimitStore } from '../src/ratelimit/store.js';

@@ -1,6 +1,6 @@
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { errorStatus } from '../src/errors.js';
+import { errorStatus } from '../src/shared/errors.js';
 import { DOCS_PATHS } from '../src/http/gate.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { createTestKey } from './helpers/keys.js';

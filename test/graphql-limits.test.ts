@@ -1,16 +1,16 @@
 import { getIntrospectionQuery, Lexer, Source, TokenKind } from 'graphql';
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../src/config.js';
-import { MAX_BODY_BYTES } from '../src/http/body.js';
+import { loadConfig } from '../src/runtime/config.js';
+import { MAX_BODY_BYTES } from '../src/rest/body.js';
 import { estimateCost } from '../src/http/graphql-cost.js';
 import { graphqlLimitsFrom } from '../src/http/graphql-limits.js';
-import { schema } from '../src/schema.js';
+import { schema } from '../src/modules/schema.js';
 import { parse } from 'graphql';
 import { startTestApp, type TestApp } from './helpers/app.js';
 
 // /graphql's limits: body size and type, document depth, aliases, tokens, directives and cost,
-// batching, introspection and field suggestions. Defaults come from src/config.ts.
+// batching, introspection and field suggestions. Defaults come from src/runtime/config.ts.
 
 const defaults = graphqlLimitsFrom(loadConfig({}));
 

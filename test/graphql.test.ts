@@ -1,6 +1,6 @@
 import { getNullableType, isListType, isNonNullType, isObjectType } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { schema } from '../src/schema.js';
+import { schema } from '../src/modules/schema.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
 
 let app: TestApp;
@@ -50,7 +50,7 @@ describe('GraphQL', () => {
 
   it.each(Object.entries(NESTED))('answers a nested %s query with a number of SQL statements that does not grow with the page size', async (name, query) => {
     const counts: number[] = [];
-    // List totals are kept between requests (src/list-totals.ts): a first request fills them, so
+    // List totals are kept between requests (src/modules/products/list-totals.ts): a first request fills them, so
     // the sizes compared all find them kept.
     await statementsFor(query, { limit: 1 });
     for (const limit of SIZES[name as keyof typeof NESTED]) {

@@ -2,18 +2,8 @@ import crypto from 'node:crypto';
 import pg from 'pg';
 import { PLAN_LIMITS } from '../src/ratelimit/plans.js';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import {
-  DISPLAY_PREFIX_LENGTH,
-  KeyInputError,
-  authenticateKey,
-  createApiKey,
-  generateApiKey,
-  hashApiKey,
-  listApiKeys,
-  looksLikeApiKey,
-  revokeApiKey,
-  type CreateApiKeyInput,
-} from '../src/auth/keys.js';
+import { DISPLAY_PREFIX_LENGTH, authenticateKey, generateApiKey, hashApiKey, looksLikeApiKey } from '../src/auth/keys.js';
+import { KeyInputError, createApiKey, listApiKeys, revokeApiKey, type CreateApiKeyInput } from '../src/accounts/api-keys.js';
 import { createLastUsedRecorder } from '../src/auth/last-used.js';
 import { createPrisma, type PrismaClient } from '../src/db/prisma.js';
 import { createTestDatabase, type TestDatabase } from './helpers/db.js';

@@ -273,7 +273,7 @@ describe('SQL statements per list request', () => {
     expect(total).toBeGreaterThanOrEqual(20);
     const sizes = [1, 10, Math.min(LIMIT_MAX, total)];
 
-    // Warm-up: product and stock/price totals are kept between requests (src/list-totals.ts), so
+    // Warm-up: product and stock/price totals are kept between requests (src/modules/products/list-totals.ts), so
     // the first request of a list may count once more than the ones measured after it.
     const warm = await c.request(1);
     expect(warm.status, JSON.stringify(warm.body)).toBe(200);

@@ -1,3 +1,4 @@
+import type { ListedCondition } from '../src/db/catalog-changes.js';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from './helpers/app.js';
@@ -5,7 +6,7 @@ import { createTestKey } from './helpers/keys.js';
 import { makeOrderFixture, type OrderFixture } from './helpers/orders.js';
 
 // Product-list totals are kept per catalogue revision and carried to the next one by adding the
-// changes statement triggers on "Product" log (src/list-totals.ts,
+// changes statement triggers on "Product" log (src/modules/products/list-totals.ts,
 // prisma/migrations/*_catalog_changes). What a user sees must not change for it: every total is
 // exact on the very next request after any change, whoever made it. Each describe block that
 // changes data has its own app on its own database copy.
@@ -593,5 +594,14 @@ describe('/api/v1/stock meta.total', () => {
     expect(await countAllProducts(app.sql)).toBe(before + 1);
     expect(await observe(app, ask)).toEqual(carriedOver(before + 1));
     expect((await observe(app, () => REST_PRODUCTS.total(app, {}))).value).toBe(listed + (isActive ? 1 : 0));
+  });
+});
+
+describe('ListedCondition', () => {
+  it('accepts only columns the change log has: npm test type-checks this file first', () => {
+    const onLoggedColumns: ListedCondition[] = [{ isActive: true }, { price: { gte: 1 } }, { searchText: { contains: 'x' } }];
+    // @ts-expect-error "vatCategory" is a column of Product only: a total under it could not be carried.
+    const notLogged: ListedCondition = { vatCategory: 'STANDARD' };
+    expect([...onLoggedColumns, notLogged]).toHaveLength(4);
   });
 });

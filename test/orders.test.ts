@@ -1,15 +1,15 @@
 import { getNamedType, isInterfaceType, isObjectType } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Context } from '../src/context.js';
+import type { Context } from '../src/graphql/context.js';
 import { createPrisma, type PrismaClient } from '../src/db/prisma.js';
-import { allocate, round2 } from '../src/money.js';
+import { allocate, round2 } from '../src/shared/money.js';
 import { createOrder, orderById, orderNumbers } from '../src/modules/orders/orders.service.js';
 import { priceOrder } from '../src/modules/orders/pricing.js';
-import { schema } from '../src/schema.js';
+import { schema } from '../src/modules/schema.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { createTestKey } from './helpers/keys.js';
 import { FREE_SHIPPING_FROM, makeOrderFixture, SHIPPING_FEE, WORKED_EXAMPLE_TOTALS, workedExample, type OrderFixture } from './helpers/orders.js';
-import { createListTotals } from '../src/list-totals.js';
+import { createListTotals } from '../src/modules/products/list-totals.js';
 
 let app: TestApp;
 let f: OrderFixture;

@@ -4,10 +4,10 @@ import { promisify } from 'node:util';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseSeedArgs, UsageError } from '../src/cli/seed.js';
-import { COUNTY_OF_CITY } from '../src/db/seed-data/geo.js';
-import { SEED_BASE_DATE, SeedConflictError, buildDemoCatalog, buildDemoProduct, demoProductId, seedDatabase, type SeedSummary } from '../src/db/seed.js';
-import { isValidCui } from '../src/lib/cui.js';
-import { productSearchText, searchKey, supplierSearchText } from '../src/search.js';
+import { COUNTY_OF_CITY } from '../src/seed/data/geo.js';
+import { SEED_BASE_DATE, SeedConflictError, buildDemoCatalog, buildDemoProduct, demoProductId, seedDatabase, type SeedSummary } from '../src/seed/seed.js';
+import { isValidCui } from '../src/shared/cui.js';
+import { productSearchText, searchKey, supplierSearchText } from '../src/modules/products/search.js';
 import { createTestDatabase, type TestDatabase } from './helpers/db.js';
 
 // Primary key of every table, to hash each table's rows in a stable order.

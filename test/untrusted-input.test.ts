@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createOrderInput } from '../src/modules/orders/orders.service.js';
 import { restRoutes, type RestRoute } from '../src/rest/routes.js';
-import { restParamForm } from '../src/validation.js';
+import { restParamForm } from '../src/shared/validation.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { createTestKey } from './helpers/keys.js';
 

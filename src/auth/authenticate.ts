@@ -1,4 +1,4 @@
-import { AppError } from '../errors.js';
+import { AppError } from '../shared/errors.js';
 
 /**
  * The API key a request presents (docs/api.md, Authentication): `X-API-Key: K` or

@@ -1,6 +1,5 @@
-import type { Context } from '../context.js';
-import type { KeyCaller } from './identity.js';
-import { AppError } from '../errors.js';
+import type { Caller, KeyCaller } from './identity.js';
+import { AppError } from '../shared/errors.js';
 
 /** Every scope a key can carry (spec, Authentication). */
 export const SCOPES = [
@@ -30,8 +29,7 @@ export function hasScope(granted: readonly string[], needed: Scope): boolean {
  * stock and prices, whichever interface asked. No key → 401; a key without a scope → 403 naming
  * what is missing.
  */
-export function requireScopes(ctx: Context, ...needed: Scope[]): KeyCaller {
-  const caller = ctx.caller;
+export function requireScopes(caller: Caller, ...needed: Scope[]): KeyCaller {
   if (caller.kind !== 'key') throw new AppError('UNAUTHORIZED', 'An API key is required: send X-API-Key or Authorization: Bearer');
   const missing = needed.filter((scope) => !hasScope(caller.scopes, scope));
   if (missing.length) {

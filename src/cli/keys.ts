@@ -1,16 +1,8 @@
 import { parseArgs } from 'node:util';
 import { isEntryPoint, runCli, UsageError, withMigratedDatabase } from './run.js';
-import {
-  KeyInputError,
-  createApiKey,
-  listApiKeys,
-  normaliseKeyInput,
-  revokeApiKey,
-  type ApiKeyView,
-  type CreateApiKeyInput,
-} from '../auth/keys.js';
+import { KeyInputError, createApiKey, listApiKeys, normaliseKeyInput, revokeApiKey, type ApiKeyView, type CreateApiKeyInput } from '../accounts/api-keys.js';
 import { SCOPES } from '../auth/scopes.js';
-import { ConfigError, loadConfig } from '../config.js';
+import { ConfigError, loadConfig } from '../runtime/config.js';
 import type { Plan } from '../auth/identity.js';
 import { MigrationError } from '../db/migrate.js';
 import { createPrisma, type PrismaClient } from '../db/prisma.js';

@@ -1,8 +1,8 @@
 import { parseArgs } from 'node:util';
 import cliProgress from 'cli-progress';
-import { ConfigError, loadConfig } from '../config.js';
+import { ConfigError, loadConfig } from '../runtime/config.js';
 import { MigrationError } from '../db/migrate.js';
-import { SeedConflictError, seedDatabase, type SeedSummary } from '../db/seed.js';
+import { SeedConflictError, seedDatabase, type SeedSummary } from '../seed/seed.js';
 import { isEntryPoint, runCli, UsageError, withMigratedDatabase } from './run.js';
 
 export { UsageError };

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import type { Config } from '../config.js';
+import type { Config } from '../runtime/config.js';
 import { startEmbeddedPostgres } from './embedded.js';
 
 export interface Database {

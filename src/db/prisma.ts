@@ -1,7 +1,7 @@
 import { PrismaPg } from '@prisma/adapter-pg';
 import { GraphQLError } from 'graphql';
 import pg from 'pg';
-import { serviceUnavailable, type AppError } from '../errors.js';
+import { serviceUnavailable, type AppError } from '../shared/errors.js';
 import { PrismaClient } from '../generated/prisma/client.js';
 
 export type { PrismaClient };

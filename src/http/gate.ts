@@ -2,7 +2,7 @@ import type { Plugin } from 'graphql-yoga';
 import { invalidKey, presentedKey } from '../auth/authenticate.js';
 import type { Caller } from '../auth/identity.js';
 import { DB_RETRY_AFTER_SECONDS } from '../db/prisma.js';
-import { asAppError, rateLimited, serviceUnavailable, type AppError } from '../errors.js';
+import { asAppError, rateLimited, serviceUnavailable, type AppError } from '../shared/errors.js';
 import {
   limitExceededMessage,
   rateLimitHeaders,

@@ -18,8 +18,8 @@ import {
   type GraphQLSchema,
   type SelectionSetNode,
 } from 'graphql';
-import { SIZE_ARGUMENTS } from '../field-rules.js';
-import { LIMIT_MAX } from '../pagination.js';
+import { SIZE_ARGUMENTS } from '../graphql/field-rules.js';
+import { LIMIT_MAX } from '../shared/pagination.js';
 
 // An estimate of how many objects an operation can make the server load, before it runs.
 //

@@ -1,8 +1,8 @@
 import { GraphQLError, type ExecutionResult } from 'graphql';
 import { processRegularResult, type Plugin } from 'graphql-yoga';
 import { databaseUnavailable } from '../db/prisma.js';
-import { AppError, asAppError, errorStatus, INTERNAL_MESSAGE, isClientAbort } from '../errors.js';
-import type { Logger } from '../logger.js';
+import { AppError, asAppError, errorStatus, INTERNAL_MESSAGE, isClientAbort } from '../shared/errors.js';
+import type { Logger } from '../runtime/logger.js';
 import { errorResponseInit } from '../rest/envelope.js';
 import type { OverloadLog } from './overload-log.js';
 

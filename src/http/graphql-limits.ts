@@ -17,9 +17,9 @@ import {
   type ValidationRule,
 } from 'graphql';
 import type { GraphQLParams, Plugin, YogaServerOptions } from 'graphql-yoga';
-import type { Config } from '../config.js';
-import { asAppError, errorStatus, type ErrorCode } from '../errors.js';
-import { MAX_BODY_BYTES, payloadTooLarge, readLimited } from './body.js';
+import type { Config } from '../runtime/config.js';
+import { asAppError, errorStatus, type ErrorCode } from '../shared/errors.js';
+import { MAX_BODY_BYTES, payloadTooLarge, readLimited } from '../rest/body.js';
 import { estimateCost } from './graphql-cost.js';
 
 // Limits and protocol rules for /graphql, in front of the schema:

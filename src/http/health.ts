@@ -1,6 +1,6 @@
 import { pendingMigrations } from '../db/migrate.js';
 import type { PrismaClient } from '../db/prisma.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../runtime/logger.js';
 
 // Liveness and readiness for orchestrators and load balancers:
 //

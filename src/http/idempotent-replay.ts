@@ -1,5 +1,5 @@
 import type { Plugin } from 'graphql-yoga';
-import type { Context } from '../context.js';
+import type { Context } from '../graphql/context.js';
 import { idempotencyOutcome, REPLAYED_HEADER } from '../modules/orders/idempotency.js';
 
 /**

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Plugin } from 'graphql-yoga';
-import type { Logger } from '../logger.js';
-import type { Metrics } from '../metrics.js';
+import { API_VERSION } from '../rest/envelope.js';
+import type { Logger } from '../runtime/logger.js';
+import type { Metrics } from './metrics.js';
 
 // Request ids, access logs, request metrics and common headers for every request the app answers.
 
@@ -13,7 +14,6 @@ export function requestIdOf(request: Request): string {
   return given !== null && CLIENT_REQUEST_ID.test(given) ? given : randomUUID();
 }
 
-export const API_VERSION = '1.0.0';
 
 export interface ObserveDeps {
   logger: Logger;

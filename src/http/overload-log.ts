@@ -1,5 +1,5 @@
 import { GraphQLError } from 'graphql';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../runtime/logger.js';
 
 // The database being down or saturated is expected from time to time and answered 503 with
 // Retry-After. Logging each such answer as an error with a stack buried the logs (thousands of

@@ -1,6 +1,6 @@
 import { createServer, maxHeaderSize, STATUS_CODES, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { AppError, validationError } from '../errors.js';
+import { AppError, validationError } from '../shared/errors.js';
 import { errorBody } from '../rest/envelope.js';
 import { graphqlErrorBody } from './graphql-errors.js';
 

@@ -13,12 +13,12 @@ import {
 import { z } from 'zod';
 import { SCOPES } from '../auth/scopes.js';
 import type { Caller } from '../auth/identity.js';
-import { errorStatus, type ErrorCode } from '../errors.js';
-import { cacheControl } from '../http/caching.js';
-import { rateLimitHeaders } from '../http/gate.js';
-import { API_VERSION } from '../http/observe.js';
+import { errorStatus, type ErrorCode } from '../shared/errors.js';
+import { cacheControl } from '../rest/caching.js';
+import { rateLimitHeaders } from '../ratelimit/policy.js';
+import { API_VERSION } from '../rest/envelope.js';
 import type { RestRoute, RestShape } from '../rest/routes.js';
-import { restParamForm } from '../validation.js';
+import { restParamForm } from '../shared/validation.js';
 import { extractComponents } from './components.js';
 import { operationSchemas, sentences, splitNull, type JsonSchema } from './graphql-to-json-schema.js';
 
@@ -26,7 +26,7 @@ import { operationSchemas, sentences, splitNull, type JsonSchema } from './graph
 // (src/rest/routes.ts) for paths, methods, scopes and success statuses; each route's zod
 // schemas (the ones that validate the request) for parameters and body; each route's GraphQL
 // operation, walked against the schema, for the response bodies; the error table
-// (src/errors.ts) for error responses; the gate's own header function for the rate-limit
+// (src/shared/errors.ts) for error responses; the gate's own header function for the rate-limit
 // headers. Nothing here restates a rule, so the document cannot drift from the service.
 
 /** The OpenAPI document, as plain JSON. */
@@ -157,7 +157,7 @@ const OTHER_HEADERS: Record<string, Header> = {
 
 const headerRef = (name: string) => ({ $ref: `#/components/headers/${name}` });
 
-// ----- caching (src/http/caching.ts): GET answers carry an ETag and may be revalidated -----
+// ----- caching (src/rest/caching.ts): GET answers carry an ETag and may be revalidated -----
 
 const CACHING_HEADERS: Record<string, Header> = {
   ETag: {

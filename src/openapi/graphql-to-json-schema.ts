@@ -32,7 +32,7 @@ export const SCALAR_SCHEMAS: Readonly<Record<string, JsonSchema>> = {
   Boolean: { type: 'boolean' },
   Int: { type: 'integer', format: 'int32' },
   Float: { type: 'number', format: 'double' },
-  // Exact decimals are serialised as JSON numbers (src/scalars.ts).
+  // Exact decimals are serialised as JSON numbers (src/graphql/scalars.ts).
   Decimal: { type: 'number' },
   DateTime: { type: 'string', format: 'date-time' },
   // Free-form: the only JSON field, Product.specifications, is an object.

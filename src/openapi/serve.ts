@@ -2,10 +2,10 @@ import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { AppError } from '../errors.js';
+import { AppError } from '../shared/errors.js';
 import { errorResponse } from '../rest/envelope.js';
 import { restRoutes } from '../rest/routes.js';
-import { schema } from '../schema.js';
+import { schema } from '../modules/schema.js';
 import { buildOpenApiDocument } from './document.js';
 
 // The API's documentation, served by the API itself and needing nothing else:

@@ -1,6 +1,6 @@
 import type { GraphQLResolveInfo } from 'graphql';
 import { getGraphQLRateLimiter, type Identity, type Store } from 'graphql-rate-limit';
-import { rateLimited } from '../errors.js';
+import { rateLimited } from '../shared/errors.js';
 import { assertLimitArgs } from './memory-store.js';
 import { describeWindow, rateLimitHeaders, secondsUntil } from './policy.js';
 import type { RateLimitStore } from './store.js';

@@ -1,5 +1,8 @@
-import { AppError, INTERNAL_MESSAGE, type ErrorCode, type ErrorDetails } from '../errors.js';
-import type { PaginationMeta } from '../pagination.js';
+import { AppError, INTERNAL_MESSAGE, type ErrorCode, type ErrorDetails } from '../shared/errors.js';
+import type { PaginationMeta } from '../shared/pagination.js';
+
+/** The version of the published contract this service implements (X-API-Version, the OpenAPI document). */
+export const API_VERSION = '1.0.0';
 
 // The spec's envelopes: { success: true, data, meta? } and
 // { success: false, error: { code, message, details?, retryAfter? } }.

@@ -1,11 +1,11 @@
 import { execute, parse, validate, type DocumentNode, type GraphQLSchema } from 'graphql';
 import { requireScopes } from '../auth/scopes.js';
-import type { Context } from '../context.js';
+import type { Context } from '../graphql/context.js';
 import { databaseUnavailable } from '../db/prisma.js';
-import { AppError, asAppError, notFound, validationError } from '../errors.js';
-import { readLimited } from '../http/body.js';
-import type { PaginationMeta } from '../pagination.js';
-import { cacheControl, conditionalJson } from '../http/caching.js';
+import { AppError, asAppError, notFound, validationError } from '../shared/errors.js';
+import { readLimited } from './body.js';
+import type { PaginationMeta } from '../shared/pagination.js';
+import { cacheControl, conditionalJson } from './caching.js';
 import { pathPattern, withoutTrailingSlash } from './paths.js';
 import { errorResponse, internalErrorResponse, jsonTextResponse, type SuccessBody } from './envelope.js';
 import { REPLAYED_HEADER } from '../modules/orders/idempotency.js';
@@ -98,7 +98,7 @@ export function createRestRouter({ schema, routes, onUnexpectedError }: RestRout
 
   async function run(route: CompiledRoute, match: RegExpExecArray, request: Request, url: URL, ctx: Context): Promise<Response> {
     // The route's scopes first: a caller who may not use it learns nothing about its input.
-    if (route.scopes?.length) requireScopes(ctx, ...route.scopes);
+    if (route.scopes?.length) requireScopes(ctx.caller, ...route.scopes);
     const params = pathParams(route, match);
     const query = route.parseQuery(queryObject(url));
     const body = route.parseBody ? route.parseBody(await jsonBody(request)) : undefined;

@@ -1,12 +1,12 @@
 import type { Scope } from '../auth/scopes.js';
-import type { Context } from '../context.js';
+import type { Context } from '../graphql/context.js';
 import { categoryListInput } from '../modules/categories/categories.service.js';
 import { READ_PRICES, READ_STOCK, recordQueryInput } from '../modules/inventory/inventory.service.js';
 import { idempotencyOutcome, rememberRestResponse, type IdempotencyOutcome } from '../modules/orders/idempotency.js';
 import { createOrderInput, orderListInput, parseCreateOrderInput, READ_ORDERS, WRITE_ORDERS } from '../modules/orders/orders.service.js';
 import { productListInput } from '../modules/products/products.service.js';
 import { supplierListInput } from '../modules/suppliers/suppliers.service.js';
-import { idParam, parseInput } from '../validation.js';
+import { idParam, parseInput } from '../shared/validation.js';
 import { z } from 'zod';
 
 // The documented REST paths, each one GraphQL operation on the same schema. The selection set

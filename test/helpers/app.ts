@@ -2,10 +2,10 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pg from 'pg';
 import { createApp } from '../../src/app.js';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/runtime/config.js';
 import { createPrisma, type DbTimeouts } from '../../src/db/prisma.js';
 import { createHttpServer } from '../../src/http/request-target.js';
-import { createLogger, type Logger } from '../../src/logger.js';
+import { createLogger, type Logger } from '../../src/runtime/logger.js';
 import { createTestDatabase } from './db.js';
 
 export interface TestApp {

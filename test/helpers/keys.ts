@@ -1,4 +1,4 @@
-import { createApiKey } from '../../src/auth/keys.js';
+import { createApiKey } from '../../src/accounts/api-keys.js';
 import { createPrisma } from '../../src/db/prisma.js';
 
 export interface TestKeyOptions {

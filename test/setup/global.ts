@@ -85,7 +85,7 @@ async function buildTemplates(adminUrl: string): Promise<string> {
     t = Date.now();
     await admin.query(`CREATE DATABASE ${ident(TEMPLATES.seeded)} TEMPLATE ${ident(TEMPLATES.migrated)}`);
     // Imported here, not at the top: only this step needs it, and its import cost.
-    const { seedDatabase } = await import('../../src/db/seed.js');
+    const { seedDatabase } = await import('../../src/seed/seed.js');
     await seedDatabase(databaseUrl(adminUrl, TEMPLATES.seeded), { seed: 42, products: 1200 });
     const seedMs = Date.now() - t;
 

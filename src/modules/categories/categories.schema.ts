@@ -1,7 +1,7 @@
-import { builder } from '../../builder.js';
-import { listLimitArgs, pageArgs, PaginationMetaRef, metaFor } from '../../pagination.schema.js';
-import { productsByIds } from '../products/products.service.js';
+import { builder } from '../../graphql/builder.js';
+import { listLimitArgs, pageArgs, PaginationMetaRef, metaFor } from '../../graphql/pagination.js';
 import {
+  productsByIds,
   categoryBySlug,
   categoryOrder,
   categoryPage,

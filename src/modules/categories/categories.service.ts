@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import type { Context } from '../../context.js';
-import { Prisma } from '../../generated/prisma/client.js';
-import { LIMIT_DEFAULT, limitParam, PAGE_DEFAULT, pageParam, pageWindow, type PageInput } from '../../pagination.js';
-import { requestLoader } from '../../loaders.js';
-import { booleanParam, idParam, parseInput } from '../../validation.js';
+import type { Context } from '../../graphql/context.js';
+import { Prisma, type Product } from '../../generated/prisma/client.js';
+import { LIMIT_DEFAULT, limitParam, PAGE_DEFAULT, pageParam, pageWindow, type PageInput } from '../../shared/pagination.js';
+import { requestLoader } from '../../graphql/loaders.js';
+import { booleanParam, idParam, parseInput } from '../../shared/validation.js';
 
 export const categoryListInput = z
   .object({
@@ -106,4 +106,19 @@ export function subtreeProductSampleIds(ctx: Context, categoryId: string, limit:
       ORDER BY root, rn`;
     return byRoot(ids, rows, (group) => group.map((r) => r.id));
   }).load(categoryId);
+}
+
+/**
+ * Active products by id, in the order given (ids from a ranked query). Calls made while one
+ * GraphQL list resolves are batched into one statement per selection.
+ */
+export async function productsByIds<Q extends object>(ctx: Context, ids: readonly string[], query: Q) {
+  if (ids.length === 0) return [];
+  const loader = requestLoader<string, Product | null>(ctx, `product.byId:${JSON.stringify(query)}`, async (keys) => {
+    const rows = await ctx.prisma.product.findMany({ ...query, where: { id: { in: [...keys] }, isActive: true } });
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    return keys.map((id) => byId.get(id) ?? null);
+  });
+  const rows = await loader.loadMany(ids);
+  return rows.filter((r): r is Product => r !== null && !(r instanceof Error));
 }

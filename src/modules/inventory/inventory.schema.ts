@@ -1,5 +1,5 @@
-import { builder } from '../../builder.js';
-import { metaFor, pageArgs, PaginationMetaRef } from '../../pagination.schema.js';
+import { builder } from '../../graphql/builder.js';
+import { metaFor, pageArgs, PaginationMetaRef } from '../../graphql/pagination.js';
 import {
   countRecords,
   priceRecord,

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { requireScopes, type Scope } from '../../auth/scopes.js';
-import type { Context } from '../../context.js';
+import type { Context } from '../../graphql/context.js';
 import type { Prisma } from '../../generated/prisma/client.js';
-import { pageParams, pageWindow, type PageInput } from '../../pagination.js';
-import { idParam, parseInput } from '../../validation.js';
+import { pageParams, pageWindow, type PageInput } from '../../shared/pagination.js';
+import { idParam, parseInput } from '../../shared/validation.js';
 
 // Stock and prices: read-only views of every product, active or not (the record carries
 // isActive), behind their own scopes (docs/api.md, "Stock and prices"). One rule for both: a
@@ -58,7 +58,7 @@ export interface RecordPage extends PageInput {
 }
 
 function keyWhere(ctx: Context, scope: Scope, raw: object): Prisma.ProductWhereInput {
-  requireScopes(ctx, scope);
+  requireScopes(ctx.caller, scope);
   const { productId, sku } = parseInput(recordKeyInput, raw);
   // Both given: the record must match both, so disagreeing keys find nothing (404).
   return { ...(productId !== undefined ? { id: productId } : {}), ...(sku !== undefined ? { sku } : {}) };
@@ -71,7 +71,7 @@ export const priceRecord = (ctx: Context, raw: object): Promise<PriceRecord | nu
   ctx.prisma.product.findFirst({ where: keyWhere(ctx, READ_PRICES, raw), select: priceFields });
 
 export function recordPage(ctx: Context, scope: Scope, raw: object): RecordPage {
-  requireScopes(ctx, scope);
+  requireScopes(ctx.caller, scope);
   const { page, limit } = parseInput(z.object(pageParams).strict(), raw);
   return { page, limit, scope };
 }

@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Context } from '../../context.js';
-import { AppError, errorStatus, validationError, type ErrorCode, type ErrorDetails } from '../../errors.js';
+import type { Context } from '../../graphql/context.js';
+import { AppError, errorStatus, validationError, type ErrorCode, type ErrorDetails } from '../../shared/errors.js';
 import type { Prisma } from '../../generated/prisma/client.js';
 
 // The Idempotency-Key protocol of order creation (docs/api.md, "Idempotency"). A key belongs to an

@@ -2,12 +2,12 @@ import { randomInt } from 'node:crypto';
 import { z } from 'zod';
 import { requireScopes, type Scope } from '../../auth/scopes.js';
 import type { KeyCaller } from '../../auth/identity.js';
-import type { Context } from '../../context.js';
-import { AppError, asAppError, validationError, type ErrorDetails } from '../../errors.js';
+import type { Context } from '../../graphql/context.js';
+import { AppError, asAppError, validationError, type ErrorDetails } from '../../shared/errors.js';
 import { Prisma } from '../../generated/prisma/client.js';
-import { MONEY_MAX, toColumn } from '../../money.js';
-import { pageParams, pageWindow, type PageInput } from '../../pagination.js';
-import { enumParam, idParam, parseInput } from '../../validation.js';
+import { MONEY_MAX, toColumn } from '../../shared/money.js';
+import { pageParams, pageWindow, type PageInput } from '../../shared/pagination.js';
+import { enumParam, idParam, parseInput } from '../../shared/validation.js';
 import {
   claimKey,
   completeClaim,
@@ -44,7 +44,7 @@ export interface OrderPage extends PageInput {
 }
 
 export function orderPage(ctx: Context, raw: object): OrderPage {
-  const caller = requireScopes(ctx, READ_ORDERS);
+  const caller = requireScopes(ctx.caller, READ_ORDERS);
   const { page, limit, status } = parseOrderListInput(raw);
   return { page, limit, where: { buyerId: caller.accountId, ...(status ? { status } : {}) } };
 }
@@ -62,7 +62,7 @@ export const countOrders = (ctx: Context, page: OrderPage) => ctx.prisma.order.c
  * does not exist: the same null, so the same 404 over REST.
  */
 export async function orderById<Q extends object>(ctx: Context, id: string, query: Q) {
-  const caller = requireScopes(ctx, READ_ORDERS);
+  const caller = requireScopes(ctx.caller, READ_ORDERS);
   if (!idParam.safeParse(id).success) return null;
   return ctx.prisma.order.findFirst({ ...query, where: { id, buyerId: caller.accountId } });
 }
@@ -194,7 +194,7 @@ const ORDER_NUMBER_ATTEMPTS = 5;
  * Idempotency-Key the first request's outcome is replayed to every retry (idempotency.ts).
  */
 export async function createOrder<Q extends object>(ctx: Context, raw: unknown, query: Q) {
-  const caller = requireScopes(ctx, WRITE_ORDERS);
+  const caller = requireScopes(ctx.caller, WRITE_ORDERS);
   const input = parseCreateOrderInput(raw);
   const key = idempotencyKey(ctx);
   if (key === null) return loadOrder(ctx, caller, await placeOrder(ctx, caller, input, null), query);

@@ -1,4 +1,4 @@
-import { allocate, money, round2, sum, ZERO, type Money, type MoneyLike } from '../../money.js';
+import { allocate, money, round2, sum, ZERO, type Money, type MoneyLike } from '../../shared/money.js';
 
 // The money rule of an order, in one pure function (docs/api.md, "Order totals"). Every amount is an
 // exact decimal rounded to the cent, a tie away from zero.

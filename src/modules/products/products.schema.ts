@@ -1,6 +1,6 @@
-import { builder } from '../../builder.js';
-import { listLimitArgs, metaFor, pageArgs, PaginationMetaRef, sortEnum } from '../../pagination.schema.js';
-import type { PageInput } from '../../pagination.js';
+import { builder } from '../../graphql/builder.js';
+import { listLimitArgs, metaFor, pageArgs, PaginationMetaRef, sortEnum } from '../../graphql/pagination.js';
+import type { PageInput } from '../../shared/pagination.js';
 import {
   countProducts,
   listProducts,

@@ -1,12 +1,11 @@
 import { z } from 'zod';
-import type { Context } from '../../context.js';
-import type { ListedCondition } from '../../list-totals.js';
-import type { Prisma, Product } from '../../generated/prisma/client.js';
-import { requestLoader } from '../../loaders.js';
-import type { Money } from '../../money.js';
-import { pageParams, pageWindow, type PageInput } from '../../pagination.js';
-import { searchWords } from '../../search.js';
-import { booleanParam, enumParam, moneyParam, idParam, parseInput, textParam } from '../../validation.js';
+import type { Context } from '../../graphql/context.js';
+import type { ListedCondition } from '../../db/catalog-changes.js';
+import type { Prisma } from '../../generated/prisma/client.js';
+import type { Money } from '../../shared/money.js';
+import { pageParams, pageWindow, type PageInput } from '../../shared/pagination.js';
+import { searchWords } from './search.js';
+import { booleanParam, enumParam, moneyParam, idParam, parseInput, textParam } from '../../shared/validation.js';
 import { subtreeIds } from '../categories/categories.service.js';
 
 export const productSorts = ['newest', 'price_asc', 'price_desc', 'popular'] as const;
@@ -111,21 +110,6 @@ export const countProducts = (ctx: Context, q: ProductQuery) => ctx.totals.produ
 export async function productBySlug<Q extends object>(ctx: Context, slug: string, query: Q) {
   if (!idParam.safeParse(slug).success) return null;
   return ctx.prisma.product.findFirst({ ...query, where: { slug, isActive: true } });
-}
-
-/**
- * Active products by id, in the order given (ids from a ranked query). Calls made while one
- * GraphQL list resolves are batched into one statement per selection.
- */
-export async function productsByIds<Q extends object>(ctx: Context, ids: readonly string[], query: Q) {
-  if (ids.length === 0) return [];
-  const loader = requestLoader<string, Product | null>(ctx, `product.byId:${JSON.stringify(query)}`, async (keys) => {
-    const rows = await ctx.prisma.product.findMany({ ...query, where: { id: { in: [...keys] }, isActive: true } });
-    const byId = new Map(rows.map((r) => [r.id, r]));
-    return keys.map((id) => byId.get(id) ?? null);
-  });
-  const rows = await loader.loadMany(ids);
-  return rows.filter((r): r is Product => r !== null && !(r instanceof Error));
 }
 
 export interface ProductCounts {

@@ -1,4 +1,4 @@
-import { builder } from '../../builder.js';
+import { builder } from '../../graphql/builder.js';
 
 export const Review = builder.prismaObject('Review', {
   // Load only the columns a query asks for (not searchText, descriptions… on every list).

@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import type { Context } from '../../context.js';
+import type { Context } from '../../graphql/context.js';
 import type { Prisma } from '../../generated/prisma/client.js';
-import { pageParams, pageWindow, type PageInput } from '../../pagination.js';
-import { searchKey, searchWords } from '../../search.js';
-import { booleanParam, enumParam, idParam, parseInput, textParam } from '../../validation.js';
+import { pageParams, pageWindow, type PageInput } from '../../shared/pagination.js';
+import { searchKey, searchWords } from '../products/search.js';
+import { booleanParam, enumParam, idParam, parseInput, textParam } from '../../shared/validation.js';
 
 export const supplierSorts = ['rating', 'name', 'newest', 'products'] as const;
 export type SupplierSort = (typeof supplierSorts)[number];

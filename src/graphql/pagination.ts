@@ -1,5 +1,5 @@
 import { builder } from './builder.js';
-import { LIMIT_DEFAULT, LIMIT_MAX, PAGE_DEFAULT, paginationMeta, type PageInput, type PaginationMeta } from './pagination.js';
+import { LIMIT_DEFAULT, LIMIT_MAX, PAGE_DEFAULT, paginationMeta, type PageInput, type PaginationMeta } from '../shared/pagination.js';
 
 export const PaginationMetaRef = builder.objectRef<PaginationMeta>('PaginationMeta').implement({
   description: 'Offset pagination of a list: the same object as `meta` in the REST envelope.',
@@ -19,7 +19,7 @@ export const pageArgs = builder.args((t) => ({
 
 /**
  * The `limit` of a nested list (a relation or a sample), with its default. Validated 1–LIMIT_MAX
- * by the builder (src/field-rules.ts), never clamped; an explicit null means "not given".
+ * by the builder (src/graphql/field-rules.ts), never clamped; an explicit null means "not given".
  */
 export const listLimitArgs = (defaultValue: number) =>
   builder.args((t) => ({ limit: t.int({ required: false, defaultValue, description: `At most this many, 1–${LIMIT_MAX}` }) }));

@@ -1,6 +1,6 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { poolStats } from './db/prisma.js';
-import type { RateLimitStore } from './ratelimit/store.js';
+import type { poolStats } from '../db/prisma.js';
+import type { RateLimitStore } from '../ratelimit/store.js';
 
 /** The Prometheus registry served at /metrics; one per app, so tests and instances never mix. */
 export function createMetrics(store: RateLimitStore, pool: () => ReturnType<typeof poolStats>) {

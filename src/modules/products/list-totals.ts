@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
-import type { PrismaClient } from './db/prisma.js';
-import type { Prisma } from './generated/prisma/client.js';
+import type { PrismaClient } from '../../db/prisma.js';
+import type { ListedCondition } from '../../db/catalog-changes.js';
+import type { TotalsOfRequest } from '../../graphql/context.js';
 
 // Exact product-list totals without counting every matching product each time. Counting is what
 // a product page costs most at catalogue scale: every match is visited, ~6 ms for all active
@@ -21,20 +22,6 @@ import type { Prisma } from './generated/prisma/client.js';
 //
 // The revision row's epoch is drawn anew whenever the row is inserted (restored from a backup,
 // put back by hand), so totals kept under another lineage are never carried over.
-
-/**
- * A condition on the columns a product list filters by. "CatalogChange" has the same columns,
- * so one condition selects both the matching products and the matching logged changes.
- */
-export type ListedCondition = Prisma.ProductWhereInput & Prisma.CatalogChangeWhereInput;
-
-export interface TotalsOfRequest {
-  /**
-   * The number of products matching every condition (none: every product, active or not).
-   * Requests that need the same total at the same revision share one computation.
-   */
-  products(conditions: ListedCondition[]): Promise<number>;
-}
 
 export interface ListTotals {
   /** A view for one request: the revision is read once, however many totals it asks for. */

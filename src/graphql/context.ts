@@ -1,10 +1,10 @@
 import type DataLoader from 'dataloader';
 import type { GraphQLResolveInfo } from 'graphql';
-import type { FieldRateLimiter } from './ratelimit/field-limits.js';
-import { anonymousBucket } from './ratelimit/policy.js';
-import type { Caller } from './auth/identity.js';
-import type { PrismaClient } from './db/prisma.js';
-import type { ListTotals, TotalsOfRequest } from './list-totals.js';
+import type { FieldRateLimiter } from '../ratelimit/field-limits.js';
+import { anonymousBucket } from '../ratelimit/policy.js';
+import type { Caller } from '../auth/identity.js';
+import type { PrismaClient } from '../db/prisma.js';
+import type { ListedCondition } from '../db/catalog-changes.js';
 
 /** Per-request state shared by the GraphQL resolvers and the REST adapter. */
 export interface Context {
@@ -13,9 +13,9 @@ export interface Context {
   request: Request;
   requestId: string;
   caller: Caller;
-  /** Per-request DataLoaders by name (src/loaders.ts). */
+  /** Per-request DataLoaders by name (src/graphql/loaders.ts). */
   loaders: Map<string, DataLoader<unknown, unknown>>;
-  /** Product-list totals, kept and carried across catalogue changes (src/list-totals.ts). */
+  /** Product-list totals, kept and carried across catalogue changes (src/modules/products/list-totals.ts). */
   totals: TotalsOfRequest;
   /**
    * Counts one call of the resolving field against a per-field limit for this caller (the
@@ -29,11 +29,20 @@ export type FieldLimitName = 'createOrder';
 /** `unit`: what the limit counts, in the plural, for its message and RateLimit-Policy ("orders"). */
 export type FieldLimits = Record<FieldLimitName, { max: number; windowMs: number; unit: string }>;
 
+/** Exact product-list totals for this request (kept across requests by modules/products/list-totals.ts). */
+export interface TotalsOfRequest {
+  /**
+   * The number of products matching every condition (none: every product, active or not).
+   * Requests that need the same total at the same revision share one computation.
+   */
+  products(conditions: ListedCondition[]): Promise<number>;
+}
+
 export interface ContextDeps {
   prisma: PrismaClient;
   fieldLimiter: FieldRateLimiter;
   fieldLimits: FieldLimits;
-  listTotals: ListTotals;
+  listTotals: { forRequest(): TotalsOfRequest };
 }
 
 /** Who a per-field limit counts: the account behind a key (all its keys together), or the client. */

@@ -3,9 +3,9 @@ import PrismaPlugin from '@pothos/plugin-prisma';
 import RelayPlugin from '@pothos/plugin-relay';
 import { fieldRulesPlugin } from './field-rules.js';
 import type { Context } from './context.js';
-import type { Money } from './money.js';
-import type PrismaTypes from './generated/pothos-prisma-types.js';
-import { getDatamodel } from './generated/pothos-prisma-types.js';
+import type { Money } from '../shared/money.js';
+import type PrismaTypes from '../generated/pothos-prisma-types.js';
+import { getDatamodel } from '../generated/pothos-prisma-types.js';
 
 // The one SchemaBuilder: plugins and scalar shapes only. Types live in src/modules/*.
 export const builder = new SchemaBuilder<{

@@ -1,4 +1,4 @@
-import { AppError } from '../errors.js';
+import { AppError } from '../shared/errors.js';
 
 // Reading request bodies without trusting the client about their size: used by the REST adapter
 // (POST /api/orders) and by /graphql, which share the same limit.

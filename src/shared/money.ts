@@ -1,4 +1,4 @@
-import { Prisma } from './generated/prisma/client.js';
+import { Prisma } from '../generated/prisma/client.js';
 
 // Money is exact decimal arithmetic, never binary floats: Prisma's own Decimal (decimal.js), so
 // values read from NUMERIC columns need no conversion. The clone gets enough precision that a

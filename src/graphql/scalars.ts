@@ -1,7 +1,7 @@
 import { Kind } from 'graphql';
 import { builder } from './builder.js';
-import { AppError } from './errors.js';
-import { exactDecimal } from './money.js';
+import { AppError } from '../shared/errors.js';
+import { exactDecimal } from '../shared/money.js';
 
 builder.scalarType('DateTime', {
   description: 'ISO 8601 date-time in UTC, e.g. 2026-01-31T12:00:00.000Z',

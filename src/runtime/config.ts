@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { z } from 'zod';
-import { createClientIpResolver } from './http/client-ip.js';
+import { createClientIpResolver } from '../shared/client-ip.js';
 
 // Every environment variable the service reads, parsed and validated once. The README's
 // configuration table lists the same names; keep the two in step.

@@ -1,9 +1,9 @@
 import SchemaBuilder, { BasePlugin, type PothosOutputFieldConfig, type SchemaTypes } from '@pothos/core';
 import { parsePrismaCursor } from '@pothos/plugin-prisma';
 import type { GraphQLFieldResolver } from 'graphql';
-import { validationError, type ErrorDetails } from './errors.js';
-import { limitParam } from './pagination.js';
-import { idParam } from './validation.js';
+import { validationError, type ErrorDetails } from '../shared/errors.js';
+import { limitParam } from '../shared/pagination.js';
+import { idParam } from '../shared/validation.js';
 
 // Two rules every field of the schema follows, applied by a builder plugin so that a field added
 // later follows them without being told:

@@ -1,11 +1,11 @@
 import { availableParallelism } from 'node:os';
 import pg from 'pg';
-import { withCuiCheckDigit } from '../lib/cui.js';
-import { productSearchText, searchKey, supplierSearchText } from '../search.js';
-import { DEMO_ACCOUNTS, DEMO_COUPONS } from './seed-data/accounts.js';
-import { CATALOG, DESCRIPTION_COMMERCE, DESCRIPTION_USES, ORIGINS, type SubcategoryDef, type Term } from './seed-data/catalog.js';
-import { CITIES, MOBILE_PREFIXES, STREETS, ZONES, type City } from './seed-data/geo.js';
-import { Random, WeightedTable, idFromDigest, seedDigest, seedId, slugify } from './seed-data/random.js';
+import { withCuiCheckDigit } from '../shared/cui.js';
+import { productSearchText, searchKey, supplierSearchText } from '../modules/products/search.js';
+import { DEMO_ACCOUNTS, DEMO_COUPONS } from './data/accounts.js';
+import { CATALOG, DESCRIPTION_COMMERCE, DESCRIPTION_USES, ORIGINS, type SubcategoryDef, type Term } from './data/catalog.js';
+import { CITIES, MOBILE_PREFIXES, STREETS, ZONES, type City } from './data/geo.js';
+import { Random, WeightedTable, idFromDigest, seedDigest, seedId, slugify } from './data/random.js';
 import {
   REVIEW_TEXTS,
   SUPPLIER_REGIONS,
@@ -14,7 +14,7 @@ import {
   SUPPLIER_ROLES,
   SUPPLIER_SERVICES,
   SUPPLIER_SUFFIXES,
-} from './seed-data/texts.js';
+} from './data/texts.js';
 
 // The demo catalogue of a Romanian B2B marketplace, written with plain `pg` (Prisma would cost
 // minutes at a million rows). Reference rows (categories, suppliers, accounts, addresses,

@@ -1,0 +1,237 @@
+// API keys of accounts: created, listed and revoked (the keys CLI; the demo key of a first start).
+// What a key looks like and how a presented one is checked is src/auth/keys.ts.
+
+import type { Plan } from '../auth/identity.js';
+import { DISPLAY_PREFIX_LENGTH, generateApiKey } from '../auth/keys.js';
+import { SCOPES, isScope, type Scope } from '../auth/scopes.js';
+import type { PrismaClient } from '../db/prisma.js';
+import type { Prisma } from '../generated/prisma/client.js';
+import { PLAN_LIMITS } from '../ratelimit/plans.js';
+
+export const ENTERPRISE_LIMIT_MAX = 10_000_000;
+export const ENTERPRISE_WINDOW_MAX_SECONDS = 30 * 24 * 3600;
+
+const PLANS: readonly Plan[] = ['BASIC', 'PRO', 'ENTERPRISE'];
+const NAME_MAX = 100;
+const EMAIL_MAX = 254;
+// Plausible, not RFC 5322: one @, no spaces, a dot in the domain. Enough to catch a swapped
+// argument or a typo; whether the mailbox exists is not this service's business.
+const EMAIL_PATTERN = /^[^\s@]+@[^\s@.]+(\.[^\s@.]+)+$/;
+// eslint-disable-next-line no-control-regex
+const CONTROL_CHARS = /[\u0000-\u001f\u007f]/;
+
+/** Bad input to key management; the message is meant for the person at the command line. */
+export class KeyInputError extends Error {
+  override name = 'KeyInputError';
+}
+
+export interface CreateApiKeyInput {
+  /** E-mail of the owning account; the account is created when there is none. */
+  owner: string;
+  plan: Plan;
+  /** Validated at run time (the CLI passes what the user typed), so plain strings are accepted. */
+  scopes: readonly string[];
+  /** Enterprise only (required there): requests allowed per window. */
+  rateLimit?: number;
+  /** Enterprise only (required there): window length in seconds. */
+  rateWindowSeconds?: number;
+  expiresAt?: Date;
+  name?: string;
+}
+
+/** createApiKey's input after validation: what will be stored. */
+export interface NormalisedKeyInput {
+  owner: string;
+  plan: Plan;
+  scopes: Scope[];
+  rateLimit: number | null;
+  rateWindowSeconds: number | null;
+  expiresAt: Date | null;
+  name: string;
+}
+
+/** What may be shown about a key: never the key, never its hash. */
+export interface ApiKeyView {
+  id: string;
+  prefix: string;
+  name: string;
+  plan: 'basic' | 'pro' | 'enterprise';
+  scopes: string[];
+  /** The owning account's e-mail. */
+  owner: string;
+  accountId: string;
+  /** Requests per window: the key's own for enterprise, the plan's otherwise. */
+  limit: number;
+  /** Window length in seconds. */
+  window: number;
+  expiresAt: Date | null;
+  revokedAt: Date | null;
+  lastUsedAt: Date | null;
+  createdAt: Date;
+}
+
+/**
+ * Checks and normalises a key request without touching the database, so the CLI can refuse bad
+ * arguments before it starts a database server. createApiKey calls it too.
+ */
+export function normaliseKeyInput(input: CreateApiKeyInput, now: Date = new Date()): NormalisedKeyInput {
+  const owner = normaliseOwner(input.owner);
+
+  if (!PLANS.includes(input.plan)) {
+    throw new KeyInputError(`Unknown plan ${JSON.stringify(input.plan)}: use basic, pro or enterprise`);
+  }
+  const plan = input.plan;
+
+  const scopes: Scope[] = [];
+  const unknown: string[] = [];
+  for (const raw of input.scopes) {
+    const scope = raw.trim();
+    if (scope === '') continue;
+    if (!isScope(scope)) unknown.push(scope);
+    else if (!scopes.includes(scope)) scopes.push(scope);
+  }
+  if (unknown.length) {
+    throw new KeyInputError(`Unknown scope${unknown.length > 1 ? 's' : ''} ${unknown.map((s) => JSON.stringify(s)).join(', ')}; valid scopes: ${SCOPES.join(', ')}`);
+  }
+  if (scopes.length === 0) throw new KeyInputError(`A key needs at least one scope; valid scopes: ${SCOPES.join(', ')}`);
+
+  let rateLimit: number | null = null;
+  let rateWindowSeconds: number | null = null;
+  if (plan === 'ENTERPRISE') {
+    if (input.rateLimit === undefined || input.rateWindowSeconds === undefined) {
+      throw new KeyInputError('An enterprise key needs its own rate limit and window (--limit N --window 60s|15m|1h|1d)');
+    }
+    if (!Number.isInteger(input.rateLimit) || input.rateLimit < 1 || input.rateLimit > ENTERPRISE_LIMIT_MAX) {
+      throw new KeyInputError(`The rate limit must be a whole number of requests from 1 to ${ENTERPRISE_LIMIT_MAX}, got ${input.rateLimit}`);
+    }
+    if (!Number.isInteger(input.rateWindowSeconds) || input.rateWindowSeconds < 1 || input.rateWindowSeconds > ENTERPRISE_WINDOW_MAX_SECONDS) {
+      throw new KeyInputError(`The rate window must be a whole number of seconds from 1 s to 30 days, got ${input.rateWindowSeconds}`);
+    }
+    rateLimit = input.rateLimit;
+    rateWindowSeconds = input.rateWindowSeconds;
+  } else if (input.rateLimit !== undefined || input.rateWindowSeconds !== undefined) {
+    const { limit, windowSeconds } = PLAN_LIMITS[plan];
+    throw new KeyInputError(
+      `Only enterprise keys take a custom rate limit or window; the ${plan.toLowerCase()} plan allows ${limit} requests per ${windowSeconds / 3600} h`,
+    );
+  }
+
+  let expiresAt: Date | null = null;
+  if (input.expiresAt !== undefined) {
+    if (!(input.expiresAt instanceof Date) || Number.isNaN(input.expiresAt.getTime())) throw new KeyInputError('The expiry is not a valid date');
+    if (input.expiresAt.getTime() <= now.getTime()) {
+      throw new KeyInputError(`The expiry must be in the future, got ${input.expiresAt.toISOString()}`);
+    }
+    expiresAt = input.expiresAt;
+  }
+
+  const name = (input.name ?? '').trim();
+  if (name.length > NAME_MAX || CONTROL_CHARS.test(name)) {
+    throw new KeyInputError(`The key name must be at most ${NAME_MAX} characters without control characters`);
+  }
+
+  return { owner, plan, scopes, rateLimit, rateWindowSeconds, expiresAt, name };
+}
+
+/**
+ * E-mail addresses are compared lower-cased, so `Buyer@Example.com` and `buyer@example.com` are
+ * one account rather than two that each own half of someone's keys and orders.
+ */
+function normaliseOwner(owner: string): string {
+  const email = owner.trim().toLowerCase();
+  if (email.length === 0 || email.length > EMAIL_MAX || !EMAIL_PATTERN.test(email)) {
+    throw new KeyInputError(`The owner must be an e-mail address, got ${JSON.stringify(owner)}`);
+  }
+  return email;
+}
+
+const viewSelect = {
+  id: true,
+  prefix: true,
+  name: true,
+  plan: true,
+  scopes: true,
+  accountId: true,
+  rateLimit: true,
+  rateWindowSeconds: true,
+  expiresAt: true,
+  revokedAt: true,
+  lastUsedAt: true,
+  createdAt: true,
+  account: { select: { email: true } },
+} as const satisfies Prisma.ApiKeySelect;
+
+type ViewRow = Prisma.ApiKeyGetPayload<{ select: typeof viewSelect }>;
+
+function toView(row: ViewRow): ApiKeyView {
+  const plan = PLAN_LIMITS[row.plan];
+  return {
+    id: row.id,
+    prefix: row.prefix,
+    name: row.name,
+    plan: lowerPlan(row.plan),
+    scopes: row.scopes,
+    owner: row.account.email,
+    accountId: row.accountId,
+    limit: row.rateLimit ?? plan.limit,
+    window: row.rateWindowSeconds ?? plan.windowSeconds,
+    expiresAt: row.expiresAt,
+    revokedAt: row.revokedAt,
+    lastUsedAt: row.lastUsedAt,
+    createdAt: row.createdAt,
+  };
+}
+
+function lowerPlan(plan: Plan): ApiKeyView['plan'] {
+  return plan === 'BASIC' ? 'basic' : plan === 'PRO' ? 'pro' : 'enterprise';
+}
+
+/**
+ * Creates a key, and its owner's account if there is none, in one transaction: a failure leaves
+ * neither. Returns the key (the only time it exists outside the caller's hands) and its view.
+ */
+export async function createApiKey(prisma: PrismaClient, input: CreateApiKeyInput): Promise<{ key: string; record: ApiKeyView }> {
+  const data = normaliseKeyInput(input);
+  const generated = generateApiKey();
+  const row = await prisma.$transaction(async (tx) => {
+    // INSERT … ON CONFLICT DO NOTHING, then read: two concurrent first keys of one owner share one
+    // account (the second insert waits for the first to commit, then skips). Prisma's upsert is
+    // a SELECT then an INSERT here, which fails the loser on the unique e-mail.
+    await tx.account.createMany({ data: [{ email: data.owner }], skipDuplicates: true });
+    const account = await tx.account.findUniqueOrThrow({ where: { email: data.owner }, select: { id: true } });
+    return tx.apiKey.create({
+      data: {
+        accountId: account.id,
+        name: data.name,
+        hash: generated.hash,
+        prefix: generated.prefix,
+        plan: data.plan,
+        scopes: data.scopes,
+        rateLimit: data.rateLimit,
+        rateWindowSeconds: data.rateWindowSeconds,
+        expiresAt: data.expiresAt,
+      },
+      select: viewSelect,
+    });
+  });
+  return { key: generated.key, record: toView(row) };
+}
+
+/** Every key (or one owner's), newest first. Never includes the key or its hash. */
+export async function listApiKeys(prisma: PrismaClient, opts: { owner?: string } = {}): Promise<ApiKeyView[]> {
+  const where: Prisma.ApiKeyWhereInput = opts.owner === undefined ? {} : { account: { email: normaliseOwner(opts.owner) } };
+  const rows = await prisma.apiKey.findMany({ where, select: viewSelect, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }] });
+  return rows.map(toView);
+}
+
+/**
+ * Revokes a key from now on. Revoking a revoked key changes nothing (the first revocation time
+ * stays, so an audit sees when access really ended); an unknown id is an error.
+ */
+export async function revokeApiKey(prisma: PrismaClient, id: string): Promise<ApiKeyView> {
+  await prisma.apiKey.updateMany({ where: { id, revokedAt: null }, data: { revokedAt: new Date() } });
+  const row = await prisma.apiKey.findUnique({ where: { id }, select: viewSelect });
+  if (!row) throw new KeyInputError(`No API key has the id ${JSON.stringify(id)} (see \`keys list\`)`);
+  return toView(row);
+}
+

@@ -1,0 +1,17 @@
+import { lexicographicSortSchema, printSchema } from 'graphql';
+import { builder } from '../graphql/builder.js';
+import '../graphql/scalars.js';
+import './products/products.schema.js';
+import './categories/categories.schema.js';
+import './suppliers/suppliers.schema.js';
+import './reviews/reviews.schema.js';
+import './orders/orders.schema.js';
+import './inventory/inventory.schema.js';
+
+builder.queryType({});
+builder.mutationType({});
+
+export const schema = builder.toSchema();
+
+/** The printed SDL checked in as schema.graphql (test/schema.test.ts fails when it is stale). */
+export const printedSchema = () => `${printSchema(lexicographicSortSchema(schema))}\n`;
