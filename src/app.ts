@@ -2,34 +2,35 @@ import { createYoga, type YogaServerInstance } from 'graphql-yoga';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { authenticateKey } from './auth/keys.js';
 import { createLastUsedRecorder } from './auth/last-used.js';
-import type { Config } from './runtime/config.js';
-import type { Caller } from './auth/identity.js';
-import { createContextFactory, type Context } from './graphql/context.js';
-import { createListTotals } from './modules/products/list-totals.js';
-import { databaseUnavailable, poolStats, type PrismaClient } from './db/prisma.js';
-import { AppError, isClientAbort } from './shared/errors.js';
-import { createClientIpResolver } from './shared/client-ip.js';
-import { useGate } from './http/gate.js';
-import { useIdempotentReplayHeader } from './http/idempotent-replay.js';
-import { requestIdOf, useObservability } from './http/observe.js';
-import { createRouteNamer } from './rest/paths.js';
-import { createMaskError, graphqlMethodNotAllowed, useContractErrorCodes } from './http/graphql-errors.js';
-import { createOverloadLog } from './http/overload-log.js';
+import { poolStats, type PrismaClient } from './db/prisma.js';
+import { createContextFactory, type Context, type RequestState } from './graphql/context.js';
+import { createGate } from './http/gate.js';
 import { renderLocalGraphiQL, serveGraphiQLAsset } from './http/graphiql.js';
+import { createMaskError, graphqlMethodNotAllowed, useContractErrorCodes } from './http/graphql-errors.js';
 import { graphqlHardening } from './http/graphql-limits.js';
 import { createHealthHandler } from './http/health.js';
-import { createDocsHandler } from './openapi/serve.js';
-import type { Logger } from './runtime/logger.js';
+import { useIdempotentReplayHeader } from './http/idempotent-replay.js';
 import { createMetrics } from './http/metrics.js';
+import { useObservability } from './http/observe.js';
+import { createOverloadLog } from './http/overload-log.js';
+import { createRouteTable, useRouteTable } from './http/routes.js';
+import { createListTotals } from './modules/products/list-totals.js';
+import { schema } from './modules/schema.js';
+import { createDocsHandler } from './openapi/serve.js';
 import { createFieldRateLimiter } from './ratelimit/field-limits.js';
 import { createRateLimitStore } from './ratelimit/create-store.js';
-import { errorResponse } from './rest/envelope.js';
-import { createRestRouter } from './rest/router.js';
+import { createRestRouter, type GetEnveloped } from './rest/router.js';
+import { createRouteNamer } from './rest/paths.js';
 import { restRoutes } from './rest/routes.js';
-import { schema } from './modules/schema.js';
+import type { Config } from './runtime/config.js';
+import type { Logger } from './runtime/logger.js';
+import { createClientIpResolver } from './shared/client-ip.js';
 
-/** What the Node adapter hands Yoga with each request; absent when Yoga is called in-process. */
-export interface ServerContext {
+/**
+ * What the server hands Yoga with each request (the Node request and response; nothing when
+ * Yoga is called in-process), and the request's state, which the plugins add to it.
+ */
+export interface ServerContext extends RequestState {
   req?: IncomingMessage;
   res?: ServerResponse;
 }
@@ -49,16 +50,8 @@ export type App = YogaServerInstance<ServerContext, Context>;
  * behind one gate (authentication, rate limits). `app.dispose()` releases what it holds.
  */
 export async function createApp({ prisma, databaseUrl, logger, config }: AppDeps): Promise<App> {
-  const requestIds = new WeakMap<Request, string>();
   const overload = createOverloadLog(logger);
-  const logUnexpected = (error: unknown, request: Request) => {
-    const where = { requestId: requestIds.get(request), method: request.method, path: new URL(request.url).pathname };
-    // An unavailable database is expected now and then (answered 503): counted, not an error each time.
-    if (databaseUnavailable(error)) overload.report(error);
-    // A client that hung up mid-body is no failure of ours.
-    else if (request.signal.aborted || isClientAbort(error)) logger.debug(where, 'client aborted the request');
-    else logger.error({ err: error, ...where }, 'unexpected error');
-  };
+  const maskError = createMaskError(logger, overload);
 
   const resolveIp = createClientIpResolver(config.TRUSTED_PROXIES);
   const clientIp = (request: Request, server: unknown) =>
@@ -71,7 +64,7 @@ export async function createApp({ prisma, databaseUrl, logger, config }: AppDeps
   // an unreachable Redis does not stop the start (the store says so and counts in memory).
   await store.waitUntilReady();
   const metrics = createMetrics(store, () => poolStats(prisma));
-  const newContext = createContextFactory({
+  const contextOf = createContextFactory({
     prisma,
     fieldLimiter: createFieldRateLimiter(store),
     fieldLimits: { createOrder: { max: config.ORDER_CREATE_LIMIT, windowMs: 60_000, unit: 'orders' } },
@@ -80,28 +73,31 @@ export async function createApp({ prisma, databaseUrl, logger, config }: AppDeps
   const lastUsed = createLastUsedRecorder(prisma, {
     onError: (error: unknown) => logger.error({ err: error }, 'recording key last use failed'),
   });
+  const gate = createGate({
+    authenticate: (key, ip) => authenticateKey(prisma, key, ip),
+    clientIp,
+    store,
+    policy: { anonymousLimit: config.ANON_RATE_LIMIT },
+    onKeyUsed: (keyId) => lastUsed.touch(keyId),
+    onRejected: (policy) => metrics.rateLimitRejections.inc({ policy }),
+    onKeyCheckFailed: (error) => maskError(error),
+  });
 
-  // Context per request, shared by both interfaces; REST requests pass through here too.
-  const callers = new WeakMap<Request, Caller>();
-  const contexts = new WeakMap<Request, Context>();
-  const contextFor = (request: Request, server: unknown) => {
-    let ctx = contexts.get(request);
-    if (!ctx) {
-      const caller = callers.get(request) ?? { kind: 'anonymous' as const, ip: clientIp(request, server) };
-      ctx = newContext(request, caller, requestIds.get(request) ?? requestIdOf(request));
-      contexts.set(request, ctx);
-    }
-    return ctx;
-  };
+  const rest = createRestRouter({ schema, routes: restRoutes, maskError });
+  const health = createHealthHandler({ prisma, databaseUrl, logger });
+  const routes = createRouteTable({
+    health,
+    metrics: async () => new Response(await metrics.registry.metrics(), { headers: { 'content-type': metrics.registry.contentType } }),
+    docs: createDocsHandler(),
+    graphiqlAsset: serveGraphiQLAsset,
+    rest: (request, url, state) => rest.handle(request, url, state),
+    graphqlMethod: graphqlMethodNotAllowed,
+  });
   const routeOf = createRouteNamer(
     restRoutes.map((r) => r.path),
     ['/graphql', '/metrics', '/healthz', '/readyz', '/api/openapi.json', '/api/docs'],
   );
-
-  const rest = createRestRouter({ schema, routes: restRoutes, onUnexpectedError: logUnexpected });
   const hardening = graphqlHardening(config);
-  const docs = createDocsHandler();
-  const health = createHealthHandler({ prisma, databaseUrl, logger });
 
   return createYoga<ServerContext, Context>({
     schema,
@@ -118,45 +114,20 @@ export async function createApp({ prisma, databaseUrl, logger, config }: AppDeps
       warn: (...args) => logger.debug(args.map(String).join(' ')),
       error: (...args) => logger.debug(args.map(String).join(' ')),
     },
-    context: ({ request, ...server }) => contextFor(request, server),
-    maskedErrors: { isDev: false, maskError: createMaskError(logger, overload) },
+    // The request's state (its server context) is the base of its context: Yoga extends it.
+    context: (initial) => contextOf(initial, () => ({ kind: 'anonymous', ip: clientIp(initial.request, initial) })),
+    maskedErrors: { isDev: false, maskError },
     ...hardening.yogaOptions,
     cors: corsOptions(config.CORS_ORIGINS),
     plugins: [
-      useObservability({ logger, metrics, routeOf: (_request, url) => routeOf(url.pathname), requestIds }),
-      useGate(
-        {
-          authenticate: (key, ip) => authenticateKey(prisma, key, ip),
-          clientIp,
-          store,
-          policy: { anonymousLimit: config.ANON_RATE_LIMIT },
-          onKeyUsed: (keyId) => lastUsed.touch(keyId),
-          onRejected: (policy) => metrics.rateLimitRejections.inc({ policy }),
-          onKeyCheckFailed: logUnexpected,
-        },
-        callers,
-      ),
+      useObservability({ logger, metrics, routeOf: (url) => routeOf(url.pathname) }),
+      { onYogaInit: ({ yoga }) => rest.usePipeline(yoga.getEnveloped as GetEnveloped) },
+      useRouteTable(routes, gate),
       useContractErrorCodes(),
       useIdempotentReplayHeader(),
       // After the gate: a refused document is still a counted request with rate-limit headers.
       ...hardening.plugins,
       {
-        async onRequest({ request, url, endResponse, serverContext }) {
-          // Probes, metrics and documentation first: none of them is metered or authenticated.
-          const unmetered = (await health(request, url)) ?? (await serveGraphiQLAsset(request, url)) ?? (await docs(request, url));
-          if (unmetered) {
-            endResponse(unmetered);
-          } else if (url.pathname === '/metrics' && request.method === 'GET') {
-            endResponse(new Response(await metrics.registry.metrics(), { headers: { 'content-type': metrics.registry.contentType } }));
-          } else if (url.pathname === '/api' || url.pathname.startsWith('/api/')) {
-            endResponse(await rest(request, url, () => contextFor(request, serverContext)));
-          } else if (url.pathname === '/graphql') {
-            const refused = graphqlMethodNotAllowed(request);
-            if (refused) endResponse(refused);
-          } else {
-            endResponse(errorResponse(new AppError('NOT_FOUND', 'Not found: the REST API is under /api, GraphQL at /graphql')));
-          }
-        },
         async onDispose() {
           overload.close();
           await lastUsed.stop();

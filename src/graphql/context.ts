@@ -1,13 +1,41 @@
+import crypto from 'node:crypto';
 import type DataLoader from 'dataloader';
 import type { GraphQLResolveInfo } from 'graphql';
 import type { FieldRateLimiter } from '../ratelimit/field-limits.js';
-import { anonymousBucket } from '../ratelimit/policy.js';
+import { anonymousBucket, type RateLimitPolicy } from '../ratelimit/policy.js';
+import type { RateLimitDecision } from '../ratelimit/store.js';
 import type { Caller } from '../auth/identity.js';
 import type { PrismaClient } from '../db/prisma.js';
 import type { ListedCondition } from '../db/catalog-changes.js';
 
+/**
+ * What the HTTP layer learns of a request before GraphQL runs. It is kept on the object the
+ * server hands each request (Yoga's server context), which is also the base of the request's
+ * GraphQL context: one object per request carries all of its state, from arrival to response.
+ */
+export interface RequestState {
+  /** The request id of the logs and of X-Request-ID. */
+  requestId?: string;
+  /** process.hrtime.bigint() at arrival, for the request's duration. */
+  startedAt?: bigint;
+  /** Who is calling, decided by the gate (src/http/gate.ts). */
+  caller?: Caller;
+  /** The bucket the request was charged to and what it said, for the rate-limit headers. */
+  rateLimit?: { policy: RateLimitPolicy; decision: RateLimitDecision };
+  /** Set by an operation that answered from an Idempotency-Key (src/modules/orders/idempotency.ts). */
+  idempotency?: IdempotencyReport;
+}
+
+/** How an operation used its Idempotency-Key: the transport says so (REST keeps its own bytes). */
+export interface IdempotencyReport {
+  accountId: string;
+  key: string;
+  /** True when the answer is the stored outcome of an earlier request with the key. */
+  replayed: boolean;
+}
+
 /** Per-request state shared by the GraphQL resolvers and the REST adapter. */
-export interface Context {
+export interface Context extends RequestState {
   prisma: PrismaClient;
   /** The HTTP request, for headers such as Idempotency-Key. */
   request: Request;
@@ -51,18 +79,22 @@ const fieldLimitIdentity = (caller: Caller) => (caller.kind === 'key' ? `account
 const fieldLimitPer = (caller: Caller) => (caller.kind === 'key' ? 'account (all of its API keys, REST and GraphQL together)' : 'client address');
 
 /**
- * Builds the context for one request; /graphql and /api both call this, once per request, with
- * the caller the gate (src/http/gate.ts) authenticated.
+ * Yoga's context factory: what a request's context adds to its state. /graphql and /api both
+ * come through it, once per request, after the gate (src/http/gate.ts) has set the caller.
+ * `anonymous` names the client of a request the gate did not see (none does today).
  */
 export function createContextFactory({ prisma, fieldLimiter, fieldLimits, listTotals }: ContextDeps) {
-  return (request: Request, caller: Caller, requestId: string): Context => ({
-    prisma,
-    request,
-    requestId,
-    caller,
-    loaders: new Map(),
-    totals: listTotals.forRequest(),
-    limitField: ({ parent, args, info }, name) =>
-      fieldLimiter.check({ identity: fieldLimitIdentity(caller), per: fieldLimitPer(caller), ...fieldLimits[name], parent, args: { ...args }, info }),
-  });
+  return (state: RequestState & { request: Request }, anonymous: () => Caller): Context => {
+    const caller = state.caller ?? anonymous();
+    return {
+      ...state,
+      prisma,
+      requestId: state.requestId ?? crypto.randomUUID(),
+      caller,
+      loaders: new Map(),
+      totals: listTotals.forRequest(),
+      limitField: ({ parent, args, info }, name) =>
+        fieldLimiter.check({ identity: fieldLimitIdentity(caller), per: fieldLimitPer(caller), ...fieldLimits[name], parent, args: { ...args }, info }),
+    };
+  };
 }

@@ -1,6 +1,6 @@
-import type { Plugin } from 'graphql-yoga';
 import { invalidKey, presentedKey } from '../auth/authenticate.js';
 import type { Caller } from '../auth/identity.js';
+import type { RequestState } from '../graphql/context.js';
 import { DB_RETRY_AFTER_SECONDS } from '../db/prisma.js';
 import { asAppError, rateLimited, serviceUnavailable, type AppError } from '../shared/errors.js';
 import {
@@ -9,9 +9,8 @@ import {
   rateLimitPolicy,
   secondsUntil,
   type PolicyConfig,
-  type RateLimitPolicy,
 } from '../ratelimit/policy.js';
-import type { RateLimitDecision, RateLimitStore } from '../ratelimit/store.js';
+import type { RateLimitStore } from '../ratelimit/store.js';
 import { errorResponse } from '../rest/envelope.js';
 import { graphqlErrorResponse } from './graphql-errors.js';
 
@@ -32,11 +31,6 @@ export interface GateDeps {
   onKeyCheckFailed?: (error: unknown, request: Request) => void;
 }
 
-interface GateOutcome {
-  policy: RateLimitPolicy;
-  decision: RateLimitDecision;
-}
-
 /**
  * Who a request is: a caller (anonymous, or a valid key's), a caller refused with 401 (invalid or
  * conflicting keys: charged to the IP, so guessing keys is limited like anonymous traffic), or
@@ -44,53 +38,37 @@ interface GateOutcome {
  */
 type Identity = { caller: Caller; refusal?: AppError } | { unchecked: AppError };
 
-// The OpenAPI document describes the headers from a sample of them.
-export { rateLimitHeaders };
-
-/** /api/openapi.json, /api/docs and its assets. */
-export const DOCS_PATHS = /^\/api\/(openapi\.json|docs)(\/|$)/;
-
-/**
- * Paths whose answers carry rate-limit headers; GraphiQL's page, the docs and anything outside
- * the API carry none. All requests to them are charged but OPTIONS (see useGate).
- */
-function isMetered(request: Request, url: URL): boolean {
-  // The API's own documentation is free to read, like health and metrics.
-  if (DOCS_PATHS.test(url.pathname)) return false;
-  if (url.pathname === '/api' || url.pathname.startsWith('/api/')) return true;
-  if (url.pathname !== '/graphql') return false;
-  const wantsGraphiQL =
-    request.method === 'GET' && !url.searchParams.has('query') && (request.headers.get('accept') ?? '').includes('text/html');
-  return !wantsGraphiQL;
-}
-
 /** Node's header lines, when the request came through Node's HTTP server. */
 function rawHeadersOf(serverContext: unknown): readonly string[] | undefined {
   const req = (serverContext as { req?: { rawHeaders?: unknown } } | undefined)?.req;
   return Array.isArray(req?.rawHeaders) ? (req.rawHeaders as string[]) : undefined;
 }
 
-/** An error in the shape the path's clients read: the REST envelope, or a GraphQL response. */
-function gateErrorResponse(url: URL, error: AppError, headers: Record<string, string> = {}): Response {
-  return url.pathname === '/graphql' ? graphqlErrorResponse(error, headers) : errorResponse(error, headers);
-}
+/** How a refused request is answered: in the REST envelope, or as a GraphQL response. */
+export type ErrorShape = 'rest' | 'graphql';
+
+const refusal = (shape: ErrorShape, error: AppError, headers: Record<string, string> = {}): Response =>
+  shape === 'graphql' ? graphqlErrorResponse(error, headers) : errorResponse(error, headers);
 
 /** A key the database could not check: the caller is unknown, so neither served nor counted. */
 const keyUnchecked = () =>
   serviceUnavailable('The API key cannot be checked right now (its store is unavailable); retry later', DB_RETRY_AFTER_SECONDS);
 
-export function useGate(deps: GateDeps, callers: WeakMap<Request, Caller>): Plugin {
-  const outcomes = new WeakMap<Request, GateOutcome>();
-
+/**
+ * The gate: called by the route table (src/http/routes.ts) for every request to a metered path.
+ * What it learns (the caller, the bucket charged) goes on the request's state, which becomes the
+ * GraphQL context; nothing is kept anywhere else.
+ */
+export function createGate(deps: GateDeps) {
   const identify = async (request: Request, serverContext: unknown): Promise<Identity> => {
     const anonymous: Caller = { kind: 'anonymous', ip: deps.clientIp(request, serverContext) };
     let key: string | null;
     try {
       key = presentedKey(request.headers, rawHeadersOf(serverContext));
     } catch (error) {
-      const refusal = asAppError(error);
-      if (!refusal) throw error;
-      return { caller: anonymous, refusal };
+      const refused = asAppError(error);
+      if (!refused) throw error;
+      return { caller: anonymous, refusal: refused };
     }
     if (key === null) return { caller: anonymous };
     try {
@@ -107,40 +85,37 @@ export function useGate(deps: GateDeps, callers: WeakMap<Request, Caller>): Plug
   const policyOf = (caller: Caller) => rateLimitPolicy(caller, deps.policy);
 
   return {
-    async onRequest({ request, url, serverContext, endResponse }) {
-      // OPTIONS (CORS preflights above all: a browser sends one before its cross-origin calls) is
-      // not charged; onResponse gives it the headers without counting.
-      if (request.method === 'OPTIONS' || !isMetered(request, url)) return;
-      const identity = await identify(request, serverContext);
+    /** Lets the request in (undefined), or the response refusing it. */
+    async admit(request: Request, state: RequestState, shape: ErrorShape): Promise<Response | undefined> {
+      const identity = await identify(request, state);
       if ('unchecked' in identity) {
         // No rate-limit headers: nothing was counted, and the key's bucket is unknown. Numbers of
         // the anonymous bucket would tell the caller its limit had changed.
-        endResponse(gateErrorResponse(url, identity.unchecked));
-        return;
+        return refusal(shape, identity.unchecked);
       }
       const policy = policyOf(identity.caller);
-      const outcome = { policy, decision: await deps.store.hit(policy.bucket, policy.limit, policy.windowMs) };
-      outcomes.set(request, outcome);
-      const headers = rateLimitHeaders(outcome);
-      if (!outcome.decision.allowed) {
-        const retryAfter = secondsUntil(outcome.decision.resetAt);
+      state.rateLimit = { policy, decision: await deps.store.hit(policy.bucket, policy.limit, policy.windowMs) };
+      const headers = rateLimitHeaders(state.rateLimit);
+      if (!state.rateLimit.decision.allowed) {
+        const retryAfter = secondsUntil(state.rateLimit.decision.resetAt);
         deps.onRejected?.(policy.name);
-        endResponse(gateErrorResponse(url, rateLimited(limitExceededMessage(policy, retryAfter), retryAfter), headers));
-        return;
+        return refusal(shape, rateLimited(limitExceededMessage(policy, retryAfter), retryAfter), headers);
       }
-      if (identity.refusal) {
-        endResponse(gateErrorResponse(url, identity.refusal, headers));
-        return;
-      }
-      const { caller } = identity;
-      if (caller.kind === 'key') deps.onKeyUsed?.(caller.keyId);
-      callers.set(request, caller);
+      if (identity.refusal) return refusal(shape, identity.refusal, headers);
+      if (identity.caller.kind === 'key') deps.onKeyUsed?.(identity.caller.keyId);
+      state.caller = identity.caller;
+      return undefined;
     },
-    async onResponse({ request, response, serverContext }) {
-      let outcome = outcomes.get(request);
-      if (!outcome && request.method === 'OPTIONS' && isMetered(request, new URL(request.url))) {
-        // The bucket the same request with another method would be charged to, read as it stands.
-        const identity = await identify(request, serverContext);
+
+    /**
+     * The rate-limit headers of the bucket the request was charged to. A CORS preflight (OPTIONS)
+     * is never charged: it gets the headers of the bucket the same request with another method
+     * would be charged to, read as it stands.
+     */
+    async decorate(request: Request, response: Response, state: RequestState): Promise<void> {
+      let outcome = state.rateLimit;
+      if (!outcome && request.method === 'OPTIONS') {
+        const identity = await identify(request, state);
         if ('unchecked' in identity) return;
         const policy = policyOf(identity.caller);
         outcome = { policy, decision: await deps.store.peek(policy.bucket, policy.limit, policy.windowMs) };
@@ -152,3 +127,5 @@ export function useGate(deps: GateDeps, callers: WeakMap<Request, Caller>): Plug
     },
   };
 }
+
+export type Gate = ReturnType<typeof createGate>;

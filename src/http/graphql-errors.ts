@@ -1,7 +1,7 @@
 import { GraphQLError, type ExecutionResult } from 'graphql';
 import { processRegularResult, type Plugin } from 'graphql-yoga';
 import { databaseUnavailable } from '../db/prisma.js';
-import { AppError, asAppError, errorStatus, INTERNAL_MESSAGE, isClientAbort } from '../shared/errors.js';
+import { AppError, asAppError, errorStatus, INTERNAL_MESSAGE, isClientAbort, isContractCode } from '../shared/errors.js';
 import type { Logger } from '../runtime/logger.js';
 import { errorResponseInit } from '../rest/envelope.js';
 import type { OverloadLog } from './overload-log.js';
@@ -60,7 +60,6 @@ export function createMaskError(logger: Logger, overload: OverloadLog) {
 // GraphQL's and Yoga's own error codes (GRAPHQL_PARSE_FAILED, GRAPHQL_VALIDATION_FAILED,
 // BAD_USER_INPUT, BAD_REQUEST, OPERATION_RESOLUTION_FAILURE, …) mean "your request is invalid":
 // docs/api.md (Errors) names that VALIDATION_ERROR. Ours and masked failures already carry a contract code.
-const isContractCode = (code: unknown) => typeof code === 'string' && Object.hasOwn(errorStatus, code);
 
 export function useContractErrorCodes(): Plugin {
   const recode = (result: ExecutionResult) => {

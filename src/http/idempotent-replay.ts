@@ -1,26 +1,16 @@
 import type { Plugin } from 'graphql-yoga';
-import type { Context } from '../graphql/context.js';
-import { idempotencyOutcome, REPLAYED_HEADER } from '../modules/orders/idempotency.js';
+import type { RequestState } from '../graphql/context.js';
+import { REPLAYED_HEADER } from '../rest/replay.js';
 
 /**
  * `Idempotent-Replayed: true` on a /graphql response whose operation answered from an
  * Idempotency-Key (a replayed order or a replayed rejection), as REST sends it: a client can
- * tell a retry's answer from a first one.
+ * tell a retry's answer from a first one. The operation reported it on the request's context.
  */
-export function useIdempotentReplayHeader(): Plugin<Context> {
-  // Per app, not per module: a request is only remembered until its response is sent.
-  const replayed = new WeakSet<Request>();
+export function useIdempotentReplayHeader(): Plugin {
   return {
-    onExecute({ args }) {
-      return {
-        onExecuteDone() {
-          const ctx = args.contextValue;
-          if (idempotencyOutcome(ctx)?.replayed) replayed.add(ctx.request);
-        },
-      };
-    },
-    onResponse({ request, response }) {
-      if (replayed.has(request)) response.headers.set(REPLAYED_HEADER, 'true');
+    onResponse({ response, serverContext }) {
+      if ((serverContext as RequestState).idempotency?.replayed) response.headers.set(REPLAYED_HEADER, 'true');
     },
   };
 }

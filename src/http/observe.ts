@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Plugin } from 'graphql-yoga';
+import type { RequestState } from '../graphql/context.js';
 import { API_VERSION } from '../rest/envelope.js';
 import type { Logger } from '../runtime/logger.js';
 import type { Metrics } from './metrics.js';
@@ -14,34 +15,32 @@ export function requestIdOf(request: Request): string {
   return given !== null && CLIENT_REQUEST_ID.test(given) ? given : randomUUID();
 }
 
-
 export interface ObserveDeps {
   logger: Logger;
   metrics: Metrics;
   /** A low-cardinality name for the path: the route pattern, e.g. /api/products/:slug. */
-  routeOf: (request: Request, url: URL) => string;
-  /** The request id the rest of the app uses for this request. */
-  requestIds: WeakMap<Request, string>;
+  routeOf: (url: URL) => string;
 }
 
-export function useObservability({ logger, metrics, routeOf, requestIds }: ObserveDeps): Plugin {
-  const started = new WeakMap<Request, bigint>();
+/** The first plugin: the request's id and arrival time go on its state (its server context). */
+export function useObservability({ logger, metrics, routeOf }: ObserveDeps): Plugin {
   return {
-    onRequest({ request }) {
-      started.set(request, process.hrtime.bigint());
-      requestIds.set(request, requestIdOf(request));
+    onRequest({ request, serverContext }) {
+      const state = serverContext as RequestState;
+      state.startedAt = process.hrtime.bigint();
+      state.requestId = requestIdOf(request);
     },
-    onResponse({ request, response }) {
-      const requestId = requestIds.get(request) ?? requestIdOf(request);
+    onResponse({ request, response, serverContext }) {
+      const state = serverContext as RequestState;
+      const requestId = state.requestId ?? requestIdOf(request);
       response.headers.set('x-request-id', requestId);
       response.headers.set('x-api-version', API_VERSION);
       // Yoga answers a disallowed origin with "null", which a sandboxed page's `Origin: null`
       // would match: say nothing instead.
       if (response.headers.get('access-control-allow-origin') === 'null') response.headers.delete('access-control-allow-origin');
-      const start = started.get(request);
-      const seconds = start === undefined ? 0 : Number(process.hrtime.bigint() - start) / 1e9;
+      const seconds = state.startedAt === undefined ? 0 : Number(process.hrtime.bigint() - state.startedAt) / 1e9;
       const url = new URL(request.url);
-      const route = routeOf(request, url);
+      const route = routeOf(url);
       const labels = { route, method: request.method, status: String(response.status) };
       metrics.httpRequests.inc(labels);
       metrics.httpDuration.observe({ route, method: request.method }, seconds);

@@ -467,7 +467,7 @@ function buildOperation(route: RestRoute, schema: GraphQLSchema, commonHeaders: 
   for (const name of commonHeaders) successHeaders[name] = headerRef(name);
   successHeaders['Cache-Control'] = cacheControlHeader(route);
   if (route.method === 'GET') successHeaders.ETag = headerRef('ETag');
-  if (route.idempotency) successHeaders['Idempotent-Replayed'] = headerRef('Idempotent-Replayed');
+  if (route.idempotent) successHeaders['Idempotent-Replayed'] = headerRef('Idempotent-Replayed');
 
   const responses: Record<string, ResponseOrRef> = {
     [String(status)]: {
@@ -506,7 +506,7 @@ function buildOperation(route: RestRoute, schema: GraphQLSchema, commonHeaders: 
       schema: { type: 'string' },
     });
   }
-  if (route.idempotency) {
+  if (route.idempotent) {
     parameters.push({
       name: 'Idempotency-Key',
       in: 'header',

@@ -1,14 +1,13 @@
-import { execute, parse, validate, type DocumentNode, type GraphQLSchema } from 'graphql';
+import { GraphQLError, parse, validate, type DocumentNode, type ExecutionArgs, type ExecutionResult, type GraphQLSchema } from 'graphql';
 import { requireScopes } from '../auth/scopes.js';
 import type { Context } from '../graphql/context.js';
-import { databaseUnavailable } from '../db/prisma.js';
-import { AppError, asAppError, notFound, validationError } from '../shared/errors.js';
+import { AppError, asAppError, contractError, notFound, validationError } from '../shared/errors.js';
 import { readLimited } from './body.js';
 import type { PaginationMeta } from '../shared/pagination.js';
 import { cacheControl, conditionalJson } from './caching.js';
 import { pathPattern, withoutTrailingSlash } from './paths.js';
-import { errorResponse, internalErrorResponse, jsonTextResponse, type SuccessBody } from './envelope.js';
-import { REPLAYED_HEADER } from '../modules/orders/idempotency.js';
+import { errorResponse, jsonTextResponse, type SuccessBody } from './envelope.js';
+import { keepRestBody, keptRestBody, REPLAYED_HEADER } from './replay.js';
 import type { RestMethod, RestRoute, RestShape } from './routes.js';
 
 interface CompiledRoute extends RestRoute {
@@ -20,7 +19,8 @@ interface CompiledRoute extends RestRoute {
 export interface RestRouterDeps {
   schema: GraphQLSchema;
   routes: RestRoute[];
-  onUnexpectedError: (error: unknown, request: Request) => void;
+  /** Yoga's maskError: what a client may see of an unexpected failure (logged there, once). */
+  maskError: (error: unknown) => Error;
 }
 
 function compile(route: RestRoute, schema: GraphQLSchema): CompiledRoute {
@@ -88,31 +88,44 @@ async function jsonBody(request: Request): Promise<unknown> {
   }
 }
 
-/**
- * The REST adapter: finds the route, validates its parameters and body, runs its operation on
- * the shared schema with the shared context, and wraps the outcome in the spec's envelope.
- * It holds no business rule.
- */
-export function createRestRouter({ schema, routes, onUnexpectedError }: RestRouterDeps) {
-  const compiled = routes.map((r) => compile(r, schema));
+/** Yoga's enveloped pipeline for one request (yoga.getEnveloped): its context, and execute with every plugin. */
+export type GetEnveloped = (initialContext: object) => {
+  schema: GraphQLSchema;
+  contextFactory: () => unknown;
+  execute: (args: ExecutionArgs) => unknown;
+};
 
-  async function run(route: CompiledRoute, match: RegExpExecArray, request: Request, url: URL, ctx: Context): Promise<Response> {
+/**
+ * The REST adapter: finds the route, validates its parameters and body, runs its operation
+ * through Yoga's own pipeline (the context Yoga builds, execute with every plugin, errors masked
+ * as over /graphql) and wraps the outcome in the spec's envelope. It holds no business rule and
+ * maps no error of its own: an error is the contract error /graphql would answer (contractError).
+ */
+export function createRestRouter({ schema, routes, maskError }: RestRouterDeps) {
+  const compiled = routes.map((r) => compile(r, schema));
+  let getEnveloped: GetEnveloped | undefined;
+
+  async function run(route: CompiledRoute, match: RegExpExecArray, request: Request, url: URL, ctx: Context, pipeline: ReturnType<GetEnveloped>) {
     // The route's scopes first: a caller who may not use it learns nothing about its input.
     if (route.scopes?.length) requireScopes(ctx.caller, ...route.scopes);
     const params = pathParams(route, match);
     const query = route.parseQuery(queryObject(url));
     const body = route.parseBody ? route.parseBody(await jsonBody(request)) : undefined;
-    const result = await execute({
-      schema,
+    const result = (await pipeline.execute({
+      schema: pipeline.schema,
       document: route.operation,
       variableValues: route.variables(query, params, body),
       contextValue: ctx,
-    });
+    })) as ExecutionResult;
     if (result.errors?.length) throw result.errors[0];
 
-    const replay = route.idempotency?.outcome(ctx);
-    const headers: Record<string, string> = replay?.replayed ? { [REPLAYED_HEADER]: 'true' } : {};
-    if (replay?.rest) return jsonTextResponse(replay.rest.status, replay.rest.body, { ...headers, 'cache-control': 'no-store' });
+    const report = ctx.idempotency;
+    const headers: Record<string, string> = report?.replayed ? { [REPLAYED_HEADER]: 'true' } : {};
+    const status = route.status ?? 200;
+    if (report?.replayed) {
+      const kept = await keptRestBody(ctx, report);
+      if (kept !== null) return jsonTextResponse(status, kept, { ...headers, 'cache-control': 'no-store' });
+    }
 
     const shape: RestShape = typeof route.shape === 'function' ? route.shape(query) : route.shape;
     const value = (result.data as Record<string, unknown> | null | undefined)?.[shape.field];
@@ -124,53 +137,51 @@ export function createRestRouter({ schema, routes, onUnexpectedError }: RestRout
       const { items, meta } = value as { items: unknown[]; meta: PaginationMeta | null };
       envelope = meta ? { success: true, data: items, meta } : { success: true, data: items };
     }
-    const status = route.status ?? 200;
     const text = JSON.stringify(envelope);
-    if (route.idempotency && replay && !replay.replayed) {
+    if (report && !report.replayed) {
       // The order exists whatever happens here: failing to keep its exact bytes only means a
-      // replay renders the order afresh, so it must not turn this 201 into a 500.
-      await route.idempotency.remember(ctx, text).catch((error: unknown) => onUnexpectedError(error, request));
+      // replay renders the order afresh, so it must not turn this 201 into a 500 (logged by maskError).
+      await keepRestBody(ctx, report, text).catch(maskError);
     }
     if (route.method !== 'GET') return jsonTextResponse(status, text, { ...headers, 'cache-control': 'no-store' });
     return conditionalJson(request, status, text, headers, cacheControl(route.path, ctx.caller));
   }
 
-  /** `context` is the request's shared context, the same one /graphql would get. */
-  return async function handle(request: Request, url: URL, context: () => Context): Promise<Response> {
-    const path = withoutTrailingSlash(url.pathname);
-    let chosen: CompiledRoute | undefined;
-    let ctx: Context | undefined;
-    try {
-      const candidates = compiled.flatMap((route) => {
-        const match = route.pattern.exec(path);
-        return match ? [{ route, match }] : [];
-      });
-      if (!candidates.length) throw new AppError('NOT_FOUND', `No endpoint at ${request.method} ${url.pathname.slice(0, 200)}`);
-      const method = request.method === 'HEAD' ? 'GET' : request.method;
-      const found = candidates.find((c) => c.route.method === method);
-      if (!found) {
-        return errorResponse(new AppError('METHOD_NOT_ALLOWED', `${request.method} is not allowed on ${url.pathname.slice(0, 200)}`), {
-          allow: allowHeader(candidates.map((c) => c.route.method)),
+  return {
+    /** Yoga hands over its pipeline when it starts (a plugin's onYogaInit). */
+    usePipeline(fn: GetEnveloped) {
+      getEnveloped = fn;
+    },
+    /** Answers a request under /api; `state` is the request's server context, which becomes its GraphQL context. */
+    async handle(request: Request, url: URL, state: object): Promise<Response> {
+      const path = withoutTrailingSlash(url.pathname);
+      let ctx: Context | undefined;
+      try {
+        const candidates = compiled.flatMap((route) => {
+          const match = route.pattern.exec(path);
+          return match ? [{ route, match }] : [];
         });
-      }
-      chosen = found.route;
-      ctx = context();
-      return await run(found.route, found.match, request, url, ctx);
-    } catch (error) {
-      const unavailable = asAppError(error) ? undefined : databaseUnavailable(error);
-      // Answered 503 with Retry-After: the database is down or too slow (onUnexpectedError counts it).
-      if (unavailable) onUnexpectedError(error, request);
-      const appError = asAppError(error) ?? unavailable;
-      // A rejection replayed from an Idempotency-Key says so, like a replayed success.
-      const replayed = chosen?.idempotency && ctx && chosen.idempotency.outcome(ctx)?.replayed;
-      if (appError) {
-        const headers: Record<string, string> = replayed ? { [REPLAYED_HEADER]: 'true' } : {};
+        if (!candidates.length) throw new AppError('NOT_FOUND', `No endpoint at ${request.method} ${url.pathname.slice(0, 200)}`);
+        const method = request.method === 'HEAD' ? 'GET' : request.method;
+        const found = candidates.find((c) => c.route.method === method);
+        if (!found) {
+          return errorResponse(new AppError('METHOD_NOT_ALLOWED', `${request.method} is not allowed on ${url.pathname.slice(0, 200)}`), {
+            allow: allowHeader(candidates.map((c) => c.route.method)),
+          });
+        }
+        if (!getEnveloped) throw new Error('The REST router was used before Yoga handed it its pipeline');
+        // As Yoga does for /graphql: the request joins its state, which becomes the context.
+        const pipeline = getEnveloped(Object.assign(state, { request }));
+        ctx = (await pipeline.contextFactory()) as Context;
+        return await run(found.route, found.match, request, url, ctx, pipeline);
+      } catch (error) {
+        const appError = asAppError(error) ?? contractError(error instanceof GraphQLError ? error : (maskError(error) as GraphQLError));
+        // A rejection replayed from an Idempotency-Key says so, like a replayed success.
+        const headers: Record<string, string> = ctx?.idempotency?.replayed ? { [REPLAYED_HEADER]: 'true' } : {};
         // The rest of an oversized body is never read: the connection cannot serve another request.
         if (appError.code === 'PAYLOAD_TOO_LARGE') headers.connection = 'close';
         return errorResponse(appError, headers);
       }
-      onUnexpectedError(error, request);
-      return internalErrorResponse();
-    }
+    },
   };
 }

@@ -2,7 +2,6 @@ import type { Scope } from '../auth/scopes.js';
 import type { Context } from '../graphql/context.js';
 import { categoryListInput } from '../modules/categories/categories.service.js';
 import { READ_PRICES, READ_STOCK, recordQueryInput } from '../modules/inventory/inventory.service.js';
-import { idempotencyOutcome, rememberRestResponse, type IdempotencyOutcome } from '../modules/orders/idempotency.js';
 import { createOrderInput, orderListInput, parseCreateOrderInput, READ_ORDERS, WRITE_ORDERS } from '../modules/orders/orders.service.js';
 import { productListInput } from '../modules/products/products.service.js';
 import { supplierListInput } from '../modules/suppliers/suppliers.service.js';
@@ -61,13 +60,6 @@ export type RestShapeChoice = ((query: Record<string, unknown>) => RestShape) & 
 
 export type RestMethod = 'GET' | 'POST';
 
-/** How a route's Idempotency-Key outcome reaches the HTTP response (replay header, stored body). */
-export interface RestIdempotency {
-  outcome: (ctx: Context) => IdempotencyOutcome | undefined;
-  /** Keeps the exact body text of a first response, for its replays. */
-  remember: (ctx: Context, body: string) => Promise<void>;
-}
-
 /** What the OpenAPI document (src/openapi/) says of a route beyond its schemas and its operation. */
 export interface RestDocs {
   summary: string;
@@ -99,7 +91,8 @@ export interface RestRoute {
   shape: RestShape | RestShapeChoice;
   /** Success status; 200 unless given. */
   status?: number;
-  idempotency?: RestIdempotency;
+  /** Honours Idempotency-Key (its operation reports how it used the key: src/rest/replay.ts). */
+  idempotent?: true;
   docs: RestDocs;
 }
 
@@ -231,7 +224,7 @@ export const restRoutes: RestRoute[] = [
     variables: (_q, _params, body) => ({ input: body }),
     shape: { kind: 'one', field: 'createOrder' },
     status: 201,
-    idempotency: { outcome: idempotencyOutcome, remember: rememberRestResponse },
+    idempotent: true,
     docs: {
       tag: 'Orders',
       summary: 'Place an order',

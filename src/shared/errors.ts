@@ -96,3 +96,20 @@ export function isClientAbort(error: unknown): boolean {
   const cause = error instanceof GraphQLError ? (error.originalError ?? error) : error;
   return cause instanceof Error && cause.message === 'aborted';
 }
+
+/** Whether `code` is one of the contract's error codes (GraphQL's and Yoga's own are not). */
+export const isContractCode = (code: unknown): code is ErrorCode => typeof code === 'string' && Object.hasOwn(errorStatus, code);
+
+/**
+ * The contract error an error already masked for clients stands for: ours as it is; a masked
+ * failure (INTERNAL_ERROR, SERVICE_UNAVAILABLE) with its code, message and Retry-After; and any
+ * other (GraphQL's and Yoga's verdicts on the request) as VALIDATION_ERROR (docs/api.md, Errors).
+ */
+export function contractError(error: GraphQLError): AppError {
+  const own = asAppError(error);
+  if (own) return own;
+  const { code, retryAfter, details } = error.extensions;
+  if (code === 'SERVICE_UNAVAILABLE' && typeof retryAfter === 'number') return serviceUnavailable(error.message, retryAfter);
+  const known = isContractCode(code) ? code : 'VALIDATION_ERROR';
+  return new AppError(known, error.message, details && typeof details === 'object' ? (details as ErrorDetails) : undefined);
+}

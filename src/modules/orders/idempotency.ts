@@ -11,8 +11,6 @@ import type { Prisma } from '../../generated/prisma/client.js';
 // working. So one key yields at most one order, whatever the concurrency.
 
 export const IDEMPOTENCY_HEADER = 'Idempotency-Key';
-/** Sent with every answer replayed from a key, over REST and GraphQL alike. */
-export const REPLAYED_HEADER = 'Idempotent-Replayed';
 const TTL = "interval '24 hours'";
 /** A claim still unanswered after this long belongs to a request that died: it may be taken over. */
 const ABANDONED = "interval '60 seconds'";
@@ -24,26 +22,6 @@ const POLL_MS = { first: 25, max: 250 };
 
 /** What was stored for a key: the order created, or the 4xx error answered. */
 export type StoredOutcome = { orderId: string } | { error: { code: ErrorCode; message: string; details?: ErrorDetails } };
-
-/** The exact REST response of the first request, replayed byte for byte. */
-export interface RestResponse {
-  status: number;
-  /** The body's text, as sent. */
-  body: string;
-}
-
-/** What the REST adapter needs to know about this request's key after the operation ran. */
-export interface IdempotencyOutcome {
-  replayed: boolean;
-  /** Set when replaying a request first answered over REST. */
-  rest?: RestResponse;
-  /** The claim to attach the REST response to, when this request created the order. */
-  claimId?: string;
-}
-
-const outcomes = new WeakMap<Context, IdempotencyOutcome>();
-
-export const idempotencyOutcome = (ctx: Context): IdempotencyOutcome | undefined => outcomes.get(ctx);
 
 /** The request's Idempotency-Key, or null without one; a malformed key is a 400. */
 export function idempotencyKey(ctx: Context): string | null {
@@ -69,13 +47,12 @@ export function canonicalJson(value: unknown): string {
 
 export const requestHash = (body: unknown) => createHash('sha256').update(canonicalJson(body)).digest('hex');
 
-export type Claim = { kind: 'claimed'; id: string } | { kind: 'replay'; stored: StoredOutcome; rest?: RestResponse };
+export type Claim = { kind: 'claimed'; id: string } | { kind: 'replay'; stored: StoredOutcome };
 
 interface RecordRow {
   requestHash: string;
   responseStatus: number | null;
   responseBody: Prisma.JsonValue;
-  restBody: string | null;
   expiresAt: Date;
 }
 
@@ -88,7 +65,8 @@ export async function claimKey(ctx: Context, accountId: string, key: string, has
   let pollMs = POLL_MS.first;
   for (;;) {
     const id = randomUUID();
-    // One statement: insert, or take over an expired or abandoned record, or do nothing.
+    // One statement: insert, or take over an expired or abandoned record, or do nothing. A record
+    // taken over is new in every column, the transport's copy of a first answer (restBody) included.
     const claimed = await ctx.prisma.$queryRawUnsafe<{ id: string }[]>(
       `INSERT INTO "IdempotencyRecord" (id, "accountId", key, "requestHash", "createdAt", "expiresAt")
        VALUES ($1, $2, $3, $4, now(), now() + ${TTL})
@@ -107,7 +85,7 @@ export async function claimKey(ctx: Context, accountId: string, key: string, has
 
     const record: RecordRow | null = await ctx.prisma.idempotencyRecord.findUnique({
       where: { accountId_key: { accountId, key } },
-      select: { requestHash: true, responseStatus: true, responseBody: true, restBody: true, expiresAt: true },
+      select: { requestHash: true, responseStatus: true, responseBody: true, expiresAt: true },
     });
     // Gone (released after a failure) or just expired: claim it afresh.
     if (!record || record.expiresAt.getTime() <= Date.now()) continue;
@@ -117,9 +95,7 @@ export async function claimKey(ctx: Context, accountId: string, key: string, has
       });
     }
     if (record.responseStatus !== null && record.responseBody !== null) {
-      const stored = record.responseBody as unknown as StoredOutcome;
-      const rest = record.restBody === null ? undefined : { status: record.responseStatus, body: record.restBody };
-      return { kind: 'replay', stored, ...(rest ? { rest } : {}) };
+      return { kind: 'replay', stored: record.responseBody as unknown as StoredOutcome };
     }
     if (Date.now() >= deadline) {
       throw new AppError('CONFLICT', 'A request with this Idempotency-Key is still being processed; retry later');
@@ -159,9 +135,9 @@ export async function releaseClaim(ctx: Context, claimId: string) {
   await ctx.prisma.idempotencyRecord.deleteMany({ where: { id: claimId, responseStatus: null } });
 }
 
-/** Records how this request used its key, for the REST adapter (replay header, stored body). */
-export function noteOutcome(ctx: Context, outcome: IdempotencyOutcome) {
-  outcomes.set(ctx, outcome);
+/** Tells the transport how this request used its key (src/graphql/context.ts, IdempotencyReport). */
+export function reportUse(ctx: Context, accountId: string, key: string, replayed: boolean) {
+  ctx.idempotency = { accountId, key, replayed };
 }
 
 /** The stored error of a replayed rejection, as the same AppError. */
@@ -170,17 +146,4 @@ export function storedError(stored: Extract<StoredOutcome, { error: unknown }>):
   // Only codes we know are replayed; anything else would be a corrupted record.
   if (!Object.hasOwn(errorStatus, code)) throw new Error(`Unknown stored error code ${String(code)}`);
   return new AppError(code, message, details);
-}
-
-/**
- * Attaches the REST response body of the request that created the order to its claim, as text:
- * a REST replay is the very same bytes even if the catalogue (names, ratings) changed since.
- */
-export async function rememberRestResponse(ctx: Context, body: string) {
-  const outcome = outcomes.get(ctx);
-  if (!outcome?.claimId || outcome.replayed) return;
-  await ctx.prisma.idempotencyRecord.updateMany({
-    where: { id: outcome.claimId, responseStatus: { not: null }, restBody: null },
-    data: { restBody: body },
-  });
 }

@@ -12,8 +12,8 @@ import {
   claimKey,
   completeClaim,
   idempotencyKey,
-  noteOutcome,
   releaseClaim,
+  reportUse,
   requestHash,
   storedError,
   storeError,
@@ -202,11 +202,8 @@ export async function createOrder<Q extends object>(ctx: Context, raw: unknown, 
   const claim = await claimKey(ctx, caller.accountId, key, requestHash(input));
   if (claim.kind === 'replay') {
     const { stored } = claim;
-    if ('error' in stored) {
-      noteOutcome(ctx, { replayed: true });
-      throw storedError(stored);
-    }
-    noteOutcome(ctx, { replayed: true, ...(claim.rest ? { rest: claim.rest } : {}) });
+    reportUse(ctx, caller.accountId, key, true);
+    if ('error' in stored) throw storedError(stored);
     return loadOrder(ctx, caller, stored.orderId, query);
   }
   let orderId: string;
@@ -218,7 +215,7 @@ export async function createOrder<Q extends object>(ctx: Context, raw: unknown, 
     else await releaseClaim(ctx, claim.id);
     throw error;
   }
-  noteOutcome(ctx, { replayed: false, claimId: claim.id });
+  reportUse(ctx, caller.accountId, key, false);
   return loadOrder(ctx, caller, orderId, query);
 }
 

@@ -1,0 +1,98 @@
+import type { Plugin } from 'graphql-yoga';
+import type { RequestState } from '../graphql/context.js';
+import { AppError } from '../shared/errors.js';
+import { errorResponse } from '../rest/envelope.js';
+import { withoutTrailingSlash } from '../rest/paths.js';
+import type { ErrorShape, Gate } from './gate.js';
+
+// Every path the process answers, in one table. A request is matched here first; a metered
+// route's request passes the gate (authentication, rate limit) before its handler runs; a
+// handler that returns nothing leaves the request to Yoga's GraphQL handling (only /graphql).
+// Yoga answers two things before this table: CORS preflights (OPTIONS) and its own liveness
+// probe at /health.
+
+export interface HttpRoute {
+  /** An exact path, or a prefix when it ends in `/*` (`/api/*` matches /api and below). */
+  path: string;
+  /** Charged to a rate-limit bucket, and answered with its headers. */
+  metered: boolean | ((request: Request, url: URL) => boolean);
+  /** The shape of this path's errors: the REST envelope, or a GraphQL response. */
+  errors: ErrorShape;
+  handle(request: Request, url: URL, state: RequestState): Promise<Response | null | undefined> | Response | null | undefined;
+}
+
+export interface RouteHandlers {
+  health: (request: Request, url: URL) => Promise<Response | null>;
+  metrics: () => Promise<Response>;
+  docs: (request: Request, url: URL) => Promise<Response | null>;
+  graphiqlAsset: (request: Request, url: URL) => Promise<Response | null>;
+  rest: (request: Request, url: URL, state: RequestState) => Promise<Response>;
+  /** /graphql's refusal of a method it does not answer; undefined lets Yoga answer. */
+  graphqlMethod: (request: Request) => Response | undefined;
+}
+
+const notFound = (message: string) => new AppError('NOT_FOUND', message);
+const outsideApi = () => notFound('Not found: the REST API is under /api, GraphQL at /graphql');
+
+/** GraphiQL's page is a browser's GET for HTML without a query: it is free, like the docs. */
+const wantsGraphiQL = (request: Request, url: URL) =>
+  request.method === 'GET' && !url.searchParams.has('query') && (request.headers.get('accept') ?? '').includes('text/html');
+
+export function createRouteTable(h: RouteHandlers): HttpRoute[] {
+  return [
+    { path: '/healthz', metered: false, errors: 'rest', handle: h.health },
+    { path: '/readyz', metered: false, errors: 'rest', handle: h.health },
+    { path: '/metrics', metered: false, errors: 'rest', handle: (request) => (request.method === 'GET' ? h.metrics() : errorResponse(outsideApi())) },
+    // The API's own documentation is free to read, like health and metrics.
+    { path: '/api/openapi.json', metered: false, errors: 'rest', handle: h.docs },
+    { path: '/api/docs/*', metered: false, errors: 'rest', handle: async (request, url) => (await h.docs(request, url)) ?? errorResponse(notFound(`No endpoint at ${request.method} ${url.pathname.slice(0, 200)}`)) },
+    { path: '/api/*', metered: true, errors: 'rest', handle: h.rest },
+    { path: '/graphql', metered: (request, url) => !wantsGraphiQL(request, url), errors: 'graphql', handle: (request) => h.graphqlMethod(request) },
+    { path: '/graphiql/*', metered: false, errors: 'rest', handle: h.graphiqlAsset },
+    // The developer dashboard will be mounted here: { path: '/dashboard/*', metered: false, … }.
+  ];
+}
+
+/** The route answering `pathname`: exact paths first, then the longest prefix. */
+export function routeFor(table: readonly HttpRoute[], pathname: string): HttpRoute | undefined {
+  const path = withoutTrailingSlash(pathname);
+  const exact = table.find((r) => r.path === path);
+  if (exact) return exact;
+  return table
+    .filter((r) => r.path.endsWith('/*') && (path === r.path.slice(0, -2) || path.startsWith(r.path.slice(0, -1))))
+    .sort((a, b) => b.path.length - a.path.length)[0];
+}
+
+const isMetered = (route: HttpRoute, request: Request, url: URL) =>
+  typeof route.metered === 'function' ? route.metered(request, url) : route.metered;
+
+/** The table as a Yoga plugin: match, gate, answer; and the gate's headers on every response. */
+export function useRouteTable(table: readonly HttpRoute[], gate: Gate): Plugin {
+  return {
+    async onRequest({ request, url, serverContext, endResponse }) {
+      const state = serverContext as RequestState;
+      const route = routeFor(table, url.pathname);
+      if (!route) {
+        endResponse(errorResponse(outsideApi()));
+        return;
+      }
+      if (isMetered(route, request, url)) {
+        const refused = await gate.admit(request, state, route.errors);
+        if (refused) {
+          endResponse(refused);
+          return;
+        }
+      }
+      const response = await route.handle(request, url, state);
+      if (response) endResponse(response);
+    },
+    async onResponse({ request, response, serverContext }) {
+      const url = new URL(request.url);
+      const route = routeFor(table, url.pathname);
+      // A preflight gets the headers of the request it announces (the gate peeks, never charges).
+      if (route && isMetered(route, request, url)) {
+        await gate.decorate(request, response, serverContext as RequestState);
+      }
+    },
+  };
+}
