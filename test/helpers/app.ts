@@ -33,6 +33,8 @@ export interface TestAppOptions {
   logger?: Logger;
   /** Overrides of the pool's timeouts (DB_TIMEOUTS). */
   dbTimeouts?: Partial<DbTimeouts>;
+  /** The rate limits' clock (e.g. a manualClock's `now`); default the real one. */
+  now?: () => number;
 }
 
 /** The real app over real HTTP on a fresh copy of the seeded database. */
@@ -43,7 +45,8 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
   // The suite sends far more anonymous requests than one IP may (60/min). Requests come through
   // a trusted proxy (loopback), each with its own client address unless a test sets one.
   const config = loadConfig({ NODE_ENV: 'test', TRUSTED_PROXIES: 'loopback', ...opts.env });
-  const app = await createApp({ prisma, databaseUrl: db.url, logger: opts.logger ?? createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'), config });
+  const logger = opts.logger ?? createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
+  const app = await createApp({ prisma, databaseUrl: db.url, logger, config, now: opts.now });
   const server: Server = createHttpServer(app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
