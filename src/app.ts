@@ -41,6 +41,8 @@ export interface AppDeps {
   databaseUrl: string;
   logger: Logger;
   config: Config;
+  /** Clock of the rate-limit windows, Unix ms (default Date.now); tests pass a manual one. */
+  now?: () => number;
 }
 
 export type App = YogaServerInstance<ServerContext, Context>;
@@ -49,7 +51,7 @@ export type App = YogaServerInstance<ServerContext, Context>;
  * Builds the whole HTTP surface: /graphql (with GraphiQL) and the REST adapter under /api, both
  * behind one gate (authentication, rate limits). `app.dispose()` releases what it holds.
  */
-export async function createApp({ prisma, databaseUrl, logger, config }: AppDeps): Promise<App> {
+export async function createApp({ prisma, databaseUrl, logger, config, now }: AppDeps): Promise<App> {
   const overload = createOverloadLog(logger);
   const maskError = createMaskError(logger, overload);
 
@@ -59,6 +61,7 @@ export async function createApp({ prisma, databaseUrl, logger, config }: AppDeps
   const store = createRateLimitStore({
     redisUrl: config.REDIS_URL,
     onEvent: (e) => (e.type === 'recovered' ? logger.info(e.message) : logger.error(e.message)),
+    now,
   });
   // Start counting in Redis from the first request rather than in the fallback while it connects;
   // an unreachable Redis does not stop the start (the store says so and counts in memory).
@@ -66,7 +69,7 @@ export async function createApp({ prisma, databaseUrl, logger, config }: AppDeps
   const metrics = createMetrics(store, () => poolStats(prisma));
   const contextOf = createContextFactory({
     prisma,
-    fieldLimiter: createFieldRateLimiter(store),
+    fieldLimiter: createFieldRateLimiter(store, { now }),
     fieldLimits: { createOrder: { max: config.ORDER_CREATE_LIMIT, windowMs: 60_000, unit: 'orders' } },
     listTotals: createListTotals(prisma),
   });

@@ -3,7 +3,6 @@
 // neither, the Redis cases are reported as skipped).
 
 import { randomUUID } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import {
   graphql,
   GraphQLList,
@@ -19,6 +18,7 @@ import { AppError } from '../src/shared/errors.js';
 import { createFieldRateLimiter, retryAfterSeconds, type FieldRateLimiter } from '../src/ratelimit/field-limits.js';
 import { createRateLimitStore } from '../src/ratelimit/create-store.js';
 import type { RateLimitStore } from '../src/ratelimit/store.js';
+import { manualClock, type ManualClock } from './helpers/clock.js';
 import { EXTERNAL_REDIS_URL, freePort, HAS_REDIS_SERVER, useTestRedis } from './helpers/redis.js';
 
 const REDIS_AVAILABLE = Boolean(EXTERNAL_REDIS_URL) || HAS_REDIS_SERVER;
@@ -96,15 +96,15 @@ const backends = [
 
 for (const backend of backends) {
   describe.skipIf(backend.skip)(`field limits on the ${backend.name} backend`, () => {
-    async function limiter(): Promise<{ limiter: FieldRateLimiter; store: RateLimitStore }> {
+    async function limiter(clock?: ManualClock): Promise<{ limiter: FieldRateLimiter; store: RateLimitStore }> {
       const store = await backend.store();
       opened.push(store);
-      return { limiter: createFieldRateLimiter(store), store };
+      return { limiter: createFieldRateLimiter(store, { now: clock?.now }), store };
     }
     const who = () => `acct-${randomUUID()}`;
 
     it('refuses the (max+1)-th call within the window with RATE_LIMIT_EXCEEDED and retryAfter', async () => {
-      const { limiter: l, store } = await limiter();
+      const { limiter: l, store } = await limiter(manualClock());
       const ctx: Ctx = { limiter: l, identity: who(), max: 3, windowMs: 60_000 };
       for (let i = 0; i < 3; i++) expect(await run(ctx, '{ limited }')).toEqual({ data: { limited: 'ok' } });
       const refused = await run(ctx, '{ limited }');
@@ -116,9 +116,8 @@ for (const backend of backends) {
       // The spec's place for it: error.retryAfter (REST) / extensions.retryAfter (GraphQL).
       const retryAfter = err.extensions.retryAfter as number;
       expect(err.extensions.details).toBeUndefined();
-      expect(Number.isInteger(retryAfter)).toBe(true);
-      expect(retryAfter).toBeGreaterThanOrEqual(59);
-      expect(retryAfter).toBeLessThanOrEqual(60);
+      // Every call at one instant of the manual clock: the window ends a whole minute later.
+      expect(retryAfter).toBe(60);
       // Refused calls count too: still refused.
       expect(codes(await run(ctx, '{ limited }'))).toEqual(['RATE_LIMIT_EXCEEDED']);
       expect(store.fallbackHits).toBe(0);
@@ -159,14 +158,24 @@ for (const backend of backends) {
       }
     });
 
-    it('lets calls through again once the window has passed, with retryAfter at least 1', async () => {
-      const { limiter: l } = await limiter();
-      const ctx: Ctx = { limiter: l, identity: who(), max: 2, windowMs: 300 };
+    // The window is measured by the limiter's clock, on either backend (the log keeps the times it is given).
+    it('lets calls through again once the window has passed, not a millisecond before, with retryAfter at least 1', async () => {
+      const clock = manualClock();
+      const { limiter: l } = await limiter(clock);
+      const ctx: Ctx = { limiter: l, identity: who(), max: 2, windowMs: 60_000 };
+      const started = clock.now();
       expect(codes(await run(ctx, '{ limited }'))).toEqual([]);
+      clock.advance(1_000);
       expect(codes(await run(ctx, '{ limited }'))).toEqual([]);
       const refused = await run(ctx, '{ limited }');
-      expect(refused.errors?.[0]?.extensions).toMatchObject({ code: 'RATE_LIMIT_EXCEEDED', retryAfter: 1 });
-      await sleep(350);
+      // Refused calls count too, and the log keeps the newest 2: the second call and this one, both
+      // at started + 1 s. One more call fits once they leave the window, at started + 61 s.
+      expect(refused.errors?.[0]?.extensions).toMatchObject({ code: 'RATE_LIMIT_EXCEEDED', retryAfter: 60 });
+
+      clock.advanceTo(started + 60_999);
+      const stillRefused = await run(ctx, '{ limited }');
+      expect(stillRefused.errors?.[0]?.extensions).toMatchObject({ code: 'RATE_LIMIT_EXCEEDED', retryAfter: 1 });
+      clock.advance(1);
       expect(codes(await run(ctx, '{ limited }'))).toEqual([]);
     });
 

@@ -2,6 +2,7 @@ import { Writable } from 'node:stream';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from './helpers/app.js';
+import { manualClock } from './helpers/clock.js';
 import { createTestKey } from './helpers/keys.js';
 
 // Authentication and rate limits, decided once at the gate for /api and /graphql alike.
@@ -163,20 +164,6 @@ describe('rate limits', () => {
     expect(Number(after.headers.get('x-ratelimit-remaining'))).toBe(Number(first.headers.get('x-ratelimit-remaining')) - 3);
   });
 
-  it('starts a new window when the old one ends', async () => {
-    const key = await createTestKey(app.url, { plan: 'enterprise', scopes: ['read:orders'], limit: 3, windowSeconds: 2 });
-    const h = { headers: { 'x-api-key': key.key } };
-    const statuses = [];
-    for (let i = 0; i < 4; i++) statuses.push((await app.get('/api/categories', h)).status);
-    expect(statuses).toEqual([200, 200, 200, 429]);
-    const limited = await app.get('/api/categories', h);
-    expect(limited.headers.get('ratelimit-policy')).toBe('"enterprise";q=3;w=2');
-    await new Promise((r) => setTimeout(r, Number(limited.headers.get('x-ratelimit-reset')) - Date.now() + 50));
-    const fresh = await app.get('/api/categories', h);
-    expect(fresh.status).toBe(200);
-    expect(fresh.headers.get('x-ratelimit-remaining')).toBe('2');
-  });
-
   it('does not count GraphiQL page loads', async () => {
     const ip = '192.0.2.40';
     const before = await app.get('/api/categories', asClient(ip));
@@ -185,6 +172,42 @@ describe('rate limits', () => {
     expect(page.headers.get('x-ratelimit-limit')).toBeNull();
     const after = await app.get('/api/categories', asClient(ip));
     expect(Number(after.headers.get('x-ratelimit-remaining'))).toBe(Number(before.headers.get('x-ratelimit-remaining')) - 1);
+  });
+});
+
+describe('rate-limit windows', () => {
+  // The app's rate limits run on a manual clock: a window ends when the test moves the clock.
+  let app: TestApp;
+  const clock = manualClock();
+  beforeAll(async () => {
+    app = await startTestApp({ now: clock.now });
+  });
+  afterAll(() => app?.close());
+
+  it('starts a new window when the old one ends, and not a millisecond before', async () => {
+    const key = await createTestKey(app.url, { plan: 'enterprise', scopes: ['read:orders'], limit: 3, windowSeconds: 60 });
+    const h = { headers: { 'x-api-key': key.key } };
+    const started = clock.now();
+    const answers = [];
+    for (let i = 0; i < 4; i++) answers.push(await app.get('/api/categories', h));
+    expect(answers.map((r) => r.status)).toEqual([200, 200, 200, 429]);
+    expect(answers.map((r) => r.headers.get('x-ratelimit-remaining'))).toEqual(['2', '1', '0', '0']);
+    const limited = answers[3]!;
+    expect(limited.headers.get('ratelimit-policy')).toBe('"enterprise";q=3;w=60');
+    // The window began with the key's first request.
+    const reset = Number(limited.headers.get('x-ratelimit-reset'));
+    expect(reset).toBe(started + 60_000);
+
+    clock.advanceTo(reset - 1);
+    const late = await app.get('/api/categories', h);
+    expect(late.status).toBe(429);
+    expect(late.headers.get('x-ratelimit-reset')).toBe(String(reset));
+
+    clock.advance(1);
+    const fresh = await app.get('/api/categories', h);
+    expect(fresh.status).toBe(200);
+    expect(fresh.headers.get('x-ratelimit-remaining')).toBe('2');
+    expect(fresh.headers.get('x-ratelimit-reset')).toBe(String(reset + 60_000));
   });
 });
 

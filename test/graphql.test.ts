@@ -2,6 +2,7 @@ import { getNullableType, isListType, isNonNullType, isObjectType } from 'graphq
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { schema } from '../src/modules/schema.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
+import { byTable } from './helpers/statements.js';
 
 let app: TestApp;
 beforeAll(async () => {
@@ -35,12 +36,20 @@ const NESTED = {
     }`,
 };
 
+/** The tables each nested query reaches (relation counts included). */
+const NESTED_TABLES: Record<keyof typeof NESTED, string[]> = {
+  products: ['Product', 'Supplier', 'Category', 'Review', 'Favorite'],
+  categories: ['Category', 'Product', 'Supplier', 'Review'],
+  suppliers: ['Supplier', 'Product', 'Category', 'Favorite'],
+};
+
 async function statementsFor(query: string, variables: Record<string, unknown>) {
   const before = app.statements.length;
   const res = await app.graphql(query, variables);
   expect(res.status).toBe(200);
   expect(res.body.errors).toBeUndefined();
-  return { count: app.statements.length - before, data: res.body.data };
+  const sent = app.statements.slice(before);
+  return { count: sent.length, tables: byTable(sent), data: res.body.data };
 }
 
 describe('GraphQL', () => {
@@ -50,14 +59,20 @@ describe('GraphQL', () => {
 
   it.each(Object.entries(NESTED))('answers a nested %s query with a number of SQL statements that does not grow with the page size', async (name, query) => {
     const counts: number[] = [];
+    const tallies: Record<string, number>[] = [];
     // List totals are kept between requests (src/modules/products/list-totals.ts): a first request fills them, so
     // the sizes compared all find them kept.
     await statementsFor(query, { limit: 1 });
     for (const limit of SIZES[name as keyof typeof NESTED]) {
-      const { count, data } = await statementsFor(query, { limit });
+      const { count, tables, data } = await statementsFor(query, { limit });
       expect(Object.values(data as Record<string, { items: unknown[] }>)[0]!.items).toHaveLength(limit);
       counts.push(count);
+      tallies.push(tables);
     }
+    // Every table the query reaches is read, and read as often for one item as for the largest page.
+    expect(Object.keys(tallies[0]!)).toEqual(expect.arrayContaining(NESTED_TABLES[name as keyof typeof NESTED]));
+    expect(tallies[1]).toEqual(tallies[0]);
+    expect(tallies[2]).toEqual(tallies[0]);
     expect(counts[1]).toBe(counts[0]);
     expect(counts[2]).toBe(counts[0]);
   });

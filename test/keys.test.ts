@@ -8,6 +8,7 @@ import { createLastUsedRecorder } from '../src/auth/last-used.js';
 import { createPrisma, type PrismaClient } from '../src/db/prisma.js';
 import { createTestDatabase, type TestDatabase } from './helpers/db.js';
 import { createTestKey } from './helpers/keys.js';
+import { byTable, classify } from './helpers/statements.js';
 
 let db: TestDatabase;
 let prisma: PrismaClient;
@@ -275,6 +276,7 @@ describe('revokeApiKey and authenticateKey', () => {
 
     const unknown = await counting(() => authenticateKey(prisma, generateApiKey().key, '::1'));
     expect(unknown.result).toBeNull();
+    expect(byTable(unknown.sql)).toEqual({ ApiKey: 1 });
     expect(unknown.sql).toHaveLength(1);
     expect(unknown.sql[0]).toMatch(/"hash" = \$1/);
   });
@@ -301,7 +303,7 @@ describe('createLastUsedRecorder', () => {
 
     const { sql } = await counting(() => recorder.flush());
     expect(sql).toHaveLength(1);
-    expect(sql[0]).toMatch(/UPDATE "ApiKey"/);
+    expect(classify(sql[0]!)).toMatchObject({ reads: [], writes: ['ApiKey'] });
     expect(await lastUsed(ids)).toEqual(Object.fromEntries(ids.map((id, k) => [id, new Date(t0 + latest(k) * 1000).toISOString()])));
 
     const empty = await counting(() => recorder.flush());

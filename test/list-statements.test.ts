@@ -4,6 +4,7 @@ import { restRoutes } from '../src/rest/routes.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { createTestKey } from './helpers/keys.js';
 import { makeOrderFixture, type OrderFixture } from './helpers/orders.js';
+import { byTable, classify } from './helpers/statements.js';
 
 // Every list of both interfaces answers any page size with the same number of SQL statements:
 // relations, relation counts and totals are loaded per list, never per item. Each list is read
@@ -156,29 +157,31 @@ interface ListCase {
   list: string;
   /** The list's rows counted with SQL: the expected meta.total; the largest page is min(100, it). */
   total: () => Promise<number>;
+  /** The table the list's items come from. */
+  table: string;
   request: (limit: number) => Promise<ListPage>;
 }
 
 const cases: ListCase[] = [
-  { iface: 'REST', list: 'GET /api/products', total: TOTALS.products, request: (n) => rest(`/api/products?limit=${n}`) },
-  { iface: 'REST', list: 'GET /api/products (search, categoryId, price range, sortBy)', total: TOTALS.filteredProducts, request: (n) => rest(`/api/products?${restFilter()}&limit=${n}`) },
-  { iface: 'REST', list: 'GET /api/categories', total: TOTALS.categories, request: (n) => rest(`/api/categories?limit=${n}`) },
-  { iface: 'REST', list: 'GET /api/categories?includeProducts=true', total: TOTALS.categories, request: (n) => rest(`/api/categories?includeProducts=true&limit=${n}`) },
-  { iface: 'REST', list: 'GET /api/suppliers', total: TOTALS.suppliers, request: (n) => rest(`/api/suppliers?limit=${n}`) },
-  { iface: 'REST', list: 'GET /api/orders (read:orders)', total: TOTALS.orders, request: (n) => rest(`/api/orders?limit=${n}`, keys.orders) },
-  { iface: 'REST', list: 'GET /api/v1/stock (read:stock)', total: TOTALS.records, request: (n) => rest(`/api/v1/stock?limit=${n}`, keys.stock) },
-  { iface: 'REST', list: 'GET /api/v1/prices (read:prices)', total: TOTALS.records, request: (n) => rest(`/api/v1/prices?limit=${n}`, keys.prices) },
+  { iface: 'REST', list: 'GET /api/products', total: TOTALS.products, table: 'Product', request: (n) => rest(`/api/products?limit=${n}`) },
+  { iface: 'REST', list: 'GET /api/products (search, categoryId, price range, sortBy)', total: TOTALS.filteredProducts, table: 'Product', request: (n) => rest(`/api/products?${restFilter()}&limit=${n}`) },
+  { iface: 'REST', list: 'GET /api/categories', total: TOTALS.categories, table: 'Category', request: (n) => rest(`/api/categories?limit=${n}`) },
+  { iface: 'REST', list: 'GET /api/categories?includeProducts=true', total: TOTALS.categories, table: 'Category', request: (n) => rest(`/api/categories?includeProducts=true&limit=${n}`) },
+  { iface: 'REST', list: 'GET /api/suppliers', total: TOTALS.suppliers, table: 'Supplier', request: (n) => rest(`/api/suppliers?limit=${n}`) },
+  { iface: 'REST', list: 'GET /api/orders (read:orders)', total: TOTALS.orders, table: 'Order', request: (n) => rest(`/api/orders?limit=${n}`, keys.orders) },
+  { iface: 'REST', list: 'GET /api/v1/stock (read:stock)', total: TOTALS.records, table: 'Product', request: (n) => rest(`/api/v1/stock?limit=${n}`, keys.stock) },
+  { iface: 'REST', list: 'GET /api/v1/prices (read:prices)', total: TOTALS.records, table: 'Product', request: (n) => rest(`/api/v1/prices?limit=${n}`, keys.prices) },
   {
     iface: 'GraphQL',
     list: 'products',
-    total: TOTALS.products,
+    total: TOTALS.products, table: 'Product',
     request: (n) =>
       graphql(`query($limit: Int!) { products(limit: $limit) { items ${PRODUCT.fields} ${META} } } ${PRODUCT.fragments}`, { limit: n }, list('products')),
   },
   {
     iface: 'GraphQL',
     list: 'products (search, categoryId, price range, sortBy)',
-    total: TOTALS.filteredProducts,
+    total: TOTALS.filteredProducts, table: 'Product',
     request: (n) =>
       graphql(
         `query($limit: Int!, ${GQL_FILTER_VARS}) { products(limit: $limit, ${GQL_FILTER_ARGS}) { items ${PRODUCT.fields} ${META} } } ${PRODUCT.fragments}`,
@@ -189,7 +192,7 @@ const cases: ListCase[] = [
   {
     iface: 'GraphQL',
     list: 'productsConnection',
-    total: TOTALS.products,
+    total: TOTALS.products, table: 'Product',
     request: (n) =>
       graphql(
         `query($first: Int!) { productsConnection(first: $first) { totalCount edges { cursor node ${PRODUCT.fields} } pageInfo { hasNextPage endCursor } } } ${PRODUCT.fragments}`,
@@ -200,7 +203,7 @@ const cases: ListCase[] = [
   {
     iface: 'GraphQL',
     list: 'productsConnection (search, categoryId, price range, sortBy)',
-    total: TOTALS.filteredProducts,
+    total: TOTALS.filteredProducts, table: 'Product',
     request: (n) =>
       graphql(
         `query($first: Int!, ${GQL_FILTER_VARS}) { productsConnection(first: $first, ${GQL_FILTER_ARGS}) { totalCount edges { cursor node ${PRODUCT.fields} } pageInfo { hasNextPage endCursor } } } ${PRODUCT.fragments}`,
@@ -211,7 +214,7 @@ const cases: ListCase[] = [
   {
     iface: 'GraphQL',
     list: 'categories (with products(limit: 4))',
-    total: TOTALS.categories,
+    total: TOTALS.categories, table: 'Category',
     request: (n) =>
       graphql(
         `query($limit: Int!, $includeProducts: Boolean!) { categories(limit: $limit) { items ${CATEGORY.fields} ${META} } } ${CATEGORY.fragments}`,
@@ -222,27 +225,27 @@ const cases: ListCase[] = [
   {
     iface: 'GraphQL',
     list: 'suppliers',
-    total: TOTALS.suppliers,
+    total: TOTALS.suppliers, table: 'Supplier',
     request: (n) =>
       graphql(`query($limit: Int!) { suppliers(limit: $limit) { items ${SUPPLIER.fields} ${META} } } ${SUPPLIER.fragments}`, { limit: n }, list('suppliers')),
   },
   {
     iface: 'GraphQL',
     list: 'orders (read:orders)',
-    total: TOTALS.orders,
+    total: TOTALS.orders, table: 'Order',
     request: (n) =>
       graphql(`query($limit: Int!) { orders(limit: $limit) { items ${ORDER.fields} ${META} } } ${ORDER.fragments}`, { limit: n }, list('orders'), keys.orders),
   },
   {
     iface: 'GraphQL',
     list: 'stockRecords (read:stock)',
-    total: TOTALS.records,
+    total: TOTALS.records, table: 'Product',
     request: (n) => graphql(`query($limit: Int!) { stockRecords(limit: $limit) { items ${STOCK} ${META} } }`, { limit: n }, list('stockRecords'), keys.stock),
   },
   {
     iface: 'GraphQL',
     list: 'priceRecords (read:prices)',
-    total: TOTALS.records,
+    total: TOTALS.records, table: 'Product',
     request: (n) => graphql(`query($limit: Int!) { priceRecords(limit: $limit) { items ${PRICE} ${META} } }`, { limit: n }, list('priceRecords'), keys.prices),
   },
 ];
@@ -250,10 +253,10 @@ const cases: ListCase[] = [
 /**
  * The one statement the app sends that is not part of any request: the periodic write of API
  * keys' lastUsedAt (src/auth/last-used.ts, every 30 s on a timer) may land while a keyed request
- * is being measured. It is the only statement left out; the key lookup of each keyed request
- * (SELECT … FROM "ApiKey") is counted like every other statement of the request.
+ * is being measured. It is the only statement that writes "ApiKey", and the only one left out;
+ * the key lookup of each keyed request (a read of "ApiKey") is counted like every other statement.
  */
-const isLastUsedFlush = (sql: string) => /UPDATE "ApiKey" AS k\s+SET "lastUsedAt"/.test(sql);
+const isLastUsedFlush = (sql: string) => classify(sql).writes.includes('ApiKey');
 
 /** The SQL statements one request sends, and its answer. */
 async function measure(c: ListCase, limit: number) {
@@ -280,6 +283,7 @@ describe('SQL statements per list request', () => {
     expect(warm.error).toBeUndefined();
 
     const counts: number[] = [];
+    const tallies: Record<string, number>[] = [];
     const sent: string[][] = [];
     for (const limit of sizes) {
       const measured = await measure(c, limit);
@@ -289,11 +293,16 @@ describe('SQL statements per list request', () => {
       expect(page.items).toHaveLength(limit);
       expect(page.total).toBe(total);
       counts.push(measured.sent.length);
+      tallies.push(byTable(measured.sent));
       sent.push(measured.sent);
     }
     expect(counts[0]).toBeGreaterThan(0);
+    // The statements are told apart by table: the list's own table is among them.
+    expect(tallies[0]![c.table], JSON.stringify(tallies[0])).toBeGreaterThan(0);
     // On failure, the statements of every size are shown.
-    const shown = sizes.map((limit, i) => `limit ${limit}: ${counts[i]} statements\n  ${sent[i]!.join('\n  ')}`).join('\n');
+    const shown = sizes.map((limit, i) => `limit ${limit}: ${counts[i]} statements, ${JSON.stringify(tallies[i])}\n  ${sent[i]!.join('\n  ')}`).join('\n');
+    // No table is read once per item (no N+1): per table, and in all, the same statements for every size.
+    expect(tallies, shown).toEqual([tallies[0], tallies[0], tallies[0]]);
     expect(counts, shown).toEqual([counts[0], counts[0], counts[0]]);
   });
 });

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from './helpers/app.js';
+import { manualClock } from './helpers/clock.js';
 import { createTestKey } from './helpers/keys.js';
 import { makeOrderFixture, type OrderFixture } from './helpers/orders.js';
 
@@ -8,8 +9,10 @@ import { makeOrderFixture, type OrderFixture } from './helpers/orders.js';
 
 let app: TestApp;
 let f: OrderFixture;
+// The limits' clock moves only when a test moves it: every time below is exact.
+const clock = manualClock();
 beforeAll(async () => {
-  app = await startTestApp({ env: { ORDER_CREATE_LIMIT: '3' } });
+  app = await startTestApp({ env: { ORDER_CREATE_LIMIT: '3' }, now: clock.now });
   f = await makeOrderFixture(app.sql);
 });
 afterAll(() => app?.close());
@@ -17,9 +20,10 @@ afterAll(() => app?.close());
 const order = (f: OrderFixture) => ({ supplierId: f.supplierId, items: [{ productId: f.a.id, quantity: 1 }] });
 
 describe('order creation limit', () => {
-  it('refuses the (limit+1)-th order of a minute, whichever interface and key the account uses', async () => {
+  it('refuses the (limit+1)-th order of a minute, whichever interface and key the account uses, until the minute ends', async () => {
     const one = await createTestKey(app.url, { owner: 'limited@example.com', scopes: ['write:orders'] });
     const two = await createTestKey(app.url, { owner: 'limited@example.com', scopes: ['write:orders'] });
+    const started = clock.now();
     const post = (key: string) =>
       app.get('/api/orders', { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': key }, body: JSON.stringify(order(f)) });
     expect((await post(one.key)).status).toBe(201);
@@ -45,10 +49,10 @@ describe('order creation limit', () => {
       expect(headers.get('x-ratelimit-limit')).toBe('3');
       expect(headers.get('x-ratelimit-remaining')).toBe('0');
       expect(headers.get('ratelimit-policy')).toBe('"orders";q=3;w=60');
-      const reset = Number(headers.get('x-ratelimit-reset'));
-      expect(reset).toBeGreaterThan(Date.now());
-      expect(reset).toBeLessThanOrEqual(Date.now() + 60_000);
-      expect(Number(headers.get('retry-after'))).toBe(Math.max(1, Math.ceil((reset - Date.now()) / 1000)));
+      // All three orders were placed at `started`: a fourth fits a minute later.
+      expect(headers.get('x-ratelimit-reset')).toBe(String(started + 60_000));
+      expect(headers.get('retry-after')).toBe('60');
+      expect(headers.get('ratelimit')).toBe('"orders";r=0;t=60');
     };
     expectOrderLimitHeaders(refused.headers);
 
@@ -70,5 +74,15 @@ describe('order creation limit', () => {
     // Another account has its own allowance.
     const other = await createTestKey(app.url, { owner: 'unlimited@example.com', scopes: ['write:orders'] });
     expect((await post(other.key)).status).toBe(201);
+
+    // The minute is counted from the orders placed: a millisecond before it ends, still refused
+    // (now 1 s to wait); when it ends, the account may order again.
+    clock.advanceTo(started + 59_999);
+    const late = await post(one.key);
+    expect(late.status).toBe(429);
+    expect(late.headers.get('retry-after')).toBe('1');
+    expect((await app.sql.query(`SELECT count(*)::int AS n FROM "Order" WHERE "buyerId" = $1`, [one.accountId])).rows[0].n).toBe(before.rows[0].n);
+    clock.advance(1);
+    expect((await post(one.key)).status).toBe(201);
   });
 });

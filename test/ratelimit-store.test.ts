@@ -10,7 +10,8 @@ import { randomUUID } from 'node:crypto';
 import net from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { manualClock, type ManualClock } from './helpers/clock.js';
 import { EXTERNAL_REDIS_URL, freePort, HAS_REDIS_SERVER, startRedisServer, useTestRedis, type RedisServer } from './helpers/redis.js';
 import { MemoryRateLimitStore } from '../src/ratelimit/memory-store.js';
 import { RedisRateLimitStore } from '../src/ratelimit/redis-store.js';
@@ -109,21 +110,6 @@ for (const backend of backends) {
       expect(first.resetAt).toBeLessThanOrEqual(after + 60_000);
     });
 
-    it('opens a new window once the old one has expired', async () => {
-      const store = await backend.make();
-      const bucket = bucketName('expiry');
-      const first = await Promise.all(Array.from({ length: 5 }, () => store.hit(bucket, 3, 300)));
-      expect(tally(first).allowed).toBe(3);
-      const oldReset = first[0]!.resetAt;
-      await sleep(Math.max(0, oldReset - Date.now()) + 80);
-      const next = await store.hit(bucket, 3, 300);
-      expect(next).toMatchObject({ allowed: true, remaining: 2, limit: 3 });
-      expect(next.resetAt).toBeGreaterThan(oldReset);
-      const again = await Promise.all(Array.from({ length: 5 }, () => store.hit(bucket, 3, 300)));
-      expect(tally(again).allowed).toBe(2);
-      expect(tally([next, ...again]).resets.size).toBe(1);
-    });
-
     it('keeps buckets independent', async () => {
       const store = await backend.make();
       const a = bucketName('a');
@@ -175,15 +161,60 @@ for (const backend of backends) {
 }
 
 describe('memory store', () => {
-  it('sweeps expired buckets and call logs on its own (bounded memory)', async () => {
-    const store = new MemoryRateLimitStore({ sweepIntervalMs: 50 });
+  // Windows end by the store's clock: a manual one here, moved to the millisecond.
+  function storeOn(clock: ManualClock): RateLimitStore {
+    const store = createRateLimitStore({ now: clock.now });
     opened.push(store);
-    for (let i = 0; i < 100; i++) await store.hit(`ip:10.0.0.${i}`, 5, 100);
-    await store.logCall('field', Date.now(), 3, 100);
-    await store.hit('long', 5, 60_000);
-    expect(store.size).toBe(102);
-    await sleep(300);
-    expect(store.size).toBe(1); // only the bucket whose window is still open
+    return store;
+  }
+
+  it('opens a new window at the old window\'s resetAt, and not a millisecond before', async () => {
+    const clock = manualClock();
+    const store = storeOn(clock);
+    const bucket = bucketName('expiry');
+    const started = clock.now();
+    const first = await Promise.all(Array.from({ length: 5 }, () => store.hit(bucket, 3, 60_000)));
+    expect(tally(first).allowed).toBe(3);
+    expect(tally(first).resets).toEqual(new Set([started + 60_000]));
+    const oldReset = started + 60_000;
+
+    clock.advanceTo(oldReset - 1);
+    expect(await store.peek(bucket, 3, 60_000)).toEqual({ allowed: false, limit: 3, remaining: 0, resetAt: oldReset });
+    expect(await store.hit(bucket, 3, 60_000)).toEqual({ allowed: false, limit: 3, remaining: 0, resetAt: oldReset });
+
+    clock.advance(1);
+    expect(await store.peek(bucket, 3, 60_000)).toEqual({ allowed: true, limit: 3, remaining: 3, resetAt: oldReset + 60_000 });
+    const next = await store.hit(bucket, 3, 60_000);
+    expect(next).toEqual({ allowed: true, limit: 3, remaining: 2, resetAt: oldReset + 60_000 });
+    // The new window counts from its own first hit, whenever within it the rest come.
+    clock.advance(59_999);
+    const again = await Promise.all(Array.from({ length: 5 }, () => store.hit(bucket, 3, 60_000)));
+    expect(tally(again).allowed).toBe(2);
+    expect(tally([next, ...again]).resets.size).toBe(1);
+  });
+
+  it('sweeps expired buckets and call logs on its own (bounded memory)', async () => {
+    // The sweep's timer is vitest's, ticked by hand; the windows are on the manual clock.
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    try {
+      const clock = manualClock();
+      const store = new MemoryRateLimitStore({ sweepIntervalMs: 50, now: clock.now });
+      opened.push(store);
+      for (let i = 0; i < 100; i++) await store.hit(`ip:10.0.0.${i}`, 5, 100);
+      await store.logCall('field', clock.now(), 3, 100);
+      await store.hit('long', 5, 60_000);
+      expect(store.size).toBe(102);
+      clock.advance(99);
+      vi.advanceTimersByTime(50);
+      expect(store.size).toBe(102); // swept, but every window is still open
+      clock.advance(1);
+      expect(store.size).toBe(102); // nothing is dropped between sweeps
+      vi.advanceTimersByTime(50);
+      expect(store.size).toBe(1); // only the bucket whose window is still open
+      await store.close();
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('does not keep a process alive with its sweep timer', () => {
@@ -225,6 +256,27 @@ describe.skipIf(!REDIS_AVAILABLE)('redis store on a shared Redis', () => {
     expect(t.remainingOfAllowed).toEqual(countdown(59));
     expect(t.resets.size).toBe(1);
     expect(a.fallbackHits + b.fallbackHits).toBe(0);
+  });
+
+  // Redis' own clock ends a bucket's window (the key's PEXPIRE), so this waits for Redis to drop
+  // the key rather than sleeping for the window plus a guessed margin.
+  it('opens a new window once Redis has expired the old one', async () => {
+    const store = await redisStore();
+    const bucket = bucketName('expiry');
+    const first = await Promise.all(Array.from({ length: 5 }, () => store.hit(bucket, 3, 500)));
+    expect(tally(first).allowed).toBe(3);
+    const oldReset = first[0]!.resetAt;
+    expect(await raw.exists(`rl:${bucket}`)).toBe(1);
+    for (const deadline = Date.now() + 10_000; (await raw.exists(`rl:${bucket}`)) && Date.now() < deadline; ) await sleep(20);
+    expect(await raw.exists(`rl:${bucket}`)).toBe(0);
+    // A window's length is set by its first hit: the new one gets a minute, so that nothing below
+    // depends on how fast this runs.
+    const next = await store.hit(bucket, 3, 60_000);
+    expect(next).toMatchObject({ allowed: true, remaining: 2, limit: 3 });
+    expect(next.resetAt).toBeGreaterThan(oldReset);
+    const again = await Promise.all(Array.from({ length: 5 }, () => store.hit(bucket, 3, 60_000)));
+    expect(tally(again).allowed).toBe(2);
+    expect(tally([next, ...again]).resets.size).toBe(1);
   });
 
   it('keeps its keys under rl: with a TTL of one window', async () => {

@@ -8,6 +8,12 @@ export interface RateLimitStoreOptions {
   onEvent?: (e: RateLimitStoreEvent) => void;
   /** How often expired memory buckets are swept (default 60 s). */
   sweepIntervalMs?: number;
+  /**
+   * The clock of the memory store's windows, in Unix ms (default Date.now); tests pass a manual
+   * one. The Redis store does not take it: its windows end when Redis expires their keys
+   * (PEXPIRE, Redis' own clock), which no clock of this process can move.
+   */
+  now?: () => number;
 }
 
 /** The memory store, or the Redis store (with its memory fallback) when `redisUrl` is set. */
@@ -20,6 +26,6 @@ export function createRateLimitStore(opts: RateLimitStoreOptions): RateLimitStor
       ...sweep,
     });
   }
-  return new MemoryRateLimitStore(sweep);
+  return new MemoryRateLimitStore({ ...sweep, now: opts.now });
 }
 

@@ -35,6 +35,18 @@ export interface FieldRateLimiter {
   check(call: FieldLimitCheck): Promise<void>;
 }
 
+export interface FieldRateLimiterOptions {
+  /**
+   * The clock calls are logged and windows measured by, in Unix ms (default Date.now); tests pass
+   * a manual one. It decides on either backend: the memory and Redis logs keep the timestamps
+   * given to them and compare them with this clock's time of the call. Real time only bounds how
+   * long a log is kept at all (a Redis log expires one window after its newest call by Redis'
+   * clock), and graphql-rate-limit drops timestamps older than a window by Date.now() once more:
+   * neither matters unless this clock is more than a window behind real time.
+   */
+  now?: () => number;
+}
+
 /**
  * Per-field limits through graphql-rate-limit's `getGraphQLRateLimiter`, kept in the same backend
  * as the request buckets (`store`: process memory, or the shared Redis with its memory fallback).
@@ -45,7 +57,8 @@ export interface FieldRateLimiter {
  * same atomic step as the read (`RateLimitStore.logCall`) and its `setForIdentity` writes nothing.
  * The library still builds the field identity, filters the window, decides and words the error.
  */
-export function createFieldRateLimiter(store: RateLimitStore): FieldRateLimiter {
+export function createFieldRateLimiter(store: RateLimitStore, opts: FieldRateLimiterOptions = {}): FieldRateLimiter {
+  const now = opts.now ?? Date.now;
   return {
     async check(call) {
       assertLimitArgs(call.max, call.windowMs);
@@ -57,7 +70,7 @@ export function createFieldRateLimiter(store: RateLimitStore): FieldRateLimiter 
       // which timestamps this very call saw, which the retry time is computed from.
       const recordingStore: Store = {
         async getForIdentity(identity: Identity) {
-          recordedAt = Date.now();
+          recordedAt = now();
           earlier = await store.logCall(storeKey(identity), recordedAt, call.max, call.windowMs);
           return earlier;
         },
@@ -83,14 +96,18 @@ export function createFieldRateLimiter(store: RateLimitStore): FieldRateLimiter 
         },
       );
       if (message === undefined) return;
-      const resetAt = nextAllowedAt(recordedAt, earlier, call.max, call.windowMs);
+      const answeredAt = now();
+      const resetAt = nextAllowedAt(recordedAt, earlier, call.max, call.windowMs, answeredAt);
       const counted = Math.min(call.max, earlier.length + 1);
       // The limit this answer is about, in the same headers the request limits use.
-      const headers = rateLimitHeaders({
-        policy: { name: call.unit ?? field, windowMs: call.windowMs },
-        decision: { allowed: false, limit: call.max, remaining: call.max - counted, resetAt },
-      });
-      throw rateLimited(message, secondsUntil(resetAt), headers);
+      const headers = rateLimitHeaders(
+        {
+          policy: { name: call.unit ?? field, windowMs: call.windowMs },
+          decision: { allowed: false, limit: call.max, remaining: call.max - counted, resetAt },
+        },
+        answeredAt,
+      );
+      throw rateLimited(message, secondsUntil(resetAt, answeredAt), headers);
     },
   };
 }

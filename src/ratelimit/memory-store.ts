@@ -30,6 +30,16 @@ export function peekDecision(count: number, limit: number, resetAt: number): Rat
   return { allowed: count < limit, limit, remaining: Math.max(0, limit - count), resetAt };
 }
 
+export interface MemoryRateLimitStoreOptions {
+  /** How often expired buckets and call logs are swept (default 60 s). */
+  sweepIntervalMs?: number;
+  /**
+   * The clock every window is computed from, in Unix ms (default Date.now): when a bucket's
+   * window starts and ends, and what the sweep drops. Tests pass a manual one.
+   */
+  now?: () => number;
+}
+
 /**
  * Buckets in this process's memory: exact for one instance, and the fallback of the Redis store.
  *
@@ -45,8 +55,10 @@ export class MemoryRateLimitStore implements RateLimitStore {
   private readonly buckets = new Map<string, Bucket>();
   private readonly logs = new Map<string, CallLog>();
   private readonly sweeper: NodeJS.Timeout;
+  private readonly now: () => number;
 
-  constructor(opts: { sweepIntervalMs?: number } = {}) {
+  constructor(opts: MemoryRateLimitStoreOptions = {}) {
+    this.now = opts.now ?? Date.now;
     // Without a sweep every client IP ever seen would stay in memory. unref: a pending sweep must
     // not keep a process (or a test worker) alive.
     this.sweeper = setInterval(() => this.sweep(), opts.sweepIntervalMs ?? DEFAULT_SWEEP_INTERVAL_MS);
@@ -54,7 +66,7 @@ export class MemoryRateLimitStore implements RateLimitStore {
   }
 
   /** Synchronous core of `hit`, shared with the Redis store's fallback. */
-  hitSync(bucket: string, limit: number, windowMs: number, now = Date.now()): RateLimitDecision {
+  hitSync(bucket: string, limit: number, windowMs: number, now = this.now()): RateLimitDecision {
     assertLimitArgs(limit, windowMs);
     let entry = this.buckets.get(bucket);
     if (!entry || entry.resetAt <= now) {
@@ -71,7 +83,7 @@ export class MemoryRateLimitStore implements RateLimitStore {
   }
 
   /** A bucket as it stands, not counting this look (a window not yet started starts now). */
-  peekSync(bucket: string, limit: number, windowMs: number, now = Date.now()): RateLimitDecision {
+  peekSync(bucket: string, limit: number, windowMs: number, now = this.now()): RateLimitDecision {
     assertLimitArgs(limit, windowMs);
     const entry = this.buckets.get(bucket);
     if (!entry || entry.resetAt <= now) return peekDecision(0, limit, now + windowMs);
@@ -101,7 +113,7 @@ export class MemoryRateLimitStore implements RateLimitStore {
   }
 
   /** Drops every bucket and call log whose window is over; returns how many were dropped. */
-  sweep(now = Date.now()): number {
+  sweep(now = this.now()): number {
     let dropped = 0;
     for (const [key, entry] of this.buckets) {
       if (entry.resetAt <= now) {

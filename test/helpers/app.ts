@@ -19,8 +19,15 @@ export interface TestApp {
   statements: string[];
   get(path: string, init?: RequestInit): Promise<{ status: number; headers: Headers; body: any }>;
   graphql(query: string, variables?: Record<string, unknown>): Promise<{ status: number; body: any }>;
-  /** The app called in-process (no socket, no Node request), as an embedding server would. */
+  /**
+   * The app called in-process (no socket, no Node request), as an embedding server would. Such a
+   * request has no client address: X-Forwarded-For is believed only from a trusted proxy's
+   * socket, so every anonymous in-process request is charged to one "unknown" bucket (60 per
+   * minute, the whole file's). Tests that send more send a key (the key's bucket is charged).
+   */
   fetchInProcess(path: string, init?: RequestInit): Promise<Response>;
+  /** fetchInProcess, answered like `get`: status, headers, and the body parsed as JSON when it is. */
+  getInProcess(path: string, init?: RequestInit): Promise<{ status: number; headers: Headers; body: any }>;
   close(): Promise<void>;
 }
 
@@ -33,6 +40,8 @@ export interface TestAppOptions {
   logger?: Logger;
   /** Overrides of the pool's timeouts (DB_TIMEOUTS). */
   dbTimeouts?: Partial<DbTimeouts>;
+  /** The rate limits' clock (e.g. a manualClock's `now`); default the real one. */
+  now?: () => number;
 }
 
 /** The real app over real HTTP on a fresh copy of the seeded database. */
@@ -43,7 +52,8 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
   // The suite sends far more anonymous requests than one IP may (60/min). Requests come through
   // a trusted proxy (loopback), each with its own client address unless a test sets one.
   const config = loadConfig({ NODE_ENV: 'test', TRUSTED_PROXIES: 'loopback', ...opts.env });
-  const app = await createApp({ prisma, databaseUrl: db.url, logger: opts.logger ?? createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'), config });
+  const logger = opts.logger ?? createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
+  const app = await createApp({ prisma, databaseUrl: db.url, logger, config, now: opts.now });
   const server: Server = createHttpServer(app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -56,16 +66,9 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
       const n = ++clientSeq;
       headers.set('x-forwarded-for', `10.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}`);
     }
-    const res = await fetch(base + path, { ...init, headers });
-    const text = await res.text();
-    let body: unknown = text;
-    try {
-      body = JSON.parse(text);
-    } catch {
-      // not JSON: the test sees the raw text
-    }
-    return { status: res.status, headers: res.headers, body };
+    return answer(await fetch(base + path, { ...init, headers }));
   };
+  const fetchInProcess = async (path: string, init?: RequestInit) => app.fetch(new Request(base + path, init));
 
   return {
     base,
@@ -81,7 +84,8 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
       });
       return { status: res.status, body: res.body };
     },
-    fetchInProcess: async (path, init) => app.fetch(new Request(base + path, init)),
+    fetchInProcess,
+    getInProcess: async (path, init) => answer(await fetchInProcess(path, init)),
     close: async () => {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
@@ -91,4 +95,16 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
       await db.drop();
     },
   };
+}
+
+/** A response as the tests read it: status, headers, and the body parsed as JSON when it is. */
+async function answer(res: Response): Promise<{ status: number; headers: Headers; body: any }> {
+  const text = await res.text();
+  let body: unknown = text;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    // not JSON: the test sees the raw text
+  }
+  return { status: res.status, headers: res.headers, body };
 }
