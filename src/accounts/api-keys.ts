@@ -2,7 +2,7 @@
 // What a key looks like and how a presented one is checked is src/auth/keys.ts.
 
 import type { Plan } from '../auth/identity.js';
-import { DISPLAY_PREFIX_LENGTH, generateApiKey } from '../auth/keys.js';
+import { generateApiKey } from '../auth/keys.js';
 import { SCOPES, isScope, type Scope } from '../auth/scopes.js';
 import type { PrismaClient } from '../db/prisma.js';
 import type { Prisma } from '../generated/prisma/client.js';

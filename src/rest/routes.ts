@@ -1,5 +1,4 @@
 import type { Scope } from '../auth/scopes.js';
-import type { Context } from '../graphql/context.js';
 import { categoryListInput } from '../modules/categories/categories.service.js';
 import { READ_PRICES, READ_STOCK, recordQueryInput } from '../modules/inventory/inventory.service.js';
 import { createOrderInput, orderListInput, parseCreateOrderInput, READ_ORDERS, WRITE_ORDERS } from '../modules/orders/orders.service.js';
