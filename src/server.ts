@@ -58,21 +58,6 @@ async function main() {
   }
 
   const server = createHttpServer(app);
-  try {
-    await listen(server, reserved.port, config.HOST);
-  } catch (error) {
-    await app.dispose();
-    await closeData();
-    throw error;
-  }
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : reserved.port;
-  const base = baseUrl(config.HOST, port);
-  logger.info({ port, rest: `${base}/api`, graphql: `${base}/graphql` }, 'marketplace API listening');
-  if (demoKey) {
-    printDemoKey(logger, demoKey, base);
-  }
-
   let stopping = false;
   const shutdown = async (signal: string) => {
     // A second signal (npm relaying the Ctrl-C the terminal also sent to node) changes nothing.
@@ -91,8 +76,25 @@ async function main() {
     logger.info('stopped');
     process.exit(0);
   };
+  // Installed before the "listening" line: a Ctrl-C or SIGTERM sent on seeing it always meets them.
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
+
+  try {
+    await listen(server, reserved.port, config.HOST);
+  } catch (error) {
+    stopping = true;
+    await app.dispose();
+    await closeData();
+    throw error;
+  }
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : reserved.port;
+  const base = baseUrl(config.HOST, port);
+  logger.info({ port, rest: `${base}/api`, graphql: `${base}/graphql` }, 'marketplace API listening');
+  if (demoKey) {
+    printDemoKey(logger, demoKey, base);
+  }
 }
 
 /** Everything past configuration and the database, imported in parallel with starting it. */
