@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createOrderInput } from '../src/modules/orders/orders.service.js';
-import { restRoutes, type RestRoute } from '../src/rest/routes.js';
+import { schema } from '../src/modules/schema.js';
+import { deriveRoute, type DerivedRoute } from '../src/rest/derive.js';
+import { restRoutes } from '../src/rest/routes.js';
 import { restParamForm } from '../src/shared/validation.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { createTestKey } from './helpers/keys.js';
@@ -26,8 +28,10 @@ const PROTOTYPE_NAMES = ['constructor', '__proto__', 'toString', 'hasOwnProperty
 const ZOD_WORDING = /invalid input|expected|received/i;
 
 const asKey = (init: RequestInit = {}): RequestInit => ({ ...init, headers: { 'x-api-key': admin.key, ...init.headers } });
-const samplePath = (route: RestRoute) => route.path.replace(/:\w+/g, 'no-such-thing');
-const queryRoutes = restRoutes.filter((r) => r.method === 'GET' && Object.keys(r.querySchema.shape).length > 0);
+const samplePath = (route: Pick<DerivedRoute, 'path'>) => route.path.replace(/:\w+/g, 'no-such-thing');
+// Each route's query parameters as the router derives them from its fields.
+const derivedRoutes = restRoutes.map((r) => deriveRoute(r, schema));
+const queryRoutes = derivedRoutes.filter((r) => r.method === 'GET' && Object.keys(r.querySchema.shape).length > 0);
 
 /** The parser under a parameter's optional/default wrappers. */
 function unwrap(schema: z.ZodType): z.ZodType {

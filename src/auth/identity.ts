@@ -19,3 +19,12 @@ export interface KeyCaller {
 
 /** Who is calling, decided once per request by src/auth before any resolver runs. */
 export type Caller = { kind: 'anonymous'; ip: string } | KeyCaller;
+
+/**
+ * The caller's key, for code behind a field that declares scopes: the field's rules let only a key
+ * through, so meeting anything else here is a field that forgot its scopes, not a client's mistake.
+ */
+export function keyCaller(caller: Caller): KeyCaller {
+  if (caller.kind !== 'key') throw new Error('Reached without an API key: the field must declare its scopes');
+  return caller;
+}

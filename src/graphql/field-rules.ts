@@ -1,12 +1,29 @@
-import SchemaBuilder, { BasePlugin, type PothosOutputFieldConfig, type SchemaTypes } from '@pothos/core';
+import SchemaBuilder, {
+  BasePlugin,
+  type FieldNullability,
+  type InputFieldMap,
+  type PothosOutputFieldConfig,
+  type SchemaTypes,
+  type TypeParam,
+} from '@pothos/core';
 import { parsePrismaCursor } from '@pothos/plugin-prisma';
-import type { GraphQLFieldResolver } from 'graphql';
-import { validationError, type ErrorDetails } from '../shared/errors.js';
+import type { GraphQLFieldConfig, GraphQLFieldResolver, GraphQLResolveInfo } from 'graphql';
+import type { z } from 'zod';
+import { requireScopes, type Scope } from '../auth/scopes.js';
+import { asAppError, AppError, validationError, type ErrorDetails } from '../shared/errors.js';
 import { limitParam } from '../shared/pagination.js';
-import { idParam } from '../shared/validation.js';
+import { idParam, parseInput } from '../shared/validation.js';
+import type { Context } from './context.js';
 
-// Two rules every field of the schema follows, applied by a builder plugin so that a field added
-// later follows them without being told:
+// The rules of a field, applied by a builder plugin before its resolver runs. Declared on the
+// field, once: the REST routes derive theirs from the same field (src/rest/derive.ts).
+//
+// 0. `scopes`: the API key must carry them (401 without a key, 403 naming what is missing); checked
+//    first, so that a caller who may not use the field learns nothing about its arguments.
+//    `input`: the field's zod schema; the arguments are parsed with it (400 naming every bad one)
+//    and the resolver receives what it returned (defaults applied, values normalised).
+//
+// Two more rules every field of the schema follows without being told:
 //
 // 1. List arguments are validated, never clamped. `limit` (of a relation or a sample), `first` and
 //    `last` (of a connection) are 1–LIMIT_MAX like REST's `limit`; `after`/`before` must be cursors
@@ -76,6 +93,70 @@ export function checkListArguments(args: Readonly<Record<string, unknown>>): voi
   throw validationError(details, badCursor ? 'Invalid cursor' : undefined);
 }
 
+/**
+ * A field's argument rule: a zod object over all its arguments, or, for a field whose one argument
+ * is an input object (createOrder's `input`), a rule for that argument with its own error wording.
+ */
+export type InputRule<S extends z.ZodType = z.ZodType> =
+  | (S & z.ZodObject)
+  | {
+      schema: S;
+      /** The argument the schema parses; error details name paths inside it (`items[0].quantity`). */
+      argument: string;
+      /** The error's message (e.g. "Invalid order"), and what an unknown member is called. */
+      message: string;
+      unknownKey: string;
+    };
+
+/** The rules a field declares, as the REST routes and the OpenAPI document read them back. */
+export interface FieldRules {
+  scopes?: readonly Scope[];
+  input?: InputRule;
+}
+
+/** Reads a built field's rules (from the schema the builder made). */
+export const fieldRulesOf = (field: Pick<GraphQLFieldConfig<unknown, unknown>, 'extensions'>): FieldRules =>
+  ((field.extensions as { fieldRules?: FieldRules } | null | undefined)?.fieldRules ?? {});
+
+export const schemaOfRule = (rule: InputRule): z.ZodType => ('argument' in rule ? rule.schema : rule);
+
+/** Parses `raw` with a rule; throws VALIDATION_ERROR naming each bad argument or member. */
+export function parseWithRule(rule: InputRule, raw: object): unknown {
+  if (!('argument' in rule)) return parseInput(rule, raw);
+  try {
+    return parseInput(rule.schema, raw, rule.unknownKey);
+  } catch (error) {
+    const appError = asAppError(error);
+    throw appError ? new AppError(appError.code, rule.message, appError.details) : error;
+  }
+}
+
+/**
+ * A resolver that receives its field's parsed input: spread into the field's options, it declares
+ * the rule and types the resolver by the rule's output. `resolve` gets (input, ctx, parent, info).
+ */
+export function withInput<S extends z.ZodType, Parent, R>(input: InputRule<S>, resolve: (input: z.output<S>, ctx: Context, parent: Parent, info: GraphQLResolveInfo) => R) {
+  return { input, resolve: (parent: Parent, args: object, ctx: Context, info: GraphQLResolveInfo) => resolve(inputOf(input, args), ctx, parent, info) };
+}
+
+/**
+ * The same for a plugin-prisma field, whose resolver also receives the query (include/select) to
+ * load with, spread into the Prisma call.
+ */
+export function withInputQuery<S extends z.ZodType, Parent, R>(
+  input: InputRule<S>,
+  resolve: (query: object, input: z.output<S>, ctx: Context, parent: Parent, info: GraphQLResolveInfo) => R,
+) {
+  return {
+    input,
+    resolve: (query: object, parent: Parent, args: object, ctx: Context, info: GraphQLResolveInfo) => resolve(query, inputOf(input, args), ctx, parent, info),
+  };
+}
+
+/** What the plugin passed as arguments: the rule's output (for an argument rule, that argument's). */
+const inputOf = <S extends z.ZodType>(rule: InputRule<S>, args: object) =>
+  ('argument' in rule ? (args as Record<string, unknown>)[rule.argument] : args) as z.output<S>;
+
 type ArgumentNames = { args: Readonly<Record<string, unknown>> };
 const hasListArguments = ({ args }: ArgumentNames) => Object.keys(args).some((name) => LIST_ARGUMENTS.includes(name));
 const checksListArguments = (config: ArgumentNames) => hasListArguments(config) && !('page' in config.args);
@@ -85,6 +166,11 @@ type PrismaSelect = (args: Record<string, unknown>, ...rest: unknown[]) => unkno
 
 export class FieldRulesPlugin<Types extends SchemaTypes> extends BasePlugin<Types> {
   override onOutputFieldConfig(fieldConfig: PothosOutputFieldConfig<Types>): PothosOutputFieldConfig<Types> {
+    const { scopes, input } = fieldConfig.pothosOptions;
+    const rules: FieldRules = { ...(scopes ? { scopes } : {}), ...(input ? { input } : {}) };
+    if (Object.keys(rules).length) fieldConfig = { ...fieldConfig, extensions: { ...fieldConfig.extensions, fieldRules: rules } };
+    // The schema's readers (GraphiQL's docs) learn a field's scopes from the same declaration.
+    if (scopes?.length) fieldConfig = { ...fieldConfig, description: [fieldConfig.description, `(scope ${scopes.join(', ')})`].filter(Boolean).join(' ') };
     const root = fieldConfig.kind === 'Query' || fieldConfig.kind === 'Mutation';
     if (!root && !hasListArguments(fieldConfig)) return fieldConfig;
     const checked = checksListArguments(fieldConfig);
@@ -107,18 +193,43 @@ export class FieldRulesPlugin<Types extends SchemaTypes> extends BasePlugin<Type
     resolver: GraphQLFieldResolver<unknown, Types['Context'], object>,
     fieldConfig: PothosOutputFieldConfig<Types>,
   ): GraphQLFieldResolver<unknown, Types['Context'], object> {
-    if (!checksListArguments(fieldConfig)) return resolver;
+    const { scopes, input } = fieldConfig.pothosOptions;
+    const listChecked = checksListArguments(fieldConfig);
+    if (!scopes && !input && !listChecked) return resolver;
     return (parent, args, context, info) => {
-      checkListArguments(args as Record<string, unknown>);
-      return resolver(parent, args, context, info);
+      if (scopes) requireScopes((context as Context).caller, ...scopes);
+      if (listChecked) checkListArguments(args as Record<string, unknown>);
+      return resolver(parent, input ? parseArguments(input, args as Record<string, unknown>, listChecked) : args, context, info);
     };
   }
+}
+
+/** The arguments with the rule's output in place; a connection's list arguments (checked above) pass as they are. */
+function parseArguments(rule: InputRule, args: Record<string, unknown>, listChecked: boolean): Record<string, unknown> {
+  if ('argument' in rule) return { ...args, [rule.argument]: parseWithRule(rule, (args[rule.argument] ?? {}) as object) };
+  const list = listChecked ? Object.fromEntries(Object.entries(args).filter(([name]) => LIST_ARGUMENTS.includes(name))) : {};
+  const rest = listChecked ? Object.fromEntries(Object.entries(args).filter(([name]) => !LIST_ARGUMENTS.includes(name))) : args;
+  return { ...list, ...(parseWithRule(rule, rest) as object) };
 }
 
 declare global {
   export namespace PothosSchemaTypes {
     export interface Plugins<Types extends SchemaTypes> {
       fieldRules: FieldRulesPlugin<Types>;
+    }
+    export interface FieldOptions<
+      Types extends SchemaTypes = SchemaTypes,
+      ParentShape = unknown,
+      Type extends TypeParam<Types> = TypeParam<Types>,
+      Nullable extends FieldNullability<Type> = FieldNullability<Type>,
+      Args extends InputFieldMap = InputFieldMap,
+      ResolveShape = unknown,
+      ResolveReturnShape = unknown,
+    > {
+      /** Scopes the caller's API key must carry (admin:all grants all), checked before anything else. */
+      scopes?: readonly Scope[];
+      /** The arguments' rule; give it with withInput/withInputQuery so the resolver receives its output. */
+      input?: InputRule;
     }
   }
 }

@@ -3,9 +3,7 @@ import {
   isListType,
   isNonNullType,
   Kind,
-  parse,
   typeFromAST,
-  validate,
   type GraphQLInputType,
   type GraphQLSchema,
   type OperationDefinitionNode,
@@ -18,6 +16,7 @@ import { cacheControl } from '../rest/caching.js';
 import { rateLimitHeaders } from '../ratelimit/policy.js';
 import { API_VERSION } from '../rest/envelope.js';
 import type { RestRoute, RestShape } from '../rest/routes.js';
+import { deriveRoute, type DerivedRoute } from '../rest/derive.js';
 import { restParamForm } from '../shared/validation.js';
 import { extractComponents } from './components.js';
 import { operationSchemas, sentences, splitNull, type JsonSchema } from './graphql-to-json-schema.js';
@@ -317,7 +316,7 @@ function argumentDescriptions(schema: GraphQLSchema, operation: OperationDefinit
   return out;
 }
 
-function queryParameters(route: RestRoute, descriptions: Map<string, string>): Parameter[] {
+function queryParameters(route: DerivedRoute, descriptions: Map<string, string>): Parameter[] {
   const json = inputJsonSchema(route.querySchema);
   const required = new Set(json.required ?? []);
   return Object.entries(json.properties ?? {}).map(([name, property]) => {
@@ -376,14 +375,11 @@ function optionalTopLevelTakeNull(json: JsonSchema): void {
   }
 }
 
-function requestBody(route: RestRoute, schema: GraphQLSchema, operation: OperationDefinitionNode) {
-  if (!route.bodySchema) return undefined;
-  const json = inputJsonSchema(route.bodySchema);
+function requestBody(route: DerivedRoute, schema: GraphQLSchema) {
+  if (!route.body) return undefined;
+  const json = inputJsonSchema(route.body.schema);
   optionalTopLevelTakeNull(json);
-  // Which variable the body becomes, found by handing route.variables a marker body.
-  const marker = {};
-  const [variable] = Object.entries(route.variables({}, {}, marker)).find(([, v]) => v === marker) ?? [];
-  const definition = operation.variableDefinitions?.find((d) => d.variable.name.value === variable);
+  const definition = route.definition.variableDefinitions?.find((d) => d.variable.name.value === route.body?.variable);
   const type = definition ? typeFromAST(schema, definition.type) : undefined;
   if (type) describeInput(json, type as GraphQLInputType);
   return { required: true, content: { [JSON_TYPE]: { schema: json } } };
@@ -420,15 +416,15 @@ function operationId(route: RestRoute, operationName: string): string {
   return `${shapesOf(route).every((s) => s.kind === 'list') ? 'list' : 'get'}${name}`;
 }
 
-function security(route: RestRoute) {
-  const scopes = [...(route.scopes ?? [])];
+function security(route: DerivedRoute) {
+  const scopes = [...route.scopes];
   // OpenAPI 3.1 lets a non-OAuth requirement list the roles it needs: here, the key's scopes.
   const requirements = [{ [API_KEY]: scopes }, { [BEARER]: scopes }];
   return scopes.length ? requirements : [{}, ...requirements];
 }
 
-function scopeNote(route: RestRoute): string | undefined {
-  const scopes = route.scopes ?? [];
+function scopeNote(route: DerivedRoute): string | undefined {
+  const { scopes } = route;
   if (!scopes.length) return 'Works with or without an API key.';
   return `Requires an API key with the scope${scopes.length > 1 ? 's' : ''} ${scopes.map((s) => `\`${s}\``).join(', ')} (\`admin:all\` grants every scope).`;
 }
@@ -439,13 +435,11 @@ interface BuiltOperation {
   operation: Operation;
 }
 
-function buildOperation(route: RestRoute, schema: GraphQLSchema, commonHeaders: readonly string[], successSchemas: JsonSchema[]): BuiltOperation & { origins: ReturnType<typeof operationSchemas>['origins'] } {
-  const document = parse(route.document);
-  const errors = validate(schema, document);
-  if (errors.length) throw new Error(`${route.method} ${route.path}: ${errors.map((e) => e.message).join('; ')}`);
-  const operation = document.definitions.find((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION);
-  if (!operation?.name) throw new Error(`${route.method} ${route.path}: its operation needs a name`);
-  const { fields, origins } = operationSchemas(schema, document);
+function buildOperation(declared: RestRoute, schema: GraphQLSchema, commonHeaders: readonly string[], successSchemas: JsonSchema[]): BuiltOperation & { origins: ReturnType<typeof operationSchemas>['origins'] } {
+  const route = deriveRoute(declared, schema);
+  const operation = route.definition;
+  if (!operation.name) throw new Error(`${route.method} ${route.path}: its operation needs a name`);
+  const { fields, origins } = operationSchemas(schema, route.operation);
 
   const shapes = shapesOf(route);
   const envelopes = shapes.map((shape) => envelope(shape, fields));
@@ -481,13 +475,13 @@ function buildOperation(route: RestRoute, schema: GraphQLSchema, commonHeaders: 
     400: errorRef('VALIDATION_ERROR'),
     401: errorRef('UNAUTHORIZED'),
   };
-  if (route.scopes?.length) responses[403] = errorRef('FORBIDDEN');
+  if (route.scopes.length) responses[403] = errorRef('FORBIDDEN');
   // The router answers 404 when a lookup's field is null.
   const notFound = shapes.flatMap((s) => (s.kind === 'one' && s.notFound ? [`${s.notFound} not found`] : []));
   if (notFound.length) responses[404] = errorRef('NOT_FOUND', notFound.join('; '));
   responses[405] = errorRef('METHOD_NOT_ALLOWED');
   if (route.docs.conflict) responses[409] = errorRef('CONFLICT', route.docs.conflict);
-  if (route.parseBody) {
+  if (route.body) {
     responses[413] = errorRef('PAYLOAD_TOO_LARGE');
     responses[415] = errorRef('UNSUPPORTED_MEDIA_TYPE');
   }
@@ -516,7 +510,7 @@ function buildOperation(route: RestRoute, schema: GraphQLSchema, commonHeaders: 
       schema: { type: 'string', pattern: '^[\\x20-\\x7e]{1,255}$' },
     });
   }
-  const requestBodyObject = requestBody(route, schema, operation);
+  const requestBodyObject = requestBody(route, schema);
   const description = [route.docs.description, scopeNote(route)].filter(Boolean).join('\n\n');
 
   return {
@@ -529,7 +523,7 @@ function buildOperation(route: RestRoute, schema: GraphQLSchema, commonHeaders: 
       description,
       tags: [route.docs.tag],
       security: security(route),
-      'x-required-scopes': [...(route.scopes ?? [])],
+      'x-required-scopes': [...route.scopes],
       'x-graphql-operation': operation.name.value,
       parameters,
       ...(requestBodyObject ? { requestBody: requestBodyObject } : {}),

@@ -1,4 +1,4 @@
-import { GraphQLError, parse, validate, type DocumentNode, type ExecutionArgs, type ExecutionResult, type GraphQLSchema } from 'graphql';
+import { GraphQLError, type ExecutionArgs, type ExecutionResult, type GraphQLSchema } from 'graphql';
 import { requireScopes } from '../auth/scopes.js';
 import type { Context } from '../graphql/context.js';
 import { AppError, asAppError, contractError, notFound, validationError } from '../shared/errors.js';
@@ -9,11 +9,11 @@ import { pathPattern, withoutTrailingSlash } from './paths.js';
 import { errorResponse, jsonTextResponse, type SuccessBody } from './envelope.js';
 import { keepRestBody, keptRestBody, REPLAYED_HEADER } from './replay.js';
 import type { RestMethod, RestRoute, RestShape } from './routes.js';
+import { deriveRoute, type DerivedRoute } from './derive.js';
 
-interface CompiledRoute extends RestRoute {
+interface CompiledRoute extends DerivedRoute {
   pattern: RegExp;
   paramNames: string[];
-  operation: DocumentNode;
 }
 
 export interface RestRouterDeps {
@@ -24,12 +24,7 @@ export interface RestRouterDeps {
 }
 
 function compile(route: RestRoute, schema: GraphQLSchema): CompiledRoute {
-  const { pattern, paramNames } = pathPattern(route.path);
-  const operation = parse(route.document);
-  // A route whose operation does not fit the schema is a programming error: fail at start-up.
-  const errors = validate(schema, operation);
-  if (errors.length) throw new Error(`REST route ${route.method} ${route.path}: ${errors.map((e) => e.message).join('; ')}`);
-  return { ...route, pattern, paramNames, operation };
+  return { ...deriveRoute(route, schema), ...pathPattern(route.path) };
 }
 
 /**
@@ -106,11 +101,12 @@ export function createRestRouter({ schema, routes, maskError }: RestRouterDeps) 
   let getEnveloped: GetEnveloped | undefined;
 
   async function run(route: CompiledRoute, match: RegExpExecArray, request: Request, url: URL, ctx: Context, pipeline: ReturnType<GetEnveloped>) {
-    // The route's scopes first: a caller who may not use it learns nothing about its input.
-    if (route.scopes?.length) requireScopes(ctx.caller, ...route.scopes);
+    // The fields' scopes first (they check them again as they run): a caller who may not use the
+    // route learns nothing about its input.
+    if (route.scopes.length) requireScopes(ctx.caller, ...route.scopes);
     const params = pathParams(route, match);
     const query = route.parseQuery(queryObject(url));
-    const body = route.parseBody ? route.parseBody(await jsonBody(request)) : undefined;
+    const body = route.body ? route.body.parse(await jsonBody(request)) : undefined;
     const result = (await pipeline.execute({
       schema: pipeline.schema,
       document: route.operation,

@@ -1,14 +1,10 @@
-import type { Scope } from '../auth/scopes.js';
-import { categoryListInput } from '../modules/categories/categories.service.js';
-import { READ_PRICES, READ_STOCK, recordQueryInput } from '../modules/inventory/inventory.service.js';
-import { createOrderInput, orderListInput, parseCreateOrderInput, READ_ORDERS, WRITE_ORDERS } from '../modules/orders/orders.service.js';
-import { productListInput } from '../modules/products/products.service.js';
-import { supplierListInput } from '../modules/suppliers/suppliers.service.js';
-import { idParam, parseInput } from '../shared/validation.js';
-import { z } from 'zod';
+import type { z } from 'zod';
+import { booleanParam, idParam } from '../shared/validation.js';
 
 // The documented REST paths, each one GraphQL operation on the same schema. The selection set
-// is the REST representation: what a path returns is read here and nowhere else.
+// is the REST representation: what a path returns is read here and nowhere else. Scopes, query
+// parameters, body and variables are not restated here: src/rest/derive.ts reads them from the
+// fields the operation selects.
 
 const PRODUCT_FIELDS = /* GraphQL */ `
   fragment RestProduct on Product {
@@ -69,23 +65,16 @@ export interface RestDocs {
 }
 
 export interface RestRoute {
-  /** Path with `:name` segments, e.g. /api/products/:slug */
+  /** Path with `:name` segments, e.g. /api/products/:slug; each segment is the variable of its name. */
   path: string;
   method: RestMethod;
-  /** Checked before anything else is read, with the same gate the GraphQL field applies again. */
-  scopes?: readonly Scope[];
-  /** Validates the query string (all values strings); throws VALIDATION_ERROR naming each bad parameter. */
-  parseQuery: (raw: Record<string, string>) => Record<string, unknown>;
-  /** The schema parseQuery validates with: the OpenAPI document's query parameters come from it. */
-  querySchema: z.ZodObject;
-  /** POST: validates the JSON body with the schema the GraphQL field uses; its output becomes variables. */
-  parseBody?: (raw: unknown) => Record<string, unknown>;
-  /** The schema parseBody validates with: the OpenAPI document's request body comes from it. */
-  bodySchema?: z.ZodType;
   /** The schema each `:name` segment must match to be found at all (the service checks it; else 404). */
   pathSchemas?: Record<string, z.ZodType>;
   document: string;
-  variables: (query: Record<string, unknown>, params: Record<string, string>, body?: Record<string, unknown>) => Record<string, unknown>;
+  /** Query parameters of REST's own, beyond the arguments of the operation's fields. */
+  extraQuery?: z.ZodRawShape;
+  /** Variables of REST's own (directive switches), from the validated query. */
+  switches?: (query: Record<string, unknown>) => Record<string, unknown>;
   /** A path such as /api/v1/stock answers one record or a list depending on its parameters. */
   shape: RestShape | RestShapeChoice;
   /** Success status; 200 unless given. */
@@ -95,11 +84,6 @@ export interface RestRoute {
   docs: RestDocs;
 }
 
-/** A query validated by `schema`: the parser and the schema the OpenAPI document describes are one. */
-const queryOf = (schema: z.ZodObject) => ({ querySchema: schema, parseQuery: (raw: Record<string, string>) => parseInput(schema, raw) });
-
-const noQuery = queryOf(z.object({}).strict());
-
 /** productId or sku: one record; neither: a page of all (docs/api.md, Stock and prices). */
 function recordShape(one: string, list: string, notFound: string): RestShapeChoice {
   const record: RestShape = { kind: 'one', field: one, notFound };
@@ -108,16 +92,12 @@ function recordShape(one: string, list: string, notFound: string): RestShapeChoi
   return Object.assign(choose, { variants: [record, page] });
 }
 
-const recordVariables = (q: Record<string, unknown>) => ({ ...q, one: q.productId !== undefined || q.sku !== undefined });
-
-/** GraphQL enum values are the REST values in upper case (newest → NEWEST). */
-const upperSort = (q: Record<string, unknown>) => ({ ...q, sortBy: String(q.sortBy).toUpperCase() });
+const recordSwitch = (q: Record<string, unknown>) => ({ one: q.productId !== undefined || q.sku !== undefined });
 
 export const restRoutes: RestRoute[] = [
   {
     method: 'GET',
     path: '/api/products',
-    ...queryOf(productListInput),
     document: `query RestProducts($page: Int, $limit: Int, $search: String, $categoryId: ID, $supplierId: ID,
         $minPrice: Decimal, $maxPrice: Decimal, $featured: Boolean, $sortBy: ProductSort) {
       products(page: $page, limit: $limit, search: $search, categoryId: $categoryId, supplierId: $supplierId,
@@ -125,7 +105,6 @@ export const restRoutes: RestRoute[] = [
         items { ...RestProduct } ${META}
       }
     } ${PRODUCT_FIELDS}`,
-    variables: upperSort,
     shape: { kind: 'list', field: 'products' },
     docs: {
       tag: 'Products',
@@ -136,24 +115,22 @@ export const restRoutes: RestRoute[] = [
   {
     method: 'GET',
     path: '/api/products/:slug',
-    ...noQuery,
     pathSchemas: { slug: idParam },
     document: `query RestProduct($slug: String!) { product(slug: $slug) { ...RestProduct } } ${PRODUCT_FIELDS}`,
-    variables: (_q, params) => ({ slug: params.slug }),
     shape: { kind: 'one', field: 'product', notFound: 'Product' },
     docs: { tag: 'Products', summary: 'An active product by slug' },
   },
   {
     method: 'GET',
     path: '/api/categories',
-    ...queryOf(categoryListInput),
+    extraQuery: { includeProducts: booleanParam.optional() },
     document: `query RestCategories($page: Int, $limit: Int, $parentOnly: Boolean, $includeProducts: Boolean!) {
       categories(page: $page, limit: $limit, parentOnly: $parentOnly) {
         items { ...RestCategory products(limit: 4) @include(if: $includeProducts) { id name slug price images } }
         ${META}
       }
     } ${CATEGORY_FIELDS}`,
-    variables: (q) => ({ ...q, includeProducts: q.includeProducts === true }),
+    switches: (q) => ({ includeProducts: q.includeProducts === true }),
     shape: { kind: 'list', field: 'categories' },
     docs: {
       tag: 'Categories',
@@ -165,24 +142,20 @@ export const restRoutes: RestRoute[] = [
   {
     method: 'GET',
     path: '/api/categories/:slug',
-    ...noQuery,
     pathSchemas: { slug: idParam },
     document: `query RestCategory($slug: String!) { category(slug: $slug) { ...RestCategory } } ${CATEGORY_FIELDS}`,
-    variables: (_q, params) => ({ slug: params.slug }),
     shape: { kind: 'one', field: 'category', notFound: 'Category' },
     docs: { tag: 'Categories', summary: 'An active category by slug, with its subcategories' },
   },
   {
     method: 'GET',
     path: '/api/suppliers',
-    ...queryOf(supplierListInput),
     document: `query RestSuppliers($page: Int, $limit: Int, $search: String, $verified: Boolean, $city: String,
         $county: String, $sortBy: SupplierSort) {
       suppliers(page: $page, limit: $limit, search: $search, verified: $verified, city: $city, county: $county, sortBy: $sortBy) {
         items { ...RestSupplier } ${META}
       }
     } ${SUPPLIER_FIELDS}`,
-    variables: upperSort,
     shape: { kind: 'list', field: 'suppliers' },
     docs: {
       tag: 'Suppliers',
@@ -193,34 +166,24 @@ export const restRoutes: RestRoute[] = [
   {
     method: 'GET',
     path: '/api/suppliers/:id',
-    ...noQuery,
     pathSchemas: { id: idParam },
     document: `query RestSupplier($id: ID!) { supplier(id: $id) { ...RestSupplier } } ${SUPPLIER_FIELDS}`,
-    variables: (_q, params) => ({ id: params.id }),
     shape: { kind: 'one', field: 'supplier', notFound: 'Supplier' },
     docs: { tag: 'Suppliers', summary: 'An active supplier by id' },
   },
   {
     method: 'GET',
     path: '/api/orders',
-    scopes: [READ_ORDERS],
-    ...queryOf(orderListInput),
     document: `query RestOrders($page: Int, $limit: Int, $status: OrderStatus) {
       orders(page: $page, limit: $limit, status: $status) { items { ...RestOrder } ${META} }
     } ${ORDER_FIELDS}`,
-    variables: (q) => q,
     shape: { kind: 'list', field: 'orders' },
     docs: { tag: 'Orders', summary: 'List the caller’s orders', description: 'The orders of the account behind the key (any of its keys), newest first.' },
   },
   {
     method: 'POST',
     path: '/api/orders',
-    scopes: [WRITE_ORDERS],
-    ...noQuery,
-    parseBody: parseCreateOrderInput,
-    bodySchema: createOrderInput,
     document: `mutation RestCreateOrder($input: CreateOrderInput!) { createOrder(input: $input) { ...RestOrder } } ${ORDER_FIELDS}`,
-    variables: (_q, _params, body) => ({ input: body }),
     shape: { kind: 'one', field: 'createOrder' },
     status: 201,
     idempotent: true,
@@ -235,24 +198,19 @@ export const restRoutes: RestRoute[] = [
   {
     method: 'GET',
     path: '/api/orders/:id',
-    scopes: [READ_ORDERS],
-    ...noQuery,
     pathSchemas: { id: idParam },
     document: `query RestOrder($id: ID!) { order(id: $id) { ...RestOrder } } ${ORDER_FIELDS}`,
-    variables: (_q, params) => ({ id: params.id }),
     shape: { kind: 'one', field: 'order', notFound: 'Order' },
     docs: { tag: 'Orders', summary: 'One of the caller’s orders', description: 'Another account’s order is not found, exactly like an id never used.' },
   },
   {
     method: 'GET',
     path: '/api/v1/stock',
-    scopes: [READ_STOCK],
-    ...queryOf(recordQueryInput),
     document: `query RestStock($productId: ID, $sku: String, $page: Int, $limit: Int, $one: Boolean!) {
       stockRecord(productId: $productId, sku: $sku) @include(if: $one) { ${STOCK_FIELDS} }
       stockRecords(page: $page, limit: $limit) @skip(if: $one) { items { ${STOCK_FIELDS} } ${META} }
     }`,
-    variables: recordVariables,
+    switches: recordSwitch,
     shape: recordShape('stockRecord', 'stockRecords', 'Stock record'),
     docs: {
       tag: 'Stock',
@@ -263,13 +221,11 @@ export const restRoutes: RestRoute[] = [
   {
     method: 'GET',
     path: '/api/v1/prices',
-    scopes: [READ_PRICES],
-    ...queryOf(recordQueryInput),
     document: `query RestPrices($productId: ID, $sku: String, $page: Int, $limit: Int, $one: Boolean!) {
       priceRecord(productId: $productId, sku: $sku) @include(if: $one) { ${PRICE_FIELDS} }
       priceRecords(page: $page, limit: $limit) @skip(if: $one) { items { ${PRICE_FIELDS} } ${META} }
     }`,
-    variables: recordVariables,
+    switches: recordSwitch,
     shape: recordShape('priceRecord', 'priceRecords', 'Price record'),
     docs: {
       tag: 'Prices',

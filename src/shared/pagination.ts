@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { intParam } from './validation.js';
 
 // Pagination bounds from the spec: page ≥ 1 (default 1), limit 1–100 (default 12).
@@ -16,6 +17,9 @@ export const pageParams = {
   page: pageParam.default(PAGE_DEFAULT),
   limit: limitParam.default(LIMIT_DEFAULT),
 };
+
+/** The input of a list that takes nothing but a page. */
+export const pageInput = z.object(pageParams).strict();
 
 export interface PageInput {
   page: number;

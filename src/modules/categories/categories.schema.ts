@@ -1,4 +1,5 @@
 import { builder } from '../../graphql/builder.js';
+import { withInput } from '../../graphql/field-rules.js';
 import { listLimitArgs, pageArgs, PaginationMetaRef, metaFor } from '../../graphql/pagination.js';
 import {
   productsByIds,
@@ -7,7 +8,7 @@ import {
   categoryPage,
   countCategories,
   listCategories,
-  parseCategoryListInput,
+  categoryListInput,
   subtreeProductCount,
   subtreeProductSampleIds,
   type CategoryListInput,
@@ -75,7 +76,7 @@ builder.queryFields((t) => ({
       ...pageArgs,
       parentOnly: t.arg.boolean({ required: false, description: 'Only top-level categories' }),
     },
-    resolve: (_root, args, ctx) => parseCategoryListInput(args),
+    ...withInput(categoryListInput, (input) => input),
   }),
   category: t.prismaField({
     type: 'Category',

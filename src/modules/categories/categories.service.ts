@@ -3,20 +3,18 @@ import type { Context } from '../../graphql/context.js';
 import { Prisma, type Product } from '../../generated/prisma/client.js';
 import { LIMIT_DEFAULT, limitParam, PAGE_DEFAULT, pageParam, pageWindow, type PageInput } from '../../shared/pagination.js';
 import { requestLoader } from '../../graphql/loaders.js';
-import { booleanParam, idParam, parseInput } from '../../shared/validation.js';
+import { booleanParam, idParam } from '../../shared/validation.js';
 
 export const categoryListInput = z
   .object({
     page: pageParam.optional(),
     limit: limitParam.optional(),
     parentOnly: booleanParam.optional(),
-    includeProducts: booleanParam.optional(),
   })
   .strict();
 
 export type CategoryListInput = z.output<typeof categoryListInput>;
 
-export const parseCategoryListInput = (raw: object) => parseInput(categoryListInput, raw);
 
 /** Without page or limit the whole list is returned (docs/api.md, Pagination: categories are a small tree). */
 export function categoryPage(input: CategoryListInput): PageInput | null {

@@ -1,16 +1,17 @@
 import { builder } from '../../graphql/builder.js';
+import { withInput } from '../../graphql/field-rules.js';
 import { metaFor, pageArgs, PaginationMetaRef } from '../../graphql/pagination.js';
+import { pageInput, type PageInput } from '../../shared/pagination.js';
 import {
   countRecords,
   priceRecord,
   priceRecords,
   READ_PRICES,
   READ_STOCK,
-  recordPage,
+  recordKeyInput,
   stockRecord,
   stockRecords,
   type PriceRecord,
-  type RecordPage,
   type StockRecord,
 } from './inventory.service.js';
 
@@ -40,14 +41,14 @@ const PriceRecordRef = builder.objectRef<PriceRecord>('PriceRecord').implement({
   }),
 });
 
-const StockRecordList = builder.objectRef<RecordPage>('StockRecordList').implement({
+const StockRecordList = builder.objectRef<PageInput>('StockRecordList').implement({
   fields: (t) => ({
     items: t.field({ type: [StockRecordRef], resolve: (page, _args, ctx) => stockRecords(ctx, page) }),
     meta: t.field({ type: PaginationMetaRef, resolve: (page, _args, ctx) => metaFor(page, countRecords(ctx)) }),
   }),
 });
 
-const PriceRecordList = builder.objectRef<RecordPage>('PriceRecordList').implement({
+const PriceRecordList = builder.objectRef<PageInput>('PriceRecordList').implement({
   fields: (t) => ({
     items: t.field({ type: [PriceRecordRef], resolve: (page, _args, ctx) => priceRecords(ctx, page) }),
     meta: t.field({ type: PaginationMetaRef, resolve: (page, _args, ctx) => metaFor(page, countRecords(ctx)) }),
@@ -63,27 +64,31 @@ builder.queryFields((t) => ({
   stockRecord: t.field({
     type: StockRecordRef,
     nullable: true,
-    description: 'The stock of one product, active or not, by productId or sku (both: they must agree); null when none (scope read:stock)',
+    description: 'The stock of one product, active or not, by productId or sku (both: they must agree); null when none',
     args: recordKeyArgs,
-    resolve: (_root, args, ctx) => stockRecord(ctx, args),
+    scopes: [READ_STOCK],
+    ...withInput(recordKeyInput, (key, ctx) => stockRecord(ctx, key)),
   }),
   stockRecords: t.field({
     type: StockRecordList,
-    description: 'The stock of every product, active or not, by id (scope read:stock)',
+    description: 'The stock of every product, active or not, by id',
     args: pageArgs,
-    resolve: (_root, args, ctx) => recordPage(ctx, READ_STOCK, args),
+    scopes: [READ_STOCK],
+    ...withInput(pageInput, (page) => page),
   }),
   priceRecord: t.field({
     type: PriceRecordRef,
     nullable: true,
-    description: 'The price of one product, active or not, by productId or sku (both: they must agree); null when none (scope read:prices)',
+    description: 'The price of one product, active or not, by productId or sku (both: they must agree); null when none',
     args: recordKeyArgs,
-    resolve: (_root, args, ctx) => priceRecord(ctx, args),
+    scopes: [READ_PRICES],
+    ...withInput(recordKeyInput, (key, ctx) => priceRecord(ctx, key)),
   }),
   priceRecords: t.field({
     type: PriceRecordList,
-    description: 'The price of every product, active or not, by id (scope read:prices)',
+    description: 'The price of every product, active or not, by id',
     args: pageArgs,
-    resolve: (_root, args, ctx) => recordPage(ctx, READ_PRICES, args),
+    scopes: [READ_PRICES],
+    ...withInput(pageInput, (page) => page),
   }),
 }));

@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import { requireScopes, type Scope } from '../../auth/scopes.js';
+import type { Scope } from '../../auth/scopes.js';
 import type { Context } from '../../graphql/context.js';
 import type { Prisma } from '../../generated/prisma/client.js';
-import { pageParams, pageWindow, type PageInput } from '../../shared/pagination.js';
-import { idParam, parseInput } from '../../shared/validation.js';
+import { pageWindow, type PageInput } from '../../shared/pagination.js';
+import { idParam } from '../../shared/validation.js';
 
 // Stock and prices: read-only views of every product, active or not (the record carries
 // isActive), behind their own scopes (docs/api.md, "Stock and prices"). One rule for both: a
@@ -42,46 +42,31 @@ const skuParam = z
   .max(100, 'must be at most 100 characters')
   .refine((v) => !/[\u0000-\u001f\u007f]/.test(v), 'must not contain control characters');
 
-const recordKey = { productId: idParam.optional(), sku: skuParam.optional() };
-
-/** REST's query: a key for one record, or a page of all; page and limit are checked either way. */
-export const recordQueryInput = z.object({ ...recordKey, ...pageParams }).strict();
 export const recordKeyInput = z
-  .object(recordKey)
+  .object({ productId: idParam.optional(), sku: skuParam.optional() })
   .strict()
   .refine((v) => v.productId !== undefined || v.sku !== undefined, { path: ['productId'], message: 'productId or sku is required' });
 
-export const parseRecordQuery = (raw: object) => parseInput(recordQueryInput, raw);
+type RecordKey = z.output<typeof recordKeyInput>;
 
-export interface RecordPage extends PageInput {
-  scope: Scope;
-}
+// Both given: the record must match both, so disagreeing keys find nothing (404).
+const keyWhere = ({ productId, sku }: RecordKey): Prisma.ProductWhereInput => ({
+  ...(productId !== undefined ? { id: productId } : {}),
+  ...(sku !== undefined ? { sku } : {}),
+});
 
-function keyWhere(ctx: Context, scope: Scope, raw: object): Prisma.ProductWhereInput {
-  requireScopes(ctx.caller, scope);
-  const { productId, sku } = parseInput(recordKeyInput, raw);
-  // Both given: the record must match both, so disagreeing keys find nothing (404).
-  return { ...(productId !== undefined ? { id: productId } : {}), ...(sku !== undefined ? { sku } : {}) };
-}
+export const stockRecord = (ctx: Context, key: RecordKey): Promise<StockRecord | null> =>
+  ctx.prisma.product.findFirst({ where: keyWhere(key), select: stockFields });
 
-export const stockRecord = (ctx: Context, raw: object): Promise<StockRecord | null> =>
-  ctx.prisma.product.findFirst({ where: keyWhere(ctx, READ_STOCK, raw), select: stockFields });
+export const priceRecord = (ctx: Context, key: RecordKey): Promise<PriceRecord | null> =>
+  ctx.prisma.product.findFirst({ where: keyWhere(key), select: priceFields });
 
-export const priceRecord = (ctx: Context, raw: object): Promise<PriceRecord | null> =>
-  ctx.prisma.product.findFirst({ where: keyWhere(ctx, READ_PRICES, raw), select: priceFields });
-
-export function recordPage(ctx: Context, scope: Scope, raw: object): RecordPage {
-  requireScopes(ctx.caller, scope);
-  const { page, limit } = parseInput(z.object(pageParams).strict(), raw);
-  return { page, limit, scope };
-}
-
-export async function stockRecords(ctx: Context, page: RecordPage): Promise<StockRecord[]> {
+export async function stockRecords(ctx: Context, page: PageInput): Promise<StockRecord[]> {
   const window = pageWindow(page);
   return window ? ctx.prisma.product.findMany({ select: stockFields, orderBy: { id: 'asc' }, ...window }) : [];
 }
 
-export async function priceRecords(ctx: Context, page: RecordPage): Promise<PriceRecord[]> {
+export async function priceRecords(ctx: Context, page: PageInput): Promise<PriceRecord[]> {
   const window = pageWindow(page);
   return window ? ctx.prisma.product.findMany({ select: priceFields, orderBy: { id: 'asc' }, ...window }) : [];
 }

@@ -1,17 +1,22 @@
 import { builder } from '../../graphql/builder.js';
+import { withInput, withInputQuery } from '../../graphql/field-rules.js';
 import { metaFor, pageArgs, PaginationMetaRef } from '../../graphql/pagination.js';
 import {
   countOrders,
   createOrder,
+  createOrderRule,
   listOrders,
   MAX_ITEMS,
   MAX_QUANTITY,
   orderById,
+  orderListInput,
   orderPage,
   orderStatuses,
+  READ_ORDERS,
   shippingAddressOf,
   type OrderPage,
   type ShippingAddress,
+  WRITE_ORDERS,
 } from './orders.service.js';
 
 export const OrderStatusRef = builder.enumType('OrderStatus', { values: orderStatuses });
@@ -121,15 +126,17 @@ export const CreateOrderInput = builder.inputType('CreateOrderInput', {
 builder.queryFields((t) => ({
   orders: t.field({
     type: OrderList,
-    description: "The caller's orders, newest first (scope read:orders)",
+    description: "The caller's orders, newest first",
     args: { ...pageArgs, status: t.arg({ type: OrderStatusRef, required: false }) },
-    resolve: (_root, args, ctx) => orderPage(ctx, args),
+    scopes: [READ_ORDERS],
+    ...withInput(orderListInput, (input, ctx) => orderPage(ctx, input)),
   }),
   order: t.prismaField({
     type: 'Order',
     nullable: true,
-    description: "One of the caller's orders; null when it does not exist or is another account's (scope read:orders)",
+    description: "One of the caller's orders; null when it does not exist or is another account's",
     args: { id: t.arg.id({ required: true }) },
+    scopes: [READ_ORDERS],
     resolve: (query, _root, args, ctx) => orderById(ctx, String(args.id), query),
   }),
 }));
@@ -137,11 +144,12 @@ builder.queryFields((t) => ({
 builder.mutationFields((t) => ({
   createOrder: t.prismaField({
     type: 'Order',
-    description: 'Places an order (scope write:orders). Send an Idempotency-Key header to make retries safe.',
+    description: 'Places an order; send an Idempotency-Key header to make retries safe',
     args: { input: t.arg({ type: CreateOrderInput, required: true }) },
-    resolve: async (query, parent, args, ctx, info) => {
-      await ctx.limitField({ parent, args, info }, 'createOrder');
-      return createOrder(ctx, args.input, query);
-    },
+    scopes: [WRITE_ORDERS],
+    ...withInputQuery(createOrderRule, async (query, input, ctx, parent, info) => {
+      await ctx.limitField({ parent, args: { input }, info }, 'createOrder');
+      return createOrder(ctx, input, query);
+    }),
   }),
 }));

@@ -1,13 +1,13 @@
 import { randomInt } from 'node:crypto';
 import { z } from 'zod';
-import { requireScopes, type Scope } from '../../auth/scopes.js';
-import type { KeyCaller } from '../../auth/identity.js';
+import type { Scope } from '../../auth/scopes.js';
+import { keyCaller, type KeyCaller } from '../../auth/identity.js';
 import type { Context } from '../../graphql/context.js';
 import { AppError, asAppError, validationError, type ErrorDetails } from '../../shared/errors.js';
 import { Prisma } from '../../generated/prisma/client.js';
 import { MONEY_MAX, toColumn } from '../../shared/money.js';
 import { pageParams, pageWindow, type PageInput } from '../../shared/pagination.js';
-import { enumParam, idParam, parseInput } from '../../shared/validation.js';
+import { enumParam, idParam } from '../../shared/validation.js';
 import {
   claimKey,
   completeClaim,
@@ -36,17 +36,14 @@ export const MAX_QUANTITY = 1_000_000;
 // ----- reading -----
 
 export const orderListInput = z.object({ ...pageParams, status: enumParam(orderStatuses).optional() }).strict();
-export const parseOrderListInput = (raw: object) => parseInput(orderListInput, raw);
 
-/** One page of the caller's orders, with the account already fixed by the scope gate. */
+/** One page of the caller's orders, with the account already fixed. */
 export interface OrderPage extends PageInput {
   where: Prisma.OrderWhereInput;
 }
 
-export function orderPage(ctx: Context, raw: object): OrderPage {
-  const caller = requireScopes(ctx.caller, READ_ORDERS);
-  const { page, limit, status } = parseOrderListInput(raw);
-  return { page, limit, where: { buyerId: caller.accountId, ...(status ? { status } : {}) } };
+export function orderPage(ctx: Context, { page, limit, status }: z.output<typeof orderListInput>): OrderPage {
+  return { page, limit, where: { buyerId: keyCaller(ctx.caller).accountId, ...(status ? { status } : {}) } };
 }
 
 export async function listOrders<Q extends object>(ctx: Context, page: OrderPage, query: Q) {
@@ -62,9 +59,8 @@ export const countOrders = (ctx: Context, page: OrderPage) => ctx.prisma.order.c
  * does not exist: the same null, so the same 404 over REST.
  */
 export async function orderById<Q extends object>(ctx: Context, id: string, query: Q) {
-  const caller = requireScopes(ctx.caller, READ_ORDERS);
   if (!idParam.safeParse(id).success) return null;
-  return ctx.prisma.order.findFirst({ ...query, where: { id, buyerId: caller.accountId } });
+  return ctx.prisma.order.findFirst({ ...query, where: { id, buyerId: keyCaller(ctx.caller).accountId } });
 }
 
 // ----- the CreateOrder body -----
@@ -146,16 +142,8 @@ export const createOrderInput = z
 export type CreateOrderInput = z.output<typeof createOrderInput>;
 export type ShippingAddress = { [K in keyof z.output<typeof shippingAddressInput>]-?: string | null };
 
-/** The CreateOrder body (REST) or input (GraphQL); throws VALIDATION_ERROR naming each bad field. */
-export function parseCreateOrderInput(raw: unknown): CreateOrderInput {
-  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw validationError({ body: 'must be a JSON object' }, 'Invalid order');
-  try {
-    return parseInput(createOrderInput, raw, 'is not a recognised field');
-  } catch (error) {
-    const appError = asAppError(error);
-    throw appError ? new AppError(appError.code, 'Invalid order', appError.details) : error;
-  }
-}
+/** createOrder's rule for its `input` argument, which is also the REST body. */
+export const createOrderRule = { schema: createOrderInput, argument: 'input', message: 'Invalid order', unknownKey: 'is not a recognised field' };
 
 /** The stored and returned form: every field present, null when not given. */
 export function shippingAddressOf(value: unknown): ShippingAddress | null {
@@ -193,9 +181,8 @@ const ORDER_NUMBER_ATTEMPTS = 5;
  * Creates an order for the caller and returns it (with `query`'s selection). With an
  * Idempotency-Key the first request's outcome is replayed to every retry (idempotency.ts).
  */
-export async function createOrder<Q extends object>(ctx: Context, raw: unknown, query: Q) {
-  const caller = requireScopes(ctx.caller, WRITE_ORDERS);
-  const input = parseCreateOrderInput(raw);
+export async function createOrder<Q extends object>(ctx: Context, input: CreateOrderInput, query: Q) {
+  const caller = keyCaller(ctx.caller);
   const key = idempotencyKey(ctx);
   if (key === null) return loadOrder(ctx, caller, await placeOrder(ctx, caller, input, null), query);
 

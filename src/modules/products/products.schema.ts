@@ -1,13 +1,15 @@
 import { builder } from '../../graphql/builder.js';
+import { withInput, withInputQuery } from '../../graphql/field-rules.js';
 import { listLimitArgs, metaFor, pageArgs, PaginationMetaRef, sortEnum } from '../../graphql/pagination.js';
 import type { PageInput } from '../../shared/pagination.js';
 import {
   countProducts,
   listProducts,
-  parseProductFilter,
-  parseProductListInput,
   productBySlug,
+  productFilterInput,
+  productListInput,
   type ProductCounts,
+  type ProductFilter,
   productQuery,
   productSorts,
   type ProductQuery,
@@ -92,26 +94,21 @@ const productFilterArgs = builder.args((t) => ({
   sortBy: t.field({ type: ProductSortRef, required: false, description: 'Default NEWEST; ties broken by id' }),
 }));
 
-/** A connection's filter arguments without its cursor arguments. */
-const filterOf = <A extends { first?: unknown; last?: unknown; before?: unknown; after?: unknown }>({ first, last, before, after, ...filter }: A) => filter;
-
 builder.queryFields((t) => ({
   products: t.field({
     type: ProductList,
     description: 'Active products, offset-paginated, with the same filters and sorts as GET /api/products',
     args: { ...pageArgs, ...productFilterArgs },
-    resolve: async (_root, args, ctx) => {
-      const { page, limit, ...filter } = parseProductListInput(args);
-      return { page, limit, q: await productQuery(ctx, filter) };
-    },
+    ...withInput(productListInput, async ({ page, limit, ...filter }, ctx) => ({ page, limit, q: await productQuery(ctx, filter) })),
   }),
   productsConnection: t.prismaConnection({
     type: 'Product',
     cursor: 'id',
     description: 'Active products as a Relay connection, with the same filters and sorts as `products`',
     args: productFilterArgs,
-    totalCount: async (_root, args, ctx) => countProducts(ctx, await productQuery(ctx, parseProductFilter(filterOf(args)))),
-    resolve: async (query, _root, args, ctx) => listProducts(ctx, await productQuery(ctx, parseProductFilter(filterOf(args))), null, query),
+    ...withInputQuery(productFilterInput, async (query, filter, ctx) => listProducts(ctx, await productQuery(ctx, filter), null, query)),
+    // Called with the arguments resolve received: the input rule's output (and the cursor arguments).
+    totalCount: async (_root, args, ctx) => countProducts(ctx, await productQuery(ctx, args as ProductFilter)),
   }),
   product: t.prismaField({
     type: 'Product',

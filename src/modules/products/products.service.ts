@@ -5,7 +5,7 @@ import type { Prisma } from '../../generated/prisma/client.js';
 import type { Money } from '../../shared/money.js';
 import { pageParams, pageWindow, type PageInput } from '../../shared/pagination.js';
 import { searchWords } from './search.js';
-import { booleanParam, enumParam, moneyParam, idParam, parseInput, textParam } from '../../shared/validation.js';
+import { booleanParam, enumParam, moneyParam, idParam, textParam } from '../../shared/validation.js';
 import { subtreeIds } from '../categories/categories.service.js';
 
 export const productSorts = ['newest', 'price_asc', 'price_desc', 'popular'] as const;
@@ -33,8 +33,6 @@ export const productListInput = z.object({ ...pageParams, ...filterParams }).str
 export type ProductFilter = z.output<typeof productFilterInput>;
 export type ProductListInput = z.output<typeof productListInput>;
 
-export const parseProductFilter = (raw: object) => parseInput(productFilterInput, raw);
-export const parseProductListInput = (raw: object) => parseInput(productListInput, raw);
 
 const productOrders: Record<ProductSort, Prisma.ProductOrderByWithRelationInput[]> = {
   newest: [{ createdAt: 'desc' }, { id: 'asc' }],

@@ -1,10 +1,11 @@
 import { builder } from '../../graphql/builder.js';
+import { withInput } from '../../graphql/field-rules.js';
 import type { PageInput } from '../../shared/pagination.js';
 import { listLimitArgs, metaFor, pageArgs, PaginationMetaRef, sortEnum } from '../../graphql/pagination.js';
 import {
   countSuppliers,
   listSuppliers,
-  parseSupplierListInput,
+  supplierListInput,
   supplierById,
   type SupplierCounts,
   supplierQuery,
@@ -87,10 +88,7 @@ builder.queryFields((t) => ({
       county: t.arg.string({ required: false, description: 'Case- and diacritics-insensitive' }),
       sortBy: t.arg({ type: SupplierSortRef, required: false, description: 'Default RATING; ties broken by id' }),
     },
-    resolve: (_root, args) => {
-      const { page, limit, ...filter } = parseSupplierListInput(args);
-      return { page, limit, q: supplierQuery(filter) };
-    },
+    ...withInput(supplierListInput, ({ page, limit, ...filter }) => ({ page, limit, q: supplierQuery(filter) })),
   }),
   supplier: t.prismaField({
     type: 'Supplier',

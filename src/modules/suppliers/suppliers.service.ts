@@ -3,7 +3,7 @@ import type { Context } from '../../graphql/context.js';
 import type { Prisma } from '../../generated/prisma/client.js';
 import { pageParams, pageWindow, type PageInput } from '../../shared/pagination.js';
 import { searchKey, searchWords } from '../products/search.js';
-import { booleanParam, enumParam, idParam, parseInput, textParam } from '../../shared/validation.js';
+import { booleanParam, enumParam, idParam, textParam } from '../../shared/validation.js';
 
 export const supplierSorts = ['rating', 'name', 'newest', 'products'] as const;
 export type SupplierSort = (typeof supplierSorts)[number];
@@ -20,8 +20,6 @@ export const supplierFilterInput = z.object(filterParams).strict();
 export const supplierListInput = z.object({ ...pageParams, ...filterParams }).strict();
 export type SupplierFilter = z.output<typeof supplierFilterInput>;
 
-export const parseSupplierFilter = (raw: object) => parseInput(supplierFilterInput, raw);
-export const parseSupplierListInput = (raw: object) => parseInput(supplierListInput, raw);
 
 // "products" is ordered by the number of active products, which Prisma cannot express; see listSuppliers.
 const supplierOrders: Record<Exclude<SupplierSort, 'products'>, Prisma.SupplierOrderByWithRelationInput[]> = {

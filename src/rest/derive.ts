@@ -1,0 +1,131 @@
+import {
+  isEnumType,
+  isInputObjectType,
+  isListType,
+  isNonNullType,
+  Kind,
+  parse,
+  typeFromAST,
+  validate,
+  type DocumentNode,
+  type GraphQLInputType,
+  type GraphQLSchema,
+  type OperationDefinitionNode,
+} from 'graphql';
+import { z } from 'zod';
+import type { Scope } from '../auth/scopes.js';
+import { fieldRulesOf, parseWithRule, schemaOfRule, type InputRule } from '../graphql/field-rules.js';
+import { validationError } from '../shared/errors.js';
+import { parseInput } from '../shared/validation.js';
+import type { RestRoute } from './routes.js';
+
+// A REST route names its path and its GraphQL operation; everything else it needs is read from the
+// fields that operation selects, so that each rule is written once, on the field:
+// - its scopes: those the root fields declare;
+// - its query parameters: the root fields' input rules (one field: its schema as it is, with its
+//   refinements; several alternatives, as /api/v1/stock has: their parameters together, each
+//   field's own refinements then applied by the field that runs), plus the route's own extras;
+// - its body: the argument of the root field whose rule parses one argument (createOrder's input);
+// - its variables: the parsed values, converted back to GraphQL's form by each variable's type.
+
+export interface DerivedRoute extends RestRoute {
+  operation: DocumentNode;
+  definition: OperationDefinitionNode;
+  scopes: readonly Scope[];
+  /** What the query string is validated with (all values strings); the OpenAPI parameters come from it. */
+  querySchema: z.ZodObject;
+  parseQuery: (raw: Record<string, string>) => Record<string, unknown>;
+  /** The JSON body's schema and the variable it becomes; absent: the route takes no body. */
+  body?: { schema: z.ZodType; variable: string; parse: (raw: unknown) => unknown };
+  variables: (query: Record<string, unknown>, params: Record<string, string>, body?: unknown) => Record<string, unknown>;
+}
+
+/** Derives a route's rules from `schema`; a route whose operation does not fit it fails at start-up. */
+export function deriveRoute(route: RestRoute, schema: GraphQLSchema): DerivedRoute {
+  const where = `REST route ${route.method} ${route.path}`;
+  const operation = parse(route.document);
+  const errors = validate(schema, operation);
+  if (errors.length) throw new Error(`${where}: ${errors.map((e) => e.message).join('; ')}`);
+  const definition = operation.definitions.find((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION);
+  const root = definition && schema.getRootType(definition.operation);
+  if (!definition || !root) throw new Error(`${where}: no operation`);
+
+  const scopes = new Set<Scope>();
+  const queryRules: z.ZodType[] = [];
+  let body: DerivedRoute['body'];
+  for (const selection of definition.selectionSet.selections) {
+    if (selection.kind !== Kind.FIELD) continue;
+    const rules = fieldRulesOf(root.getFields()[selection.name.value]!);
+    for (const scope of rules.scopes ?? []) scopes.add(scope);
+    if (!rules.input) continue;
+    if ('argument' in rules.input) body = bodyOf(rules.input, selection.arguments ?? [], where);
+    else queryRules.push(rules.input);
+  }
+  const querySchema = queryOf(queryRules, route.extraQuery ?? {});
+
+  const variableTypes = new Map(
+    (definition.variableDefinitions ?? []).map((d) => [d.variable.name.value, typeFromAST(schema, d.type) as GraphQLInputType | undefined]),
+  );
+  for (const [name, type] of variableTypes) if (!type) throw new Error(`${where}: $${name} has no input type`);
+  const asVariables = (values: Record<string, unknown>) =>
+    Object.fromEntries(Object.entries(values).flatMap(([name, value]) => (variableTypes.has(name) ? [[name, toVariable(variableTypes.get(name)!, value)]] : [])));
+
+  return {
+    ...route,
+    operation,
+    definition,
+    scopes: [...scopes],
+    querySchema,
+    parseQuery: (raw) => parseInput(querySchema, raw) as Record<string, unknown>,
+    ...(body ? { body } : {}),
+    variables: (query, params, parsedBody) => ({
+      ...asVariables(query),
+      ...asVariables(params),
+      ...(body && parsedBody !== undefined ? asVariables({ [body.variable]: parsedBody }) : {}),
+      ...route.switches?.(query),
+    }),
+  };
+}
+
+/** One rule: itself (refinements and all); several: their parameters side by side. Either with the route's extras. */
+function queryOf(rules: z.ZodType[], extras: z.ZodRawShape): z.ZodObject {
+  const objects = rules.map((rule) => {
+    if (!(rule instanceof z.ZodObject)) throw new Error('A query rule must be a zod object');
+    return rule;
+  });
+  if (objects.length === 1) return objects[0]!.safeExtend(extras);
+  return z.object(Object.assign({}, ...objects.map((o) => o.shape), extras)).strict();
+}
+
+/** The body is the value of the argument the rule parses, passed as a variable. */
+function bodyOf(rule: Extract<InputRule, { argument: string }>, args: readonly { name: { value: string }; value: { kind: string } }[], where: string) {
+  const argument = args.find((a) => a.name.value === rule.argument);
+  const variable = argument?.value.kind === Kind.VARIABLE ? (argument.value as unknown as { name: { value: string } }).name.value : undefined;
+  if (!variable) throw new Error(`${where}: ${rule.argument} must be passed as a variable`);
+  return {
+    schema: schemaOfRule(rule),
+    variable,
+    parse: (raw: unknown) => {
+      if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw validationError({ body: 'must be a JSON object' }, rule.message);
+      return parseWithRule(rule, raw);
+    },
+  };
+}
+
+/**
+ * A parsed value in the form GraphQL takes as a variable of `type`: an enum's internal value by its
+ * name (`newest` → NEWEST). A scalar's value passes as the parser left it: each scalar's parseValue
+ * takes it (an exact decimal stays exact; serialising it would make it a binary float).
+ */
+function toVariable(type: GraphQLInputType, value: unknown): unknown {
+  if (value === undefined || value === null) return value;
+  if (isNonNullType(type)) return toVariable(type.ofType, value);
+  if (isListType(type)) return Array.isArray(value) ? value.map((item) => toVariable(type.ofType, item)) : toVariable(type.ofType, value);
+  if (isInputObjectType(type)) {
+    const fields = type.getFields();
+    return Object.fromEntries(
+      Object.entries(value as Record<string, unknown>).flatMap(([name, v]) => (fields[name] && v !== undefined ? [[name, toVariable(fields[name].type, v)]] : [])),
+    );
+  }
+  return isEnumType(type) ? type.serialize(value) : value;
+}

@@ -1,0 +1,178 @@
+import SchemaBuilder from '@pothos/core';
+import { graphql, type GraphQLSchema } from 'graphql';
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import type { Caller } from '../src/auth/identity.js';
+import type { Context } from '../src/graphql/context.js';
+import { fieldRulesOf, fieldRulesPlugin, withInput } from '../src/graphql/field-rules.js';
+import { schema } from '../src/modules/schema.js';
+import { deriveRoute } from '../src/rest/derive.js';
+import { restRoutes, type RestRoute } from '../src/rest/routes.js';
+import { enumParam, intParam } from '../src/shared/validation.js';
+
+// Who may call a field and what its arguments must be are declared once, on the field, and the
+// field-rules plugin enforces them before the resolver runs; a REST route derives its scopes,
+// query parameters and body from the fields its operation selects.
+
+const ANONYMOUS: Caller = { kind: 'anonymous', ip: '192.0.2.1' };
+const keyWith = (...scopes: string[]): Caller => ({
+  kind: 'key',
+  ip: '192.0.2.1',
+  keyId: 'k',
+  accountId: 'a',
+  plan: 'PRO',
+  scopes,
+  rateLimit: null,
+  rateWindowSeconds: null,
+});
+
+describe('the schema declares its scopes on its fields', () => {
+  const rootFields = [schema.getQueryType()!, schema.getMutationType()!].flatMap((type) => Object.values(type.getFields()));
+
+  it('exactly orders, stock and prices need a key, each with its own scope', () => {
+    const declared = Object.fromEntries(rootFields.flatMap((f) => (fieldRulesOf(f).scopes ? [[f.name, fieldRulesOf(f).scopes]] : [])));
+    expect(declared).toEqual({
+      orders: ['read:orders'],
+      order: ['read:orders'],
+      createOrder: ['write:orders'],
+      stockRecord: ['read:stock'],
+      stockRecords: ['read:stock'],
+      priceRecord: ['read:prices'],
+      priceRecords: ['read:prices'],
+    });
+  });
+
+  it('says so in each such field’s description, from the same declaration', () => {
+    for (const field of rootFields) {
+      const scopes = fieldRulesOf(field).scopes;
+      if (scopes) expect(field.description).toMatch(new RegExp(`\\(scope ${scopes.join(', ')}\\)$`));
+      else expect(field.description ?? '').not.toMatch(/\(scope /);
+    }
+  });
+});
+
+describe('REST routes derive their rules from the fields', () => {
+  const derived = new Map(restRoutes.map((r) => [`${r.method} ${r.path}`, deriveRoute(r, schema)]));
+  const route = (name: string) => derived.get(name)!;
+
+  it('takes the scopes of the fields it selects', () => {
+    expect(Object.fromEntries([...derived].map(([name, r]) => [name, r.scopes]))).toEqual({
+      'GET /api/products': [],
+      'GET /api/products/:slug': [],
+      'GET /api/categories': [],
+      'GET /api/categories/:slug': [],
+      'GET /api/suppliers': [],
+      'GET /api/suppliers/:id': [],
+      'GET /api/orders': ['read:orders'],
+      'POST /api/orders': ['write:orders'],
+      'GET /api/orders/:id': ['read:orders'],
+      'GET /api/v1/stock': ['read:stock'],
+      'GET /api/v1/prices': ['read:prices'],
+    });
+  });
+
+  it('takes its query parameters from the fields’ input rules, plus its own switches', () => {
+    expect(Object.keys(route('GET /api/products').querySchema.shape)).toEqual([
+      'page',
+      'limit',
+      'search',
+      'categoryId',
+      'supplierId',
+      'minPrice',
+      'maxPrice',
+      'featured',
+      'sortBy',
+    ]);
+    // Two alternative fields: the record's key and the page's bounds, side by side.
+    expect(Object.keys(route('GET /api/v1/stock').querySchema.shape)).toEqual(['productId', 'sku', 'page', 'limit']);
+    expect(Object.keys(route('GET /api/categories').querySchema.shape)).toEqual(['page', 'limit', 'parentOnly', 'includeProducts']);
+    expect(Object.keys(route('GET /api/orders/:id').querySchema.shape)).toEqual([]);
+  });
+
+  it('keeps a single field’s refinements: minPrice above maxPrice is refused before the operation runs', () => {
+    expect(() => route('GET /api/products').parseQuery({ minPrice: '10', maxPrice: '5' })).toThrow(
+      expect.objectContaining({ code: 'VALIDATION_ERROR', details: { maxPrice: 'must be ≥ minPrice' } }),
+    );
+  });
+
+  it('turns parsed values into the operation’s variables: enums by name, exact decimals as they are', () => {
+    const products = route('GET /api/products');
+    const variables = products.variables(products.parseQuery({ sortBy: 'price_asc', minPrice: '90.99', limit: '5' }), {});
+    expect(variables).toMatchObject({ sortBy: 'PRICE_ASC', limit: 5, page: 1 });
+    expect(String(variables.minPrice)).toBe('90.99');
+    const stock = route('GET /api/v1/stock');
+    expect(stock.variables(stock.parseQuery({ sku: 'A-1' }), {})).toEqual({ sku: 'A-1', page: 1, limit: 12, one: true });
+    expect(route('GET /api/orders/:id').variables({}, { id: 'o1' })).toEqual({ id: 'o1' });
+  });
+
+  it('takes its body from the argument a field’s rule parses, with that rule’s wording', () => {
+    const post = route('POST /api/orders');
+    expect(post.body?.variable).toBe('input');
+    expect(() => post.body!.parse([])).toThrow(expect.objectContaining({ message: 'Invalid order', details: { body: 'must be a JSON object' } }));
+    expect(() => post.body!.parse({ supplierId: 's', items: [], colour: 'red' })).toThrow(
+      expect.objectContaining({ message: 'Invalid order', details: expect.objectContaining({ colour: 'is not a recognised field' }) }),
+    );
+  });
+});
+
+describe('the field-rules plugin, on a schema of its own', () => {
+  // Only this plugin: the `prisma` option plugin-prisma's types ask of every builder is not needed.
+  const builder = new SchemaBuilder<{ Context: Context }>({ plugins: [fieldRulesPlugin] } as never);
+  const Colour = builder.enumType('Colour', { values: { RED: { value: 'red' }, BLUE: { value: 'blue' } } });
+  const pickInput = z.object({ count: intParam(1, 5).default(2), colour: enumParam(['red', 'blue']).optional() }).strict();
+  let seen: unknown;
+  builder.queryType({
+    fields: (t) => ({
+      open: t.string({ resolve: () => 'anyone' }),
+      pick: t.string({
+        description: 'Picks',
+        args: { count: t.arg.int(), colour: t.arg({ type: Colour }) },
+        scopes: ['read:stock'],
+        ...withInput(pickInput, (input) => {
+          seen = input;
+          return `${input.count}`;
+        }),
+      }),
+      pickPage: t.string({ args: { page: t.arg.int() }, scopes: ['read:stock'], ...withInput(z.object({ page: intParam(1, 9).default(1) }).strict(), (i) => `${i.page}`) }),
+    }),
+  });
+  const small: GraphQLSchema = builder.toSchema();
+  const run = async (caller: Caller, source: string) => {
+    seen = undefined;
+    const result = await graphql({ schema: small, source, contextValue: { caller } as Context });
+    return { data: result.data, error: result.errors?.[0] as (Error & { extensions?: Record<string, unknown> }) | undefined };
+  };
+
+  it('checks the scopes before the arguments: no key is 401, a key without the scope 403, even with bad arguments', async () => {
+    const bad = '{ pick(count: 9) }';
+    expect((await run(ANONYMOUS, bad)).error?.extensions).toMatchObject({ code: 'UNAUTHORIZED' });
+    const forbidden = await run(keyWith('read:prices'), bad);
+    expect(forbidden.error?.extensions).toMatchObject({ code: 'FORBIDDEN', details: { requiredScopes: ['read:stock'] } });
+    expect((await run(keyWith('admin:all'), bad)).error?.extensions).toMatchObject({ code: 'VALIDATION_ERROR', details: { count: 'must be an integer between 1 and 5' } });
+    expect(seen).toBeUndefined();
+    expect((await run(ANONYMOUS, '{ open }')).data).toEqual({ open: 'anyone' });
+  });
+
+  it('hands the resolver what the rule returned: defaults applied, enum values as the rule knows them', async () => {
+    expect((await run(keyWith('read:stock'), '{ pick }')).data).toEqual({ pick: '2' });
+    expect(seen).toEqual({ count: 2 });
+    await run(keyWith('read:stock'), '{ pick(count: 4, colour: BLUE) }');
+    expect(seen).toEqual({ count: 4, colour: 'blue' });
+  });
+
+  it('appends the scopes to the description and derives a route from them', () => {
+    expect(small.getQueryType()!.getFields().pick!.description).toBe('Picks (scope read:stock)');
+    const route: RestRoute = {
+      method: 'GET',
+      path: '/api/pick',
+      document: 'query P($count: Int, $colour: Colour, $page: Int) { pick(count: $count, colour: $colour) pickPage(page: $page) }',
+      shape: { kind: 'one', field: 'pick' },
+      docs: { tag: 'T', summary: 'S' },
+    };
+    const derived = deriveRoute(route, small);
+    expect(derived.scopes).toEqual(['read:stock']);
+    expect(Object.keys(derived.querySchema.shape)).toEqual(['count', 'colour', 'page']);
+    expect(derived.variables(derived.parseQuery({ colour: 'red' }), {})).toEqual({ count: 2, colour: 'RED', page: 1 });
+    expect(() => derived.parseQuery({ shade: 'red' })).toThrow(expect.objectContaining({ details: { shade: 'is not a recognised parameter' } }));
+  });
+});
