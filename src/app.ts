@@ -84,6 +84,7 @@ export async function createApp({ prisma, databaseUrl, logger, config, now }: Ap
     onKeyUsed: (keyId) => lastUsed.touch(keyId),
     onRejected: (policy) => metrics.rateLimitRejections.inc({ policy }),
     onKeyCheckFailed: (error) => maskError(error),
+    now,
   });
 
   const rest = createRestRouter({ schema, routes: restRoutes, maskError });

@@ -105,6 +105,11 @@ describe('REST routes derive their rules from the fields', () => {
     expect(route('GET /api/orders/:id').variables({}, { id: 'o1' })).toEqual({ id: 'o1' });
   });
 
+  it('takes what a path segment must be from the lookup the field declares', () => {
+    const lookups = Object.fromEntries([...derived].map(([name, r]) => [name, Object.keys(r.pathSchemas)]));
+    expect(lookups).toMatchObject({ 'GET /api/products/:slug': ['slug'], 'GET /api/orders/:id': ['id'], 'GET /api/suppliers/:id': ['id'], 'GET /api/categories/:slug': ['slug'] });
+  });
+
   it('takes its body from the argument a field’s rule parses, with that rule’s wording', () => {
     const post = route('POST /api/orders');
     expect(post.body?.variable).toBe('input');
@@ -133,6 +138,15 @@ describe('the field-rules plugin, on a schema of its own', () => {
           return `${input.count}`;
         }),
       }),
+      find: t.string({
+        nullable: true,
+        args: { slug: t.arg.string({ required: true }) },
+        lookupBy: 'slug',
+        resolve: (_root, args) => {
+          seen = args.slug;
+          return `found ${args.slug}`;
+        },
+      }),
       pickPage: t.string({ args: { page: t.arg.int() }, scopes: ['read:stock'], ...withInput(z.object({ page: intParam(1, 9).default(1) }).strict(), (i) => `${i.page}`) }),
     }),
   });
@@ -158,6 +172,12 @@ describe('the field-rules plugin, on a schema of its own', () => {
     expect(seen).toEqual({ count: 2 });
     await run(keyWith('read:stock'), '{ pick(count: 4, colour: BLUE) }');
     expect(seen).toEqual({ count: 4, colour: 'blue' });
+  });
+
+  it('answers a lookup by a value that cannot be a slug with null, without running the resolver', async () => {
+    expect((await run(ANONYMOUS, '{ find(slug: "no such/slug") }')).data).toEqual({ find: null });
+    expect(seen).toBeUndefined();
+    expect((await run(ANONYMOUS, '{ find(slug: "some-slug") }')).data).toEqual({ find: 'found some-slug' });
   });
 
   it('appends the scopes to the description and derives a route from them', () => {

@@ -197,11 +197,16 @@ describe('rate-limit windows', () => {
     // The window began with the key's first request.
     const reset = Number(limited.headers.get('x-ratelimit-reset'));
     expect(reset).toBe(started + 60_000);
+    // Retry-After and the draft's `t=` count on the same clock: exactly the window's 60 s.
+    expect(limited.headers.get('retry-after')).toBe('60');
+    expect(limited.headers.get('ratelimit')).toBe('"enterprise";r=0;t=60');
 
     clock.advanceTo(reset - 1);
     const late = await app.get('/api/categories', h);
     expect(late.status).toBe(429);
     expect(late.headers.get('x-ratelimit-reset')).toBe(String(reset));
+    expect(late.headers.get('retry-after')).toBe('1');
+    expect(late.headers.get('ratelimit')).toBe('"enterprise";r=0;t=1');
 
     clock.advance(1);
     const fresh = await app.get('/api/categories', h);

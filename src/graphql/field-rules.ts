@@ -22,6 +22,8 @@ import type { Context } from './context.js';
 //    first, so that a caller who may not use the field learns nothing about its arguments.
 //    `input`: the field's zod schema; the arguments are parsed with it (400 naming every bad one)
 //    and the resolver receives what it returned (defaults applied, values normalised).
+//    `lookupBy`: the argument a lookup finds by (an id or a slug); a value that cannot be one finds
+//    nothing: null, without a query, exactly like one that names nothing (REST's 404).
 //
 // Two more rules every field of the schema follows without being told:
 //
@@ -112,7 +114,11 @@ export type InputRule<S extends z.ZodType = z.ZodType> =
 export interface FieldRules {
   scopes?: readonly Scope[];
   input?: InputRule;
+  lookupBy?: string;
 }
+
+/** What a lookup argument must be to name anything at all. */
+export const lookupKey = idParam;
 
 /** Reads a built field's rules (from the schema the builder made). */
 export const fieldRulesOf = (field: Pick<GraphQLFieldConfig<unknown, unknown>, 'extensions'>): FieldRules =>
@@ -166,8 +172,8 @@ type PrismaSelect = (args: Record<string, unknown>, ...rest: unknown[]) => unkno
 
 export class FieldRulesPlugin<Types extends SchemaTypes> extends BasePlugin<Types> {
   override onOutputFieldConfig(fieldConfig: PothosOutputFieldConfig<Types>): PothosOutputFieldConfig<Types> {
-    const { scopes, input } = fieldConfig.pothosOptions;
-    const rules: FieldRules = { ...(scopes ? { scopes } : {}), ...(input ? { input } : {}) };
+    const { scopes, input, lookupBy } = fieldConfig.pothosOptions;
+    const rules: FieldRules = { ...(scopes ? { scopes } : {}), ...(input ? { input } : {}), ...(lookupBy ? { lookupBy } : {}) };
     if (Object.keys(rules).length) fieldConfig = { ...fieldConfig, extensions: { ...fieldConfig.extensions, fieldRules: rules } };
     // The schema's readers (GraphiQL's docs) learn a field's scopes from the same declaration.
     if (scopes?.length) fieldConfig = { ...fieldConfig, description: [fieldConfig.description, `(scope ${scopes.join(', ')})`].filter(Boolean).join(' ') };
@@ -193,11 +199,12 @@ export class FieldRulesPlugin<Types extends SchemaTypes> extends BasePlugin<Type
     resolver: GraphQLFieldResolver<unknown, Types['Context'], object>,
     fieldConfig: PothosOutputFieldConfig<Types>,
   ): GraphQLFieldResolver<unknown, Types['Context'], object> {
-    const { scopes, input } = fieldConfig.pothosOptions;
+    const { scopes, input, lookupBy } = fieldConfig.pothosOptions;
     const listChecked = checksListArguments(fieldConfig);
-    if (!scopes && !input && !listChecked) return resolver;
+    if (!scopes && !input && !lookupBy && !listChecked) return resolver;
     return (parent, args, context, info) => {
       if (scopes) requireScopes((context as Context).caller, ...scopes);
+      if (lookupBy && !lookupKey.safeParse((args as Record<string, unknown>)[lookupBy]).success) return null;
       if (listChecked) checkListArguments(args as Record<string, unknown>);
       return resolver(parent, input ? parseArguments(input, args as Record<string, unknown>, listChecked) : args, context, info);
     };
@@ -230,6 +237,8 @@ declare global {
       scopes?: readonly Scope[];
       /** The arguments' rule; give it with withInput/withInputQuery so the resolver receives its output. */
       input?: InputRule;
+      /** The argument a lookup finds by: a value that cannot be an id or slug finds nothing (null). */
+      lookupBy?: string;
     }
   }
 }

@@ -29,6 +29,8 @@ export interface GateDeps {
   onRejected?: (policy: string) => void;
   /** The key check threw (database unavailable, or anything else): for the logs. */
   onKeyCheckFailed?: (error: unknown, request: Request) => void;
+  /** The clock of the store's windows (Unix ms), so that Retry-After and `t=` count on it too. */
+  now?: () => number;
 }
 
 /**
@@ -60,6 +62,7 @@ const keyUnchecked = () =>
  * GraphQL context; nothing is kept anywhere else.
  */
 export function createGate(deps: GateDeps) {
+  const now = deps.now ?? Date.now;
   const identify = async (request: Request, serverContext: unknown): Promise<Identity> => {
     const anonymous: Caller = { kind: 'anonymous', ip: deps.clientIp(request, serverContext) };
     let key: string | null;
@@ -95,9 +98,9 @@ export function createGate(deps: GateDeps) {
       }
       const policy = policyOf(identity.caller);
       state.rateLimit = { policy, decision: await deps.store.hit(policy.bucket, policy.limit, policy.windowMs) };
-      const headers = rateLimitHeaders(state.rateLimit);
+      const headers = rateLimitHeaders(state.rateLimit, now());
       if (!state.rateLimit.decision.allowed) {
-        const retryAfter = secondsUntil(state.rateLimit.decision.resetAt);
+        const retryAfter = secondsUntil(state.rateLimit.decision.resetAt, now());
         deps.onRejected?.(policy.name);
         return refusal(shape, rateLimited(limitExceededMessage(policy, retryAfter), retryAfter), headers);
       }
@@ -123,7 +126,7 @@ export function createGate(deps: GateDeps) {
       if (!outcome) return;
       // A response may carry a limit of its own (the order limit's 429): that one stands.
       if (response.headers.has('x-ratelimit-limit')) return;
-      for (const [name, value] of Object.entries(rateLimitHeaders(outcome))) response.headers.set(name, value);
+      for (const [name, value] of Object.entries(rateLimitHeaders(outcome, now()))) response.headers.set(name, value);
     },
   };
 }

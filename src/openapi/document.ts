@@ -326,9 +326,9 @@ function queryParameters(route: DerivedRoute, descriptions: Map<string, string>)
   });
 }
 
-function pathParameters(route: RestRoute): Parameter[] {
+function pathParameters(route: DerivedRoute): Parameter[] {
   return [...route.path.matchAll(/:([A-Za-z]+)/g)].map(([, name = '']) => {
-    const zodSchema = route.pathSchemas?.[name];
+    const zodSchema = route.pathSchemas[name];
     return {
       name,
       in: 'path' as const,

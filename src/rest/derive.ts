@@ -14,7 +14,7 @@ import {
 } from 'graphql';
 import { z } from 'zod';
 import type { Scope } from '../auth/scopes.js';
-import { fieldRulesOf, parseWithRule, schemaOfRule, type InputRule } from '../graphql/field-rules.js';
+import { fieldRulesOf, lookupKey, parseWithRule, schemaOfRule, type InputRule } from '../graphql/field-rules.js';
 import { validationError } from '../shared/errors.js';
 import { parseInput } from '../shared/validation.js';
 import type { RestRoute } from './routes.js';
@@ -35,6 +35,8 @@ export interface DerivedRoute extends RestRoute {
   /** What the query string is validated with (all values strings); the OpenAPI parameters come from it. */
   querySchema: z.ZodObject;
   parseQuery: (raw: Record<string, string>) => Record<string, unknown>;
+  /** What a `:name` segment must be to name anything (a lookup's key); anything else is 404. */
+  pathSchemas: Record<string, z.ZodType>;
   /** The JSON body's schema and the variable it becomes; absent: the route takes no body. */
   body?: { schema: z.ZodType; variable: string; parse: (raw: unknown) => unknown };
   variables: (query: Record<string, unknown>, params: Record<string, string>, body?: unknown) => Record<string, unknown>;
@@ -52,11 +54,14 @@ export function deriveRoute(route: RestRoute, schema: GraphQLSchema): DerivedRou
 
   const scopes = new Set<Scope>();
   const queryRules: z.ZodType[] = [];
+  const pathSchemas: Record<string, z.ZodType> = {};
   let body: DerivedRoute['body'];
   for (const selection of definition.selectionSet.selections) {
     if (selection.kind !== Kind.FIELD) continue;
     const rules = fieldRulesOf(root.getFields()[selection.name.value]!);
     for (const scope of rules.scopes ?? []) scopes.add(scope);
+    const lookup = selection.arguments?.find((a) => a.name.value === rules.lookupBy)?.value;
+    if (lookup?.kind === Kind.VARIABLE && route.path.includes(`:${lookup.name.value}`)) pathSchemas[lookup.name.value] = lookupKey;
     if (!rules.input) continue;
     if ('argument' in rules.input) body = bodyOf(rules.input, selection.arguments ?? [], where);
     else queryRules.push(rules.input);
@@ -75,6 +80,7 @@ export function deriveRoute(route: RestRoute, schema: GraphQLSchema): DerivedRou
     operation,
     definition,
     scopes: [...scopes],
+    pathSchemas,
     querySchema,
     parseQuery: (raw) => parseInput(querySchema, raw) as Record<string, unknown>,
     ...(body ? { body } : {}),

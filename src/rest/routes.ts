@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { booleanParam, idParam } from '../shared/validation.js';
+import { booleanParam } from '../shared/validation.js';
 
 // The documented REST paths, each one GraphQL operation on the same schema. The selection set
 // is the REST representation: what a path returns is read here and nowhere else. Scopes, query
@@ -68,8 +68,6 @@ export interface RestRoute {
   /** Path with `:name` segments, e.g. /api/products/:slug; each segment is the variable of its name. */
   path: string;
   method: RestMethod;
-  /** The schema each `:name` segment must match to be found at all (the service checks it; else 404). */
-  pathSchemas?: Record<string, z.ZodType>;
   document: string;
   /** Query parameters of REST's own, beyond the arguments of the operation's fields. */
   extraQuery?: z.ZodRawShape;
@@ -115,7 +113,6 @@ export const restRoutes: RestRoute[] = [
   {
     method: 'GET',
     path: '/api/products/:slug',
-    pathSchemas: { slug: idParam },
     document: `query RestProduct($slug: String!) { product(slug: $slug) { ...RestProduct } } ${PRODUCT_FIELDS}`,
     shape: { kind: 'one', field: 'product', notFound: 'Product' },
     docs: { tag: 'Products', summary: 'An active product by slug' },
@@ -142,7 +139,6 @@ export const restRoutes: RestRoute[] = [
   {
     method: 'GET',
     path: '/api/categories/:slug',
-    pathSchemas: { slug: idParam },
     document: `query RestCategory($slug: String!) { category(slug: $slug) { ...RestCategory } } ${CATEGORY_FIELDS}`,
     shape: { kind: 'one', field: 'category', notFound: 'Category' },
     docs: { tag: 'Categories', summary: 'An active category by slug, with its subcategories' },
@@ -166,7 +162,6 @@ export const restRoutes: RestRoute[] = [
   {
     method: 'GET',
     path: '/api/suppliers/:id',
-    pathSchemas: { id: idParam },
     document: `query RestSupplier($id: ID!) { supplier(id: $id) { ...RestSupplier } } ${SUPPLIER_FIELDS}`,
     shape: { kind: 'one', field: 'supplier', notFound: 'Supplier' },
     docs: { tag: 'Suppliers', summary: 'An active supplier by id' },
@@ -198,7 +193,6 @@ export const restRoutes: RestRoute[] = [
   {
     method: 'GET',
     path: '/api/orders/:id',
-    pathSchemas: { id: idParam },
     document: `query RestOrder($id: ID!) { order(id: $id) { ...RestOrder } } ${ORDER_FIELDS}`,
     shape: { kind: 'one', field: 'order', notFound: 'Order' },
     docs: { tag: 'Orders', summary: 'One of the caller’s orders', description: 'Another account’s order is not found, exactly like an id never used.' },

@@ -83,6 +83,7 @@ builder.queryFields((t) => ({
     nullable: true,
     description: 'An active category by slug; null when there is none',
     args: { slug: t.arg.string({ required: true }) },
+    lookupBy: 'slug',
     resolve: (query, _root, args, ctx) => categoryBySlug(ctx, args.slug, query),
   }),
 }));

@@ -3,7 +3,7 @@ import type { Context } from '../../graphql/context.js';
 import { Prisma, type Product } from '../../generated/prisma/client.js';
 import { LIMIT_DEFAULT, limitParam, PAGE_DEFAULT, pageParam, pageWindow, type PageInput } from '../../shared/pagination.js';
 import { requestLoader } from '../../graphql/loaders.js';
-import { booleanParam, idParam } from '../../shared/validation.js';
+import { booleanParam } from '../../shared/validation.js';
 
 export const categoryListInput = z
   .object({
@@ -41,7 +41,6 @@ export const countCategories = (ctx: Context, input: CategoryListInput) =>
   ctx.prisma.category.count({ where: categoryWhere(input) });
 
 export async function categoryBySlug<Q extends object>(ctx: Context, slug: string, query: Q) {
-  if (!idParam.safeParse(slug).success) return null;
   return ctx.prisma.category.findFirst({ ...query, where: { slug, isActive: true } });
 }
 

@@ -136,6 +136,7 @@ builder.queryFields((t) => ({
     nullable: true,
     description: "One of the caller's orders; null when it does not exist or is another account's",
     args: { id: t.arg.id({ required: true }) },
+    lookupBy: 'id',
     scopes: [READ_ORDERS],
     resolve: (query, _root, args, ctx) => orderById(ctx, String(args.id), query),
   }),

@@ -115,6 +115,7 @@ builder.queryFields((t) => ({
     nullable: true,
     description: 'An active product by slug; null when there is none',
     args: { slug: t.arg.string({ required: true }) },
+    lookupBy: 'slug',
     resolve: (query, _root, args, ctx) => productBySlug(ctx, args.slug, query),
   }),
 }));

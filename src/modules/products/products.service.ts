@@ -106,7 +106,6 @@ async function searchedPage<Q extends object>(ctx: Context, q: ProductQuery, win
 export const countProducts = (ctx: Context, q: ProductQuery) => ctx.totals.products(q.where.AND);
 
 export async function productBySlug<Q extends object>(ctx: Context, slug: string, query: Q) {
-  if (!idParam.safeParse(slug).success) return null;
   return ctx.prisma.product.findFirst({ ...query, where: { slug, isActive: true } });
 }
 

@@ -95,6 +95,7 @@ builder.queryFields((t) => ({
     nullable: true,
     description: 'An active supplier by id; null when there is none',
     args: { id: t.arg.id({ required: true }) },
+    lookupBy: 'id',
     resolve: (query, _root, args, ctx) => supplierById(ctx, String(args.id), query),
   }),
 }));

@@ -3,7 +3,7 @@ import type { Context } from '../../graphql/context.js';
 import type { Prisma } from '../../generated/prisma/client.js';
 import { pageParams, pageWindow, type PageInput } from '../../shared/pagination.js';
 import { searchKey, searchWords } from '../products/search.js';
-import { booleanParam, enumParam, idParam, textParam } from '../../shared/validation.js';
+import { booleanParam, enumParam, textParam } from '../../shared/validation.js';
 
 export const supplierSorts = ['rating', 'name', 'newest', 'products'] as const;
 export type SupplierSort = (typeof supplierSorts)[number];
@@ -66,7 +66,6 @@ export async function listSuppliers<Q extends object>(ctx: Context, q: SupplierQ
 export const countSuppliers = (ctx: Context, q: SupplierQuery) => ctx.prisma.supplier.count({ where: q.where });
 
 export async function supplierById<Q extends object>(ctx: Context, id: string, query: Q) {
-  if (!idParam.safeParse(id).success) return null;
   return ctx.prisma.supplier.findFirst({ ...query, where: { id, isActive: true } });
 }
 
