@@ -15,17 +15,17 @@ import { limitParam } from '../shared/pagination.js';
 import { idParam, parseInput } from '../shared/validation.js';
 import type { Context } from './context.js';
 
-// The rules of a field, applied by a builder plugin before its resolver runs. Declared on the
-// field, once: the REST routes derive theirs from the same field (src/rest/derive.ts).
+// The rules of a field, applied by a builder plugin before its resolver runs.
 //
-// 0. `scopes`: the API key must carry them (401 without a key, 403 naming what is missing); checked
-//    first, so that a caller who may not use the field learns nothing about its arguments.
-//    `input`: the field's zod schema; the arguments are parsed with it (400 naming every bad one)
-//    and the resolver receives what it returned (defaults applied, values normalised).
-//    `lookupBy`: the argument a lookup finds by (an id or a slug); a value that cannot be one finds
-//    nothing: null, without a query, exactly like one that names nothing (REST's 404).
+// Declared on a field, once (the REST routes derive theirs from the same field: src/rest/derive.ts):
+// - `scopes`: the API key must carry them (401 without a key, 403 naming what is missing); checked
+//   first, so that a caller who may not use the field learns nothing about its arguments.
+// - `input`: the field's zod schema; the arguments are parsed with it (400 naming every bad one)
+//   and the resolver receives what it returned (defaults applied, values normalised).
+// - `lookupBy`: the argument a lookup finds by (an id or a slug); a value that cannot be one finds
+//   nothing: null, without a query, exactly like one that names nothing (REST's 404).
 //
-// Two more rules every field of the schema follows without being told:
+// Followed by every field of the schema without being told:
 //
 // 1. List arguments are validated, never clamped. `limit` (of a relation or a sample), `first` and
 //    `last` (of a connection) are 1–LIMIT_MAX like REST's `limit`; `after`/`before` must be cursors

@@ -8,6 +8,7 @@ import {
   typeFromAST,
   validate,
   type DocumentNode,
+  type FieldNode,
   type GraphQLInputType,
   type GraphQLSchema,
   type OperationDefinitionNode,
@@ -53,17 +54,17 @@ export function deriveRoute(route: RestRoute, schema: GraphQLSchema): DerivedRou
   if (!definition || !root) throw new Error(`${where}: no operation`);
 
   const scopes = new Set<Scope>();
-  const queryRules: z.ZodType[] = [];
+  const queryRules: z.ZodObject[] = [];
   const pathSchemas: Record<string, z.ZodType> = {};
   let body: DerivedRoute['body'];
   for (const selection of definition.selectionSet.selections) {
     if (selection.kind !== Kind.FIELD) continue;
     const rules = fieldRulesOf(root.getFields()[selection.name.value]!);
     for (const scope of rules.scopes ?? []) scopes.add(scope);
-    const lookup = selection.arguments?.find((a) => a.name.value === rules.lookupBy)?.value;
-    if (lookup?.kind === Kind.VARIABLE && route.path.includes(`:${lookup.name.value}`)) pathSchemas[lookup.name.value] = lookupKey;
+    const lookup = variableOf(selection, rules.lookupBy);
+    if (lookup && route.path.includes(`:${lookup}`)) pathSchemas[lookup] = lookupKey;
     if (!rules.input) continue;
-    if ('argument' in rules.input) body = bodyOf(rules.input, selection.arguments ?? [], where);
+    if ('argument' in rules.input) body = bodyOf(rules.input, variableOf(selection, rules.input.argument), where);
     else queryRules.push(rules.input);
   }
   const querySchema = queryOf(queryRules, route.extraQuery ?? {});
@@ -94,19 +95,19 @@ export function deriveRoute(route: RestRoute, schema: GraphQLSchema): DerivedRou
 }
 
 /** One rule: itself (refinements and all); several: their parameters side by side. Either with the route's extras. */
-function queryOf(rules: z.ZodType[], extras: z.ZodRawShape): z.ZodObject {
-  const objects = rules.map((rule) => {
-    if (!(rule instanceof z.ZodObject)) throw new Error('A query rule must be a zod object');
-    return rule;
-  });
-  if (objects.length === 1) return objects[0]!.safeExtend(extras);
-  return z.object(Object.assign({}, ...objects.map((o) => o.shape), extras)).strict();
+function queryOf(rules: z.ZodObject[], extras: z.ZodRawShape): z.ZodObject {
+  if (rules.length === 1) return rules[0]!.safeExtend(extras);
+  return z.object(Object.assign({}, ...rules.map((rule) => rule.shape), extras)).strict();
+}
+
+/** The variable a selected field passes to `argument`, if it passes one. */
+function variableOf(selection: FieldNode, argument: string | undefined): string | undefined {
+  const value = selection.arguments?.find((a) => a.name.value === argument)?.value;
+  return value?.kind === Kind.VARIABLE ? value.name.value : undefined;
 }
 
 /** The body is the value of the argument the rule parses, passed as a variable. */
-function bodyOf(rule: Extract<InputRule, { argument: string }>, args: readonly { name: { value: string }; value: { kind: string } }[], where: string) {
-  const argument = args.find((a) => a.name.value === rule.argument);
-  const variable = argument?.value.kind === Kind.VARIABLE ? (argument.value as unknown as { name: { value: string } }).name.value : undefined;
+function bodyOf(rule: Extract<InputRule, { argument: string }>, variable: string | undefined, where: string) {
   if (!variable) throw new Error(`${where}: ${rule.argument} must be passed as a variable`);
   return {
     schema: schemaOfRule(rule),
