@@ -113,12 +113,14 @@ describe('npm start', () => {
     }
   }, 60_000);
 
-  // util-linux's `script` runs npm start on a pseudo-terminal, as a developer's shell does.
+  // util-linux's `script` runs npm start on a pseudo-terminal, as a developer's shell does. It
+  // starts it through $SHELL -c: `exec` makes npm the terminal's foreground job whatever that shell
+  // is, as at an interactive prompt (dash, waiting on npm instead, would die of the Ctrl-C itself).
   const script = ['/usr/bin/script', '/bin/script'].find((file) => existsSync(file));
   it.skipIf(!script)('logs human-readable lines in development at a terminal, and stops on Ctrl-C there', async () => {
     const db = await createTestDatabase('seeded');
     databases.push(db);
-    const terminal = spawn(script!, ['--quiet', '--return', '--command', 'npm start', '/dev/null'], {
+    const terminal = spawn(script!, ['--quiet', '--return', '--command', 'exec npm start', '/dev/null'], {
       cwd: path.resolve(import.meta.dirname, '..'),
       detached: true,
       env: { ...process.env, NODE_ENV: 'development', DATABASE_URL: db.url, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info' },
