@@ -24,7 +24,8 @@ import { createRouteNamer } from './rest/paths.js';
 import { restRoutes } from './rest/routes.js';
 import type { Config } from './runtime/config.js';
 import type { Logger } from './runtime/logger.js';
-import { createClientIpResolver } from './shared/client-ip.js';
+import { createClientIpResolver, createHttpsDetector } from './shared/client-ip.js';
+import { createDashboard } from './dashboard/handler.js';
 
 /**
  * What the server hands Yoga with each request (the Node request and response; nothing when
@@ -87,6 +88,17 @@ export async function createApp({ prisma, databaseUrl, logger, config, now }: Ap
     now,
   });
 
+  const httpsFrom = createHttpsDetector(config.TRUSTED_PROXIES);
+  const dashboard = createDashboard({
+    prisma,
+    store,
+    usage,
+    logger,
+    clientIp,
+    isHttps: (request, server) => httpsFrom((server as ServerContext).req?.socket.remoteAddress, request.headers.get('x-forwarded-proto')),
+    now,
+  });
+
   const rest = createRestRouter({ schema, routes: restRoutes, maskError });
   const health = createHealthHandler({ prisma, databaseUrl, logger });
   const routes = createRouteTable({
@@ -96,10 +108,12 @@ export async function createApp({ prisma, databaseUrl, logger, config, now }: Ap
     graphiqlAsset: serveGraphiQLAsset,
     rest: (request, url, state) => rest.handle(request, url, state),
     graphqlMethod: graphqlMethodNotAllowed,
+    landing: (request) => dashboard.landing(request),
+    dashboard: (request, url, state) => dashboard.handle(request, url, state),
   });
   const routeOf = createRouteNamer(
     restRoutes.map((r) => r.path),
-    ['/graphql', '/metrics', '/healthz', '/readyz', '/api/openapi.json', '/api/docs'],
+    ['/', '/graphql', '/metrics', '/healthz', '/readyz', '/api/openapi.json', '/api/docs'],
   );
   const hardening = graphqlHardening(config);
 

@@ -40,11 +40,11 @@ async function main() {
     if (config.DEMO_DATA && (await prisma.product.count({ take: 1 })) === 0) {
       logger.info({ seed: config.SEED, products: config.SEED_PRODUCTS }, 'empty catalogue: seeding the demo data');
       const started = Date.now();
-      const { seedDatabase, createApiKey, SCOPES } = await loadDemoModules();
+      const { seedDatabase, createApiKey, SELF_SERVICE_SCOPES } = await loadDemoModules();
       await seedDatabase(db.url, { seed: config.SEED, products: config.SEED_PRODUCTS });
       logger.info({ ms: Date.now() - started }, 'demo data seeded');
-      // One Pro key with every read scope and write:orders: a newcomer can try every endpoint.
-      const scopes = SCOPES.filter((s) => s.startsWith('read:') || s === 'write:orders');
+      // One Pro key with the self-service scopes: a newcomer can try every endpoint.
+      const scopes = SELF_SERVICE_SCOPES;
       const { key } = await createApiKey(prisma, { owner: DEMO_KEY_OWNER, plan: 'PRO', scopes, name: 'demo key (first start)' });
       demoKey = { key, owner: DEMO_KEY_OWNER, scopes };
     }
@@ -109,8 +109,8 @@ async function loadServiceModules() {
 
 /** Needed on a first start only: not loaded on the others. */
 async function loadDemoModules() {
-  const [{ seedDatabase }, { createApiKey }, { SCOPES }] = await Promise.all([import('./seed/seed.js'), import('./accounts/api-keys.js'), import('./auth/scopes.js')]);
-  return { seedDatabase, createApiKey, SCOPES };
+  const [{ seedDatabase }, { createApiKey }, { SELF_SERVICE_SCOPES }] = await Promise.all([import('./seed/seed.js'), import('./accounts/api-keys.js'), import('./auth/scopes.js')]);
+  return { seedDatabase, createApiKey, SELF_SERVICE_SCOPES };
 }
 
 const DEMO_KEY_OWNER = 'buyer@example.com';

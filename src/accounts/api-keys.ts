@@ -3,10 +3,11 @@
 
 import type { Plan } from '../auth/identity.js';
 import { generateApiKey } from '../auth/keys.js';
-import { SCOPES, isScope, type Scope } from '../auth/scopes.js';
+import { SCOPES, SELF_SERVICE_SCOPES, isScope, type Scope } from '../auth/scopes.js';
 import type { PrismaClient } from '../db/prisma.js';
 import type { Prisma } from '../generated/prisma/client.js';
 import { PLAN_LIMITS } from '../ratelimit/plans.js';
+import { FormError } from '../shared/form-error.js';
 
 export const ENTERPRISE_LIMIT_MAX = 10_000_000;
 export const ENTERPRISE_WINDOW_MAX_SECONDS = 30 * 24 * 3600;
@@ -235,3 +236,86 @@ export async function revokeApiKey(prisma: PrismaClient, id: string): Promise<Ap
   return toView(row);
 }
 
+
+// Keys an account makes for itself in the developer dashboard. The operator's path above takes
+// any plan, scope and limit; here the plan is the account's, the scopes are the self-service set,
+// and an account holds at most ACTIVE_KEYS_PER_ACCOUNT keys that still work.
+
+export const ACTIVE_KEYS_PER_ACCOUNT = 20;
+/** The expiries the dashboard offers, in days (none: the key never expires). */
+export const SELF_SERVICE_EXPIRY_DAYS = [7, 30, 90, 365] as const;
+
+export interface OwnKeyInput {
+  name: string;
+  scopes: readonly string[];
+  /** One of SELF_SERVICE_EXPIRY_DAYS, or null for no expiry. */
+  expiresInDays: number | null;
+}
+
+export type KeyStatus = 'active' | 'revoked' | 'expired';
+
+export function keyStatus(key: Pick<ApiKeyView, 'revokedAt' | 'expiresAt'>, now: Date = new Date()): KeyStatus {
+  if (key.revokedAt) return 'revoked';
+  if (key.expiresAt && key.expiresAt.getTime() <= now.getTime()) return 'expired';
+  return 'active';
+}
+
+/** A key's settings from the dashboard's form, checked: FormError names each field that is wrong. */
+function ownKeySettings(input: OwnKeyInput, now: Date): { name: string; scopes: Scope[]; expiresAt: Date | null } {
+  const fields: Record<string, string> = {};
+  const name = input.name.trim();
+  if (name === '') fields.name = 'Give the key a name, so you can tell it from your other keys';
+  else if (name.length > NAME_MAX || CONTROL_CHARS.test(name)) fields.name = `At most ${NAME_MAX} characters, without control characters`;
+  const scopes = [...new Set(input.scopes)].filter((s): s is Scope => (SELF_SERVICE_SCOPES as readonly string[]).includes(s));
+  if (scopes.length !== new Set(input.scopes).size) fields.scopes = `Only these scopes can be chosen here: ${SELF_SERVICE_SCOPES.join(', ')}`;
+  else if (scopes.length === 0) fields.scopes = 'Choose at least one scope';
+  const days = input.expiresInDays;
+  if (days !== null && !(SELF_SERVICE_EXPIRY_DAYS as readonly number[]).includes(days)) {
+    fields.expires = `Choose no expiry or ${SELF_SERVICE_EXPIRY_DAYS.join(', ')} days`;
+  }
+  if (Object.keys(fields).length) throw new FormError(fields);
+  return { name, scopes: SCOPES.filter((s) => scopes.includes(s)), expiresAt: days === null ? null : new Date(now.getTime() + days * 86_400_000) };
+}
+
+/**
+ * Creates a key for the account with the account's plan. The account's row is locked while its
+ * working keys are counted, so concurrent requests cannot together pass the limit.
+ */
+export async function createOwnKey(prisma: PrismaClient, accountId: string, input: OwnKeyInput, now: Date = new Date()): Promise<{ key: string; record: ApiKeyView }> {
+  const settings = ownKeySettings(input, now);
+  const generated = generateApiKey();
+  const row = await prisma.$transaction(async (tx) => {
+    const [account] = await tx.$queryRaw<Array<{ plan: Plan }>>`SELECT "plan" FROM "Account" WHERE "id" = ${accountId} FOR UPDATE`;
+    if (!account) throw new Error(`createOwnKey: no account ${accountId}`);
+    const working = await tx.apiKey.count({ where: { accountId, ...workingAt(now) } });
+    if (working >= ACTIVE_KEYS_PER_ACCOUNT) {
+      throw new FormError({}, `An account can have at most ${ACTIVE_KEYS_PER_ACCOUNT} active keys: revoke one you no longer use first`);
+    }
+    return tx.apiKey.create({
+      data: { accountId, name: settings.name, hash: generated.hash, prefix: generated.prefix, plan: account.plan, scopes: settings.scopes, expiresAt: settings.expiresAt },
+      select: viewSelect,
+    });
+  });
+  return { key: generated.key, record: toView(row) };
+}
+
+/** Keys that still work at `now`: neither revoked nor expired. */
+const workingAt = (now: Date) => ({ revokedAt: null, OR: [{ expiresAt: null }, { expiresAt: { gt: now } }] }) satisfies Prisma.ApiKeyWhereInput;
+
+/** The account's keys, newest first. */
+export async function listOwnKeys(prisma: PrismaClient, accountId: string): Promise<ApiKeyView[]> {
+  const rows = await prisma.apiKey.findMany({ where: { accountId }, select: viewSelect, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }] });
+  return rows.map(toView);
+}
+
+/** One of the account's keys; another account's key is null, as if it did not exist. */
+export async function ownKey(prisma: PrismaClient, accountId: string, keyId: string): Promise<ApiKeyView | null> {
+  const row = await prisma.apiKey.findFirst({ where: { id: keyId, accountId }, select: viewSelect });
+  return row ? toView(row) : null;
+}
+
+/** Revokes one of the account's keys (again: no change); another account's key is null, untouched. */
+export async function revokeOwnKey(prisma: PrismaClient, accountId: string, keyId: string, now: Date = new Date()): Promise<ApiKeyView | null> {
+  await prisma.apiKey.updateMany({ where: { id: keyId, accountId, revokedAt: null }, data: { revokedAt: now } });
+  return ownKey(prisma, accountId, keyId);
+}

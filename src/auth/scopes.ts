@@ -17,6 +17,9 @@ export const SCOPES = [
 
 export type Scope = (typeof SCOPES)[number];
 
+/** What an account may give its own keys in the dashboard (and the demo key has): every read scope and write:orders, never admin:all or write:products. */
+export const SELF_SERVICE_SCOPES: readonly Scope[] = SCOPES.filter((s) => s.startsWith('read:') || s === 'write:orders');
+
 export const isScope = (value: string): value is Scope => (SCOPES as readonly string[]).includes(value);
 
 /** admin:all grants every scope. */

@@ -29,6 +29,10 @@ export interface RouteHandlers {
   rest: (request: Request, url: URL, state: RequestState) => Promise<Response>;
   /** /graphql's refusal of a method it does not answer; undefined lets Yoga answer. */
   graphqlMethod: (request: Request) => Response | undefined;
+  /** The landing page at /. */
+  landing: (request: Request) => Response;
+  /** The developer dashboard (its pages, forms and assets). */
+  dashboard: (request: Request, url: URL, state: RequestState) => Promise<Response>;
 }
 
 const notFound = (message: string) => new AppError('NOT_FOUND', message);
@@ -49,7 +53,10 @@ export function createRouteTable(h: RouteHandlers): HttpRoute[] {
     { path: '/api/*', metered: true, errors: 'rest', handle: h.rest },
     { path: '/graphql', metered: (request, url) => !wantsGraphiQL(request, url), errors: 'graphql', handle: (request) => h.graphqlMethod(request) },
     { path: '/graphiql/*', metered: false, errors: 'rest', handle: h.graphiqlAsset },
-    // The developer dashboard will be mounted here: { path: '/dashboard/*', metered: false, … }.
+    // Pages for people: free, and never accepting an API key or charging its bucket. The
+    // dashboard's session is read by the dashboard alone, so it is never accepted as a key.
+    { path: '/', metered: false, errors: 'rest', handle: (request) => (request.method === 'GET' || request.method === 'HEAD' ? h.landing(request) : errorResponse(outsideApi())) },
+    { path: '/dashboard/*', metered: false, errors: 'rest', handle: h.dashboard },
   ];
 }
 

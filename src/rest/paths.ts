@@ -22,6 +22,7 @@ export function createRouteNamer(routePaths: readonly string[], fixedPaths: read
   return (pathname: string): string => {
     const path = withoutTrailingSlash(pathname);
     if (fixed.has(path)) return path;
+    if (path === '/dashboard' || path.startsWith('/dashboard/')) return '/dashboard';
     return patterns.find((p) => p.pattern.test(path))?.path ?? (path.startsWith('/api/') || path === '/api' ? '/api/other' : 'other');
   };
 }

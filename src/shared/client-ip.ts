@@ -44,6 +44,17 @@ export function createClientIpResolver(
   };
 }
 
+/**
+ * Whether a request reached us over HTTPS. The service speaks plain HTTP itself, so only a trusted
+ * proxy that terminated TLS can say so, in X-Forwarded-Proto (its left-most value: the scheme the
+ * client used); from anyone else the header is ignored. Throws at creation like the resolver.
+ */
+export function createHttpsDetector(trustedProxies: string | undefined): (remoteAddress: string | undefined, forwardedProto: string | null) => boolean {
+  const trust = compileTrust(trustedProxies);
+  return (remoteAddress, forwardedProto) =>
+    Boolean(trust && remoteAddress && forwardedProto && trust(remoteAddress, 0) && forwardedProto.split(',')[0]!.trim().toLowerCase() === 'https');
+}
+
 type TrustFn = (addr: string, i: number) => boolean;
 
 function compileTrust(trustedProxies: string | undefined): TrustFn | undefined {

@@ -1,0 +1,300 @@
+import { SELF_SERVICE_EXPIRY_DAYS, keyStatus, type ApiKeyView } from '../accounts/api-keys.js';
+import { SELF_SERVICE_SCOPES } from '../auth/scopes.js';
+import { usageChart, type HourUsage } from './chart.js';
+import { html, type Html } from './html.js';
+import { errorSummary, field, form, when } from './layout.js';
+
+// The content of each dashboard page, from data the handler (./handler.ts) has read. Pure
+// functions of their arguments: every value reaches the markup through the escaping `html` tag.
+
+type Errors = Readonly<Record<string, string>>;
+type Values = Readonly<Record<string, string | undefined>>;
+
+export const PASSWORD_HINT = 'At least 10 characters; not a common password and not your e-mail address.';
+
+export function landingPage(): Html {
+  return html`<p>The marketplace's catalogue, orders, stock and prices, as a REST API and a GraphQL graph, with API keys, scopes and plan rate limits shared by both.</p>
+<div class="cards">
+  <section class="card"><h2>Developer dashboard</h2><p>Register, create and revoke API keys, and see each key's usage.</p><p><a class="button" href="/dashboard">Open the dashboard</a></p></section>
+  <section class="card"><h2>GraphiQL</h2><p>Explore the graph in the browser: its docs, autocompletion and a query to start with.</p><p><a href="/graphql">Open GraphiQL</a></p></section>
+  <section class="card"><h2>REST API reference</h2><p>Every endpoint, its parameters and answers (OpenAPI).</p><p><a href="/api/docs">Read the REST docs</a></p></section>
+</div>`;
+}
+
+export function signInPage(csrf: string, opts: { email?: string; message?: string; errors?: Errors } = {}): Html {
+  return html`${errorSummary(opts.errors ?? {}, opts.message)}
+${form(
+  '/dashboard/sign-in',
+  csrf,
+  html`${field({ name: 'email', label: 'E-mail address', type: 'email', value: opts.email, required: true, autocomplete: 'username', error: opts.errors?.email })}
+${field({ name: 'password', label: 'Password', type: 'password', required: true, autocomplete: 'current-password', error: opts.errors?.password })}`,
+  'Sign in',
+)}
+<p>No account yet? <a href="/dashboard/register">Register</a>.</p>`;
+}
+
+export function registerPage(csrf: string, values: Values = {}, errors: Errors = {}): Html {
+  return html`<p>An account gives you API keys for the marketplace API, and a place to keep your delivery addresses. No e-mail is sent.</p>
+${errorSummary(errors)}
+${form(
+  '/dashboard/register',
+  csrf,
+  html`${field({ name: 'name', label: 'Your name', value: values.name, required: true, autocomplete: 'name', maxlength: 100, error: errors.name })}
+${field({ name: 'companyName', label: 'Company', value: values.companyName, autocomplete: 'organization', maxlength: 200, error: errors.companyName })}
+${field({ name: 'email', label: 'E-mail address', type: 'email', value: values.email, required: true, autocomplete: 'email', error: errors.email })}
+${field({ name: 'password', label: 'Password', type: 'password', required: true, autocomplete: 'new-password', hint: PASSWORD_HINT, error: errors.password })}`,
+  'Create account',
+)}
+<p>Already registered? <a href="/dashboard/sign-in">Sign in</a>.</p>`;
+}
+
+export function setPasswordPage(csrf: string, token: string, errors: Errors = {}, message?: string): Html {
+  return html`<p>Choose a password for your account. The link works once.</p>
+${errorSummary(errors, message)}
+${form(
+  '/dashboard/set-password',
+  csrf,
+  html`<input type="hidden" name="token" value="${token}">
+${field({ name: 'password', label: 'New password', type: 'password', required: true, autocomplete: 'new-password', hint: PASSWORD_HINT, error: errors.password })}`,
+  'Set password',
+)}`;
+}
+
+const scopeList = (scopes: readonly string[]) => html`${scopes.map((s, i) => html`${i ? ', ' : ''}<code>${s}</code>`)}`;
+
+const statusCell = (key: ApiKeyView, now: Date) => {
+  const status = keyStatus(key, now);
+  return html`<span class="status-${status}">${status === 'active' ? 'Active' : status === 'revoked' ? 'Revoked' : 'Expired'}</span>`;
+};
+
+export function keysPage(csrf: string, data: { keys: ApiKeyView[]; plan: string; now: Date; values?: Values & { scopes?: readonly string[] }; errors?: Errors; message?: string; activeMax: number }): Html {
+  const { keys, now } = data;
+  const chosen = new Set(data.values?.scopes ?? ['read:products', 'read:categories', 'read:suppliers']);
+  const active = keys.filter((k) => keyStatus(k, now) === 'active').length;
+  return html`<p>Send a key as <code>X-API-Key</code> (or <code>Authorization: Bearer</code>) with each request to <code>/api</code> or <code>/graphql</code>. Keys are secret: keep them out of frontend code and public repositories.</p>
+<h2 id="your-keys">Your keys</h2>
+${
+  keys.length
+    ? html`<table aria-labelledby="your-keys">
+<thead><tr><th scope="col">Name</th><th scope="col">Prefix</th><th scope="col">Scopes</th><th scope="col">Plan</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Expires</th><th scope="col">Status</th></tr></thead>
+<tbody>${keys.map(
+        (k) => html`<tr>
+<td><a href="/dashboard/keys/${k.id}">${k.name || 'Unnamed key'}</a></td>
+<td><code>${k.prefix}…</code></td>
+<td>${scopeList(k.scopes)}</td>
+<td>${k.plan}</td>
+<td>${when(k.createdAt)}</td>
+<td>${when(k.lastUsedAt)}</td>
+<td>${when(k.expiresAt)}</td>
+<td>${statusCell(k, now)}</td>
+</tr>`,
+      )}</tbody>
+</table>`
+    : html`<p>You have no keys yet. Create your first one below.</p>`
+}
+<h2>Create a key</h2>
+<p>New keys get your account's plan (${data.plan}). You have ${active} of at most ${data.activeMax} active keys.</p>
+${errorSummary(data.errors ?? {}, data.message)}
+${form(
+  '/dashboard/keys',
+  csrf,
+  html`${field({ name: 'name', label: 'Key name', value: data.values?.name, required: true, maxlength: 100, hint: 'What uses it, e.g. "shop backend".', error: data.errors?.name })}
+<fieldset class="checks${data.errors?.scopes ? ' has-error' : ''}" id="field-scopes"${data.errors?.scopes ? html` aria-describedby="field-scopes-error"` : ''}>
+<legend>Scopes</legend>
+${data.errors?.scopes ? html`<p class="error" id="field-scopes-error">${data.errors.scopes}</p>` : ''}
+${SELF_SERVICE_SCOPES.map((s) => html`<label><input type="checkbox" name="scopes" value="${s}"${chosen.has(s) ? html` checked` : ''}> <code>${s}</code></label>`)}
+</fieldset>
+<div class="field">
+<label for="field-expires">Expires</label>
+<select id="field-expires" name="expires">
+<option value="">Never</option>
+${SELF_SERVICE_EXPIRY_DAYS.map((d) => html`<option value="${d}"${data.values?.expires === String(d) ? html` selected` : ''}>In ${d} days</option>`)}
+</select>
+</div>`,
+  'Create key',
+)}`;
+}
+
+export function newKeyPage(key: string, record: ApiKeyView): Html {
+  return html`<p class="warning" role="alert"><strong>Copy this key now.</strong> It is shown only this once: we keep only a hash of it and cannot show it again.</p>
+<div class="field">
+<label for="new-key">API key “${record.name}”</label>
+<div class="key-box"><input id="new-key" class="key" type="text" readonly value="${key}" aria-describedby="new-key-status"><button type="button" data-copy="new-key">Copy key</button></div>
+<p id="new-key-status" class="hint" role="status"></p>
+</div>
+<p>Scopes: ${scopeList(record.scopes)}. Plan: ${record.plan}, ${record.limit} requests per ${record.window / 3600} h.</p>
+<p>Try it: <code>curl -H 'X-API-Key: ${key}' …/api/orders</code></p>
+<p><a href="/dashboard/keys/${record.id}">See this key's usage</a> · <a href="/dashboard/keys">Back to your keys</a></p>`;
+}
+
+export interface WindowUsage {
+  used: number;
+  limit: number;
+  remaining: number;
+  resetAt: number;
+  windowSeconds: number;
+}
+
+export function keyPage(data: { key: ApiKeyView; now: Date; window: WindowUsage; hours: HourUsage[] }): Html {
+  const { key, window, now } = data;
+  const status = keyStatus(key, now);
+  const minutes = Math.max(0, Math.ceil((window.resetAt - now.getTime()) / 60_000));
+  return html`<table>
+<tbody>
+<tr><th scope="row">Prefix</th><td><code>${key.prefix}…</code></td></tr>
+<tr><th scope="row">Status</th><td>${statusCell(key, now)}</td></tr>
+<tr><th scope="row">Scopes</th><td>${scopeList(key.scopes)}</td></tr>
+<tr><th scope="row">Plan</th><td>${key.plan}: ${key.limit} requests per ${key.window >= 3600 ? `${key.window / 3600} h` : `${key.window} s`}</td></tr>
+<tr><th scope="row">Created</th><td>${when(key.createdAt)}</td></tr>
+<tr><th scope="row">Last used</th><td>${when(key.lastUsedAt)}</td></tr>
+<tr><th scope="row">Expires</th><td>${when(key.expiresAt)}</td></tr>
+${key.revokedAt ? html`<tr><th scope="row">Revoked</th><td>${when(key.revokedAt)}</td></tr>` : ''}
+</tbody>
+</table>
+<h2>Current window</h2>
+<p class="meter" id="window-usage"><strong>${window.used}</strong> of ${window.limit} requests used, ${window.remaining} left${window.used > 0 ? html`; the window resets in ${minutes} min` : ''}.</p>
+<h2>Last 7 days</h2>
+${usageChart(data.hours)}
+${
+  status === 'active'
+    ? html`<h2>Revoke</h2><p>A revoked key stops working on the next request, everywhere. This cannot be undone.</p><p><a class="button danger" href="/dashboard/keys/${key.id}/revoke">Revoke this key…</a></p>`
+    : ''
+}
+<p><a href="/dashboard/keys">Back to your keys</a></p>`;
+}
+
+export function revokePage(csrf: string, key: ApiKeyView): Html {
+  return html`<p>Revoke the key “${key.name || 'Unnamed key'}” (<code>${key.prefix}…</code>)? Every request with it is refused from the next one on, on every instance. This cannot be undone.</p>
+<div class="actions">
+${form(`/dashboard/keys/${key.id}/revoke`, csrf, '', 'Revoke key', 'inline danger-form')}
+<a href="/dashboard/keys/${key.id}">Cancel</a>
+</div>`;
+}
+
+export interface ProfileView {
+  email: string;
+  name: string;
+  companyName: string | null;
+  phone: string | null;
+  plan: string;
+  createdAt: Date;
+}
+
+export function accountPage(csrf: string, data: { profile: ProfileView; values?: Values; errors?: Errors; passwordErrors?: Errors }): Html {
+  const v = data.values ?? { name: data.profile.name, companyName: data.profile.companyName ?? '', phone: data.profile.phone ?? '' };
+  return html`<p>Signed in as <strong>${data.profile.email}</strong> · plan ${data.profile.plan} · member since ${when(data.profile.createdAt)}.</p>
+<h2>Profile</h2>
+${errorSummary(data.errors ?? {})}
+${form(
+  '/dashboard/account',
+  csrf,
+  html`${field({ name: 'name', label: 'Your name', value: v.name, required: true, autocomplete: 'name', maxlength: 100, error: data.errors?.name })}
+${field({ name: 'companyName', label: 'Company', value: v.companyName, autocomplete: 'organization', maxlength: 200, error: data.errors?.companyName })}
+${field({ name: 'phone', label: 'Phone', type: 'tel', value: v.phone, autocomplete: 'tel', maxlength: 40, error: data.errors?.phone })}`,
+  'Save profile',
+)}
+<h2>Change password</h2>
+<p>Changing it signs you out everywhere else.</p>
+${errorSummary(data.passwordErrors ?? {})}
+${form(
+  '/dashboard/account/password',
+  csrf,
+  html`${field({ name: 'current', label: 'Current password', type: 'password', required: true, autocomplete: 'current-password', error: data.passwordErrors?.current })}
+${field({ name: 'next', label: 'New password', type: 'password', required: true, autocomplete: 'new-password', hint: PASSWORD_HINT, error: data.passwordErrors?.next })}`,
+  'Change password',
+)}`;
+}
+
+export interface AddressView {
+  id: string;
+  label: string;
+  fullName: string;
+  companyName: string | null;
+  phone: string;
+  email: string | null;
+  address: string;
+  city: string;
+  county: string;
+  postalCode: string;
+  isDefault: boolean;
+}
+
+export function addressesPage(addresses: readonly AddressView[]): Html {
+  return html`<p>Orders are shipped to one of these: its id is the <code>addressId</code> of <code>POST /api/orders</code> (also listed by <code>GET /api/me/addresses</code>).</p>
+<p><a class="button" href="/dashboard/addresses/new">Add an address</a></p>
+${
+  addresses.length
+    ? html`<table>
+<thead><tr><th scope="col">Label</th><th scope="col">Address</th><th scope="col">addressId</th><th scope="col">Actions</th></tr></thead>
+<tbody>${addresses.map(
+        (a) => html`<tr>
+<td>${a.label || 'Address'}${a.isDefault ? html` <strong>(default)</strong>` : ''}</td>
+<td>${a.fullName}${a.companyName ? html`, ${a.companyName}` : ''}<br>${a.address}, ${a.city}, ${a.county} ${a.postalCode}<br>${a.phone}${a.email ? html` · ${a.email}` : ''}</td>
+<td><code>${a.id}</code></td>
+<td><a href="/dashboard/addresses/${a.id}">Edit<span class="skip-label"> ${a.label || a.address}</span></a> · <a href="/dashboard/addresses/${a.id}/delete">Delete<span class="skip-label"> ${a.label || a.address}</span></a></td>
+</tr>`,
+      )}</tbody>
+</table>`
+    : html`<p>No saved addresses yet.</p>`
+}`;
+}
+
+export function addressFormPage(csrf: string, action: string, values: Values & { isDefault?: string }, errors: Errors = {}): Html {
+  const text = (name: string, label: string, opts: { required?: boolean; type?: 'text' | 'email' | 'tel'; autocomplete?: string; maxlength?: number } = {}) =>
+    field({ name, label, value: values[name], error: errors[name], ...opts });
+  return html`${errorSummary(errors)}
+${form(
+  action,
+  csrf,
+  html`${text('label', 'Label', { maxlength: 50 })}
+${text('fullName', 'Full name', { required: true, autocomplete: 'name', maxlength: 100 })}
+${text('companyName', 'Company', { autocomplete: 'organization', maxlength: 200 })}
+${text('phone', 'Phone', { required: true, type: 'tel', autocomplete: 'tel', maxlength: 40 })}
+${text('email', 'E-mail address', { type: 'email', autocomplete: 'email' })}
+${text('address', 'Street address', { required: true, autocomplete: 'street-address', maxlength: 200 })}
+${text('city', 'City', { required: true, autocomplete: 'address-level2', maxlength: 100 })}
+${text('county', 'County', { required: true, autocomplete: 'address-level1', maxlength: 100 })}
+${text('postalCode', 'Postal code', { required: true, autocomplete: 'postal-code', maxlength: 20 })}
+<div class="field checks"><label><input type="checkbox" name="isDefault" value="true"${values.isDefault === 'true' ? html` checked` : ''}> Use as my default address</label></div>`,
+  'Save address',
+)}
+<p><a href="/dashboard/addresses">Back to addresses</a></p>`;
+}
+
+export function deleteAddressPage(csrf: string, address: AddressView): Html {
+  return html`<p>Delete the address “${address.label || address.address}” (${address.address}, ${address.city})? Orders already shipped to it keep their copy.</p>
+<div class="actions">
+${form(`/dashboard/addresses/${address.id}/delete`, csrf, '', 'Delete address', 'inline')}
+<a href="/dashboard/addresses">Cancel</a>
+</div>`;
+}
+
+export interface OrderRow {
+  orderNumber: string;
+  status: string;
+  total: string;
+  currency: string;
+  createdAt: Date;
+  supplier: string;
+  items: number;
+}
+
+export function ordersPage(orders: readonly OrderRow[], page: { number: number; hasNext: boolean }): Html {
+  return html`<p>Orders placed with your keys. Read-only here; <code>GET /api/orders</code> returns them with their items.</p>
+${
+  orders.length
+    ? html`<table>
+<thead><tr><th scope="col">Order</th><th scope="col">Placed</th><th scope="col">Supplier</th><th scope="col">Items</th><th scope="col">Total</th><th scope="col">Status</th></tr></thead>
+<tbody>${orders.map((o) => html`<tr><td><code>${o.orderNumber}</code></td><td>${when(o.createdAt)}</td><td>${o.supplier}</td><td>${o.items}</td><td>${o.total} ${o.currency}</td><td>${o.status.toLowerCase()}</td></tr>`)}</tbody>
+</table>`
+    : html`<p>No orders yet.</p>`
+}
+<nav aria-label="Pages of orders" class="actions">
+${page.number > 1 ? html`<a href="/dashboard/orders?page=${page.number - 1}">Newer orders</a>` : ''}
+${page.hasNext ? html`<a href="/dashboard/orders?page=${page.number + 1}">Older orders</a>` : ''}
+</nav>`;
+}
+
+export function messagePage(message: string, link?: { href: string; text: string }): Html {
+  return html`<p>${message}</p>${link ? html`<p><a href="${link.href}">${link.text}</a></p>` : ''}`;
+}

@@ -1,0 +1,374 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ACTIVE_KEYS_PER_ACCOUNT } from '../src/accounts/api-keys.js';
+import { startTestApp, type TestApp } from './helpers/app.js';
+import { dashboardClient, keyIn, signedIn, textOf, type DashboardClient } from './helpers/dashboard.js';
+
+// The developer dashboard over real HTTP on a real database, as a browser uses it: cookies, forms,
+// CSRF tokens, redirects. Each test registers its own account.
+
+let app: TestApp;
+beforeAll(async () => {
+  app = await startTestApp();
+});
+afterAll(() => app?.close());
+
+async function createKey(client: DashboardClient, fields: Record<string, string | string[]> = {}) {
+  await client.get('/dashboard/keys');
+  const page = await client.post('/dashboard/keys', { name: 'shop backend', scopes: ['read:orders', 'read:products'], expires: '', ...fields });
+  return { page, key: keyIn(page.html) };
+}
+
+const keyCount = async (email: string) =>
+  Number((await app.sql.query<{ n: string }>(`SELECT count(*) AS n FROM "ApiKey" k JOIN "Account" a ON a.id = k."accountId" WHERE a.email = $1`, [email])).rows[0]!.n);
+
+describe('landing page and pages', () => {
+  it('/ links the dashboard, GraphiQL and the REST docs; pages set lang, a title and a strict CSP', async () => {
+    const res = await fetch(`${app.base}/`);
+    expect(res.status).toBe(200);
+    const html = await res.text();
+    for (const href of ['/dashboard', '/graphql', '/api/docs']) expect(html).toContain(`href="${href}"`);
+    expect(html).toMatch(/<html lang="en">/);
+    expect(html).toMatch(/<title>[^<]+<\/title>/);
+    expect(res.headers.get('content-security-policy')).toContain("default-src 'none'");
+    expect(res.headers.get('x-ratelimit-limit')).toBeNull();
+  });
+
+  it('sends /dashboard to sign in, and a member page too when signed out', async () => {
+    const client = dashboardClient(app.base);
+    expect((await client.get('/dashboard')).location).toBe('/dashboard/sign-in');
+    expect((await client.get('/dashboard/keys')).location).toBe('/dashboard/sign-in');
+    const signIn = await client.get('/dashboard/sign-in');
+    expect(signIn.status).toBe(200);
+    expect(signIn.html).toContain('<label for="field-email">');
+  });
+
+  it('answers an unknown page 404, a wrong method 405 with Allow, JSON 415, a huge form 413: as pages, never 500', async () => {
+    const { client } = await signedIn(app.base);
+    expect((await client.get('/dashboard/nothing-here')).status).toBe(404);
+    const put = await fetch(`${app.base}/dashboard/keys`, { method: 'PUT' });
+    expect(put.status).toBe(405);
+    expect(put.headers.get('allow')).toBe('GET, POST');
+    const json = await client.post('/dashboard/keys', {}, { headers: { 'content-type': 'application/json' } });
+    expect(json.status).toBe(415);
+    const huge = await client.post('/dashboard/keys', { name: 'x'.repeat(20_000), scopes: 'read:orders' });
+    expect(huge.status).toBe(413);
+    for (const page of [json, huge]) expect(page.headers.get('content-type')).toContain('text/html');
+  });
+});
+
+describe('registration and sign-in', () => {
+  it('registers, then signs in with a fresh HttpOnly SameSite=Lax session cookie (not Secure over plain HTTP)', async () => {
+    const client = dashboardClient(app.base);
+    await client.get('/dashboard/register');
+    const email = `Reg-${Date.now()}@Example.com`;
+    const registered = await client.post('/dashboard/register', { name: 'Ana', companyName: 'Ana SRL', email, password: 'a long and unusual passphrase' });
+    expect(registered.status).toBe(303);
+    expect(registered.location).toBe('/dashboard/sign-in?done=registered');
+    const { rows } = await app.sql.query(`SELECT email, "passwordHash", plan FROM "Account" WHERE email = $1`, [email.toLowerCase()]);
+    expect(rows).toHaveLength(1);
+    expect(rows[0].passwordHash).toMatch(/^\$argon2id\$/);
+    expect(rows[0].plan).toBe('BASIC');
+
+    await client.get('/dashboard/sign-in');
+    const signed = await client.post('/dashboard/sign-in', { email, password: 'a long and unusual passphrase' });
+    expect(signed.status).toBe(303);
+    const session = client.lastSetCookies.find((c) => c.startsWith('mp_session='))!;
+    expect(session).toMatch(/; Path=\/; HttpOnly; SameSite=Lax; Max-Age=\d+$/);
+    expect(session).not.toContain('Secure');
+    const keys = await client.follow(signed);
+    expect(keys.status).toBe(200);
+    expect(textOf(keys.html)).toContain(email.toLowerCase());
+  });
+
+  it('marks the cookie Secure when a trusted proxy says the request came over HTTPS', async () => {
+    const { email, password } = await signedIn(app.base);
+    const client = dashboardClient(app.base);
+    await client.get('/dashboard/sign-in', { 'x-forwarded-proto': 'https' });
+    await client.post('/dashboard/sign-in', { email, password }, { headers: { 'x-forwarded-proto': 'https', origin: app.base.replace('http:', 'https:') } });
+    expect(client.lastSetCookies.find((c) => c.startsWith('mp_session='))).toMatch(/; Secure$/);
+  });
+
+  it('refuses weak passwords and a taken e-mail, showing each error next to its field', async () => {
+    const { email } = await signedIn(app.base);
+    const client = dashboardClient(app.base);
+    await client.get('/dashboard/register');
+    const weak = await client.post('/dashboard/register', { name: 'B', email: `weak-${Date.now()}@example.com`, password: 'password123' });
+    expect(weak.status).toBe(400);
+    expect(weak.html).toContain('aria-invalid="true"');
+    expect(textOf(weak.html)).toMatch(/common/i);
+    const short = await client.post('/dashboard/register', { name: 'B', email: `short-${Date.now()}@example.com`, password: 'Sh0rt!x' });
+    expect(short.status).toBe(400);
+    expect(textOf(short.html)).toMatch(/10 characters/);
+    const taken = await client.post('/dashboard/register', { name: 'B', email: email.toUpperCase(), password: 'another fine passphrase' });
+    expect(taken.status).toBe(400);
+    expect(textOf(taken.html)).toMatch(/already registered/i);
+    // The password is never sent back in the page.
+    expect(taken.html).not.toContain('another fine passphrase');
+  });
+
+  it('answers an unknown e-mail and a wrong password alike', async () => {
+    const { email } = await signedIn(app.base);
+    const client = dashboardClient(app.base);
+    await client.get('/dashboard/sign-in');
+    const wrong = await client.post('/dashboard/sign-in', { email, password: 'not the password at all' });
+    const unknown = await client.post('/dashboard/sign-in', { email: `nobody-${Date.now()}@example.com`, password: 'not the password at all' });
+    expect(wrong.status).toBe(401);
+    expect(unknown.status).toBe(401);
+    const message = (page: { html: string }) => /<div class="error-summary"[\s\S]*?<\/div>/.exec(page.html)?.[0];
+    expect(message(wrong)).toBeDefined();
+    expect(message(wrong)).toBe(message(unknown));
+  });
+
+  it('throttles repeated guesses at one account, from any address, with "try again in N s"', async () => {
+    const { email } = await signedIn(app.base);
+    let last;
+    for (let i = 0; i < 30; i++) {
+      const guesser = dashboardClient(app.base); // a new address each time: the account's limit applies
+      await guesser.get('/dashboard/sign-in');
+      last = await guesser.post('/dashboard/sign-in', { email, password: `guess number ${i} here` });
+      if (last.status === 429) break;
+    }
+    expect(last!.status).toBe(429);
+    expect(Number(last!.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(textOf(last!.html)).toMatch(/try again in \d+ s/i);
+  });
+
+  it('never keeps a session id the browser brought (fixation): sign-in sets a new one, and the planted one is no session', async () => {
+    const { email, password } = await signedIn(app.base);
+    const victim = dashboardClient(app.base);
+    const planted = 'A'.repeat(43);
+    victim.cookies.set('mp_session', planted);
+    await victim.get('/dashboard/sign-in');
+    await victim.post('/dashboard/sign-in', { email, password });
+    expect(victim.cookies.get('mp_session')).toBeDefined();
+    expect(victim.cookies.get('mp_session')).not.toBe(planted);
+    const attacker = dashboardClient(app.base);
+    attacker.cookies.set('mp_session', planted);
+    expect((await attacker.get('/dashboard/keys')).location).toBe('/dashboard/sign-in');
+  });
+
+  it('signs out: the session ends in the database, not only in the browser', async () => {
+    const { client } = await signedIn(app.base);
+    const token = client.cookies.get('mp_session')!;
+    const out = await client.post('/dashboard/sign-out', {});
+    expect(out.location).toBe('/dashboard/sign-in?done=signed-out');
+    const replay = dashboardClient(app.base);
+    replay.cookies.set('mp_session', token);
+    expect((await replay.get('/dashboard/keys')).location).toBe('/dashboard/sign-in');
+  });
+
+  it('ends a session idle for over 2 hours', async () => {
+    const { client, email } = await signedIn(app.base);
+    await app.sql.query(`UPDATE "Session" s SET "lastSeenAt" = now() - interval '3 hours' FROM "Account" a WHERE a.id = s."accountId" AND a.email = $1`, [email]);
+    expect((await client.get('/dashboard/keys')).location).toBe('/dashboard/sign-in');
+  });
+
+  it('a password change ends every other session and keeps this browser signed in', async () => {
+    const { client, email, password } = await signedIn(app.base);
+    const other = dashboardClient(app.base);
+    await other.get('/dashboard/sign-in');
+    await other.post('/dashboard/sign-in', { email, password });
+    expect((await other.get('/dashboard/keys')).status).toBe(200);
+
+    await client.get('/dashboard/account');
+    const wrongCurrent = await client.post('/dashboard/account/password', { current: 'not it at all, no', next: 'a brand new passphrase' });
+    expect(wrongCurrent.status).toBe(400);
+    const changed = await client.post('/dashboard/account/password', { current: password, next: 'a brand new passphrase' });
+    expect(changed.location).toBe('/dashboard/account?done=password-changed');
+    expect((await client.get('/dashboard/keys')).status).toBe(200);
+    expect((await other.get('/dashboard/keys')).location).toBe('/dashboard/sign-in');
+    await other.get('/dashboard/sign-in');
+    expect((await other.post('/dashboard/sign-in', { email, password })).status).toBe(401);
+    expect((await other.post('/dashboard/sign-in', { email, password: 'a brand new passphrase' })).status).toBe(303);
+  });
+});
+
+describe('CSRF', () => {
+  it('refuses a form from another origin, without Origin and Referer, or without the token: nothing is created', async () => {
+    const { client, email } = await signedIn(app.base);
+    const fields = { name: 'csrf', scopes: 'read:orders', expires: '' };
+    const foreign = await client.post('/dashboard/keys', fields, { headers: { origin: 'https://evil.example' } });
+    expect(foreign.status).toBe(403);
+    const nullOrigin = await client.post('/dashboard/keys', fields, { headers: { origin: 'null' } });
+    expect(nullOrigin.status).toBe(403);
+    const noToken = await client.post('/dashboard/keys', fields, { csrf: null });
+    expect(noToken.status).toBe(403);
+    const wrongToken = await client.post('/dashboard/keys', fields, { csrf: 'x'.repeat(43) });
+    expect(wrongToken.status).toBe(403);
+    // No Origin: the Referer must be a page of this site.
+    const res = await fetch(`${app.base}/dashboard/keys`, {
+      method: 'POST',
+      headers: { cookie: [...client.cookies].map(([k, v]) => `${k}=${v}`).join('; '), 'content-type': 'application/x-www-form-urlencoded', referer: 'https://evil.example/page' },
+      body: new URLSearchParams({ _csrf: client.csrf, ...fields }).toString(),
+      redirect: 'manual',
+    });
+    expect(res.status).toBe(403);
+    expect(await keyCount(email)).toBe(0);
+    // The same form from the page itself works.
+    expect((await client.post('/dashboard/keys', fields)).status).toBe(201);
+    expect(await keyCount(email)).toBe(1);
+  });
+
+  it('protects sign-in too (login CSRF): a foreign origin cannot sign a browser in', async () => {
+    const { email, password } = await signedIn(app.base);
+    const client = dashboardClient(app.base);
+    await client.get('/dashboard/sign-in');
+    const foreign = await client.post('/dashboard/sign-in', { email, password }, { headers: { origin: 'https://evil.example' } });
+    expect(foreign.status).toBe(403);
+    expect(client.cookies.has('mp_session')).toBe(false);
+  });
+});
+
+describe('keys', () => {
+  it('creates a key shown once, which works at once on /api; lists it by prefix; revokes it: 401 on the next request', async () => {
+    const { client } = await signedIn(app.base);
+    const { page, key } = await createKey(client);
+    expect(page.status).toBe(201);
+    expect(page.headers.get('cache-control')).toBe('no-store');
+    expect(key).toMatch(/^mk_/);
+    expect(page.html).toContain('data-copy="new-key"');
+    const orders = await fetch(`${app.base}/api/orders`, { headers: { 'x-api-key': key! } });
+    expect(orders.status).toBe(200);
+
+    const list = await client.get('/dashboard/keys');
+    expect(list.html).toContain(key!.slice(0, 12));
+    expect(list.html).not.toContain(key!);
+    expect(textOf(list.html)).toContain('shop backend');
+    const id = /href="\/dashboard\/keys\/([^"/]+)"/.exec(list.html)![1]!;
+
+    await client.get(`/dashboard/keys/${id}/revoke`);
+    const revoked = await client.post(`/dashboard/keys/${id}/revoke`, {});
+    expect(revoked.location).toBe('/dashboard/keys?done=revoked');
+    expect((await fetch(`${app.base}/api/orders`, { headers: { 'x-api-key': key! } })).status).toBe(401);
+    expect(textOf((await client.get('/dashboard/keys')).html)).toContain('Revoked');
+  });
+
+  it('gives self-service keys the account plan and only self-service scopes', async () => {
+    const { client, email } = await signedIn(app.base);
+    const admin = await createKey(client, { scopes: ['admin:all'] });
+    expect(admin.page.status).toBe(400);
+    expect(admin.key).toBeUndefined();
+    const write = await createKey(client, { scopes: ['write:products', 'read:orders'] });
+    expect(write.page.status).toBe(400);
+    expect(await keyCount(email)).toBe(0);
+
+    await app.sql.query(`UPDATE "Account" SET plan = 'PRO' WHERE email = $1`, [email]);
+    const { key } = await createKey(client, { scopes: ['write:orders'] });
+    const res = await fetch(`${app.base}/api/orders`, { headers: { 'x-api-key': key! } });
+    expect(res.status).toBe(403); // write:orders does not read orders
+    expect(res.headers.get('x-ratelimit-limit')).toBe('5000');
+  });
+
+  it(`allows at most ${ACTIVE_KEYS_PER_ACCOUNT} active keys; revoking one makes room`, async () => {
+    const { client } = await signedIn(app.base);
+    await client.get('/dashboard/keys');
+    const made = await Promise.all(Array.from({ length: ACTIVE_KEYS_PER_ACCOUNT + 3 }, (_, i) => client.post('/dashboard/keys', { name: `k${i}`, scopes: 'read:products', expires: '30' })));
+    expect(made.filter((p) => p.status === 201)).toHaveLength(ACTIVE_KEYS_PER_ACCOUNT);
+    const refused = made.find((p) => p.status === 400)!;
+    expect(textOf(refused.html)).toContain(`at most ${ACTIVE_KEYS_PER_ACCOUNT} active keys`);
+    const id = /href="\/dashboard\/keys\/([^"/]+)"/.exec((await client.get('/dashboard/keys')).html)![1]!;
+    await client.post(`/dashboard/keys/${id}/revoke`, {});
+    expect((await client.post('/dashboard/keys', { name: 'one more', scopes: 'read:products', expires: '' })).status).toBe(201);
+  });
+
+  it("answers another account's key 404, and cannot revoke it", async () => {
+    const owner = await signedIn(app.base);
+    const { key } = await createKey(owner.client);
+    const id = /href="\/dashboard\/keys\/([^"/]+)"/.exec((await owner.client.get('/dashboard/keys')).html)![1]!;
+    const intruder = await signedIn(app.base);
+    expect((await intruder.client.get(`/dashboard/keys/${id}`)).status).toBe(404);
+    expect((await intruder.client.get(`/dashboard/keys/${id}/revoke`)).status).toBe(404);
+    expect((await intruder.client.post(`/dashboard/keys/${id}/revoke`, {})).status).toBe(404);
+    expect((await fetch(`${app.base}/api/orders`, { headers: { 'x-api-key': key! } })).status).toBe(200);
+  });
+
+  it('shows live usage in the current window and the requests in the chart', async () => {
+    const { client } = await signedIn(app.base);
+    const { key } = await createKey(client);
+    for (let i = 0; i < 3; i++) expect((await fetch(`${app.base}/api/products?limit=1`, { headers: { 'x-api-key': key! } })).status).toBe(200);
+    const id = /href="\/dashboard\/keys\/([^"/]+)"/.exec((await client.get('/dashboard/keys')).html)![1]!;
+    const page = await client.get(`/dashboard/keys/${id}`);
+    expect(page.status).toBe(200);
+    expect(textOf(/<p class="meter"[\s\S]*?<\/p>/.exec(page.html)![0])).toMatch(/^3 of 1000 requests used, 997 left/);
+    expect(page.html).toMatch(/<title id="usage-title">[^<]*: 3 requests, 0 refused with 429<\/title>/);
+  });
+});
+
+describe('a session is not a key', () => {
+  it('/api and /graphql ignore the session cookie: 401 without a key', async () => {
+    const { client } = await signedIn(app.base);
+    const cookie = [...client.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+    expect((await fetch(`${app.base}/api/orders`, { headers: { cookie } })).status).toBe(401);
+    const gql = await fetch(`${app.base}/graphql`, { method: 'POST', headers: { cookie, 'content-type': 'application/json' }, body: JSON.stringify({ query: '{ me { email } }' }) });
+    expect((await gql.json()).errors[0].extensions.code).toBe('UNAUTHORIZED');
+  });
+});
+
+describe('escaping', () => {
+  it('shows user text as text: a name, a key name and an address with markup in them', async () => {
+    const evil = `<img src=x onerror="alert(1)">&<script>alert(2)</script>`;
+    const { client } = await signedIn(app.base, { name: evil });
+    await createKey(client, { name: evil });
+    const keys = await client.get('/dashboard/keys');
+    await client.get('/dashboard/addresses/new');
+    const saved = await client.post('/dashboard/addresses', { label: evil, fullName: 'Ion Pop', phone: '+40 721 000 000', address: 'Str. Lunga 1', city: 'Cluj', county: 'Cluj', postalCode: '400001' });
+    expect(saved.status).toBe(303);
+    const account = await client.get('/dashboard/account');
+    const addresses = await client.get('/dashboard/addresses');
+    for (const page of [keys, account, addresses]) {
+      expect(page.html).not.toContain('<img src=x');
+      expect(page.html).not.toContain('<script>alert');
+      expect(page.html).toContain('&lt;img src=x onerror=&quot;alert(1)&quot;&gt;&amp;&lt;script&gt;');
+    }
+  });
+});
+
+describe('account, addresses and orders', () => {
+  it('edits the profile, and keeps addresses the API lists for the key', async () => {
+    const { client } = await signedIn(app.base);
+    await client.get('/dashboard/account');
+    expect((await client.post('/dashboard/account', { name: 'New Name', companyName: 'Firma SRL', phone: '+40 700 000 000' })).location).toBe('/dashboard/account?done=profile-saved');
+    expect(textOf((await client.get('/dashboard/account')).html)).toContain('Your profile is saved.');
+
+    await client.get('/dashboard/addresses/new');
+    const bad = await client.post('/dashboard/addresses', { fullName: '', phone: '', address: '', city: '', county: '', postalCode: '' });
+    expect(bad.status).toBe(400);
+    expect(bad.html).toContain('aria-invalid="true"');
+    await client.post('/dashboard/addresses', { label: 'HQ', fullName: 'Ion Pop', phone: '+40 721 000 000', address: 'Str. Lunga 1', city: 'Cluj-Napoca', county: 'Cluj', postalCode: '400001', isDefault: 'true' });
+    const list = await client.get('/dashboard/addresses');
+    const addressId = /<code>([a-z0-9]{20,})<\/code>/.exec(list.html)![1]!;
+
+    const { key } = await createKey(client);
+    const me = await (await fetch(`${app.base}/api/me/addresses`, { headers: { 'x-api-key': key! } })).json();
+    expect(me.data.map((a: { id: string }) => a.id)).toEqual([addressId]);
+
+    await client.get(`/dashboard/addresses/${addressId}`);
+    expect((await client.post(`/dashboard/addresses/${addressId}`, { label: 'Office', fullName: 'Ion Pop', phone: '+40 721 000 000', address: 'Str. Scurta 2', city: 'Cluj-Napoca', county: 'Cluj', postalCode: '400002' })).status).toBe(303);
+    expect(textOf((await client.get('/dashboard/addresses')).html)).toContain('Str. Scurta 2');
+
+    const intruder = await signedIn(app.base);
+    expect((await intruder.client.get(`/dashboard/addresses/${addressId}`)).status).toBe(404);
+    expect((await intruder.client.post(`/dashboard/addresses/${addressId}/delete`, {})).status).toBe(404);
+
+    await client.get(`/dashboard/addresses/${addressId}/delete`);
+    expect((await client.post(`/dashboard/addresses/${addressId}/delete`, {})).location).toBe('/dashboard/addresses?done=address-deleted');
+    expect(textOf((await client.get('/dashboard/addresses')).html)).toContain('No saved addresses yet.');
+  });
+
+  it("lists the account's orders, read-only", async () => {
+    const { client } = await signedIn(app.base);
+    const { key } = await createKey(client, { scopes: ['write:orders', 'read:products'] });
+    const products = await (await fetch(`${app.base}/api/products?limit=50&sortBy=popular`, { headers: { 'x-api-key': key! } })).json();
+    const product = products.data.find((p: { stock: number; minOrder: number }) => p.stock >= p.minOrder);
+    const order = await fetch(`${app.base}/api/orders`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': key! },
+      body: JSON.stringify({ supplierId: product.supplier.id, items: [{ productId: product.id, quantity: product.minOrder }] }),
+    });
+    expect(order.status).toBe(201);
+    const { data } = await order.json();
+    const page = await client.get('/dashboard/orders');
+    expect(textOf(page.html)).toContain(data.orderNumber);
+    expect(textOf(page.html)).toContain(`${data.total} RON`);
+  });
+});

@@ -1,0 +1,114 @@
+// A browser, as far as the dashboard can tell: it keeps cookies, sends the Origin of the page it
+// is on with each form, and fills in the form's CSRF token from the page it last loaded.
+
+export interface Page {
+  status: number;
+  headers: Headers;
+  /** Where a redirect pointed (303), or null. */
+  location: string | null;
+  html: string;
+}
+
+export interface DashboardClient {
+  cookies: Map<string, string>;
+  /** The Set-Cookie lines of the last response. */
+  lastSetCookies: string[];
+  get(path: string, headers?: Record<string, string>): Promise<Page>;
+  /** Posts a form as the browser would from the page it last loaded (its _csrf, this origin). */
+  post(path: string, fields: Record<string, string | string[]>, opts?: { headers?: Record<string, string>; csrf?: string | null }): Promise<Page>;
+  /** Follows a redirect answer with a GET, as the browser would. */
+  follow(page: Page): Promise<Page>;
+  csrf: string;
+}
+
+export function dashboardClient(base: string, ip = randomIp()): DashboardClient {
+  const cookies = new Map<string, string>();
+  const client: DashboardClient = {
+    cookies,
+    lastSetCookies: [],
+    csrf: '',
+    async get(path, headers = {}) {
+      return remember(await send(path, { method: 'GET', headers }));
+    },
+    async post(path, fields, opts = {}) {
+      const body = new URLSearchParams();
+      const csrf = opts.csrf === undefined ? client.csrf : opts.csrf;
+      if (csrf !== null) body.append('_csrf', csrf);
+      for (const [name, value] of Object.entries(fields)) for (const v of [value].flat()) body.append(name, v);
+      return remember(
+        await send(path, {
+          method: 'POST',
+          headers: { origin: base, 'content-type': 'application/x-www-form-urlencoded', ...opts.headers },
+          body: body.toString(),
+        }),
+      );
+    },
+    async follow(page) {
+      if (!page.location) throw new Error(`not a redirect: ${page.status}`);
+      return client.get(page.location);
+    },
+  };
+
+  async function send(path: string, init: { method: string; headers: Record<string, string>; body?: string }): Promise<Page> {
+    const headers = new Headers(init.headers);
+    if (!headers.has('x-forwarded-for')) headers.set('x-forwarded-for', ip);
+    const jar = [...cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+    if (jar && !headers.has('cookie')) headers.set('cookie', jar);
+    const res = await fetch(base + path, { ...init, headers, redirect: 'manual' });
+    client.lastSetCookies = res.headers.getSetCookie();
+    for (const line of client.lastSetCookies) {
+      const [pair, ...attributes] = line.split(';');
+      const eq = pair!.indexOf('=');
+      const name = pair!.slice(0, eq).trim();
+      const value = pair!.slice(eq + 1).trim();
+      if (attributes.some((a) => /^\s*max-age=0\s*$/i.test(a))) cookies.delete(name);
+      else cookies.set(name, value);
+    }
+    return { status: res.status, headers: res.headers, location: res.headers.get('location'), html: await res.text() };
+  }
+
+  function remember(page: Page): Page {
+    const token = /name="_csrf" value="([^"]*)"/.exec(page.html)?.[1];
+    if (token) client.csrf = token;
+    return page;
+  }
+  return client;
+}
+
+let ipSeq = 0;
+/** Each client its own address, so sign-in throttling by IP is per test unless a test shares one. */
+export function randomIp(): string {
+  const n = ++ipSeq + Math.floor(Math.random() * 1000) * 1000;
+  return `10.${200 + ((n >> 16) & 31)}.${(n >> 8) & 255}.${n & 255}`;
+}
+
+/** The page's text content, roughly as read: tags dropped, entities decoded, whitespace collapsed. */
+export function textOf(html: string): string {
+  return html
+    .replace(/<(script|style)[^>]*>[\s\S]*?<\/\1>/g, ' ')
+    .replace(/<[^>]+>/g, ' ')
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&amp;/g, '&')
+    .replace(/\s+/g, ' ')
+    .trim();
+}
+
+export const keyIn = (html: string) => /value="(mk_[A-Za-z0-9_-]{43})"/.exec(html)?.[1];
+
+/** Registers and signs in a new account; returns the client, signed in. */
+export async function signedIn(base: string, opts: { email?: string; password?: string; name?: string } = {}): Promise<{ client: DashboardClient; email: string; password: string }> {
+  const email = opts.email ?? `dev-${Date.now()}-${Math.floor(Math.random() * 1e6)}@example.com`;
+  const password = opts.password ?? 'correct horse battery staple';
+  const client = dashboardClient(base);
+  await client.get('/dashboard/register');
+  const registered = await client.post('/dashboard/register', { name: opts.name ?? 'Dev Eloper', email, password });
+  if (registered.status !== 303) throw new Error(`register answered ${registered.status}: ${textOf(registered.html).slice(0, 300)}`);
+  await client.get('/dashboard/sign-in');
+  const signed = await client.post('/dashboard/sign-in', { email, password });
+  if (signed.status !== 303) throw new Error(`sign-in answered ${signed.status}: ${textOf(signed.html).slice(0, 300)}`);
+  await client.get('/dashboard/keys');
+  return { client, email, password };
+}
