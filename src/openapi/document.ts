@@ -542,8 +542,7 @@ Every response is a JSON envelope: \`{"success": true, "data": …, "meta"?: {pa
 
 **Authentication.** Send an API key as \`X-API-Key: <key>\` or \`Authorization: Bearer <key>\`. The catalogue works
 without one; orders, stock and prices need a key with the scope each operation names; the caller's account (\`/api/me\`)
-needs a key of any scopes. An invalid key is a 401
-everywhere, never anonymous access.
+needs a key of any scopes. An invalid key is a 401 everywhere, never anonymous access.
 
 **Rate limits.** Every response carries \`X-RateLimit-Limit\`, \`X-RateLimit-Remaining\`, \`X-RateLimit-Reset\`
 (Unix time in milliseconds), \`RateLimit-Policy\` and \`RateLimit\`; over the limit the answer is 429 with
