@@ -226,21 +226,23 @@ describe('usage through the real app', () => {
   let store: MemoryRateLimitStore;
   let usage: UsageRecorder;
   let prisma: PrismaClient;
+  let db: TestDatabase;
 
   beforeAll(async () => {
+    // The recorder and the store are made here, as an embedding server (the dashboard's) would,
+    // so the test can flush the one and read the other.
+    db = await createTestDatabase('seeded');
+    prisma = createPrisma({ url: db.url, poolMax: 2 });
     store = new MemoryRateLimitStore();
-    // The app's database is made by startTestApp, so the recorder's client is created lazily on it.
-    let client: PrismaClient | undefined;
-    const lazy = new Proxy({} as PrismaClient, { get: (_t, name) => Reflect.get(client!, name, client) });
-    usage = createUsageRecorder(lazy, { intervalMs: HOUR, onError: () => undefined });
-    app = await startTestApp({ usage, rateLimitStore: store });
-    prisma = client = createPrisma({ url: app.url, poolMax: 2 });
+    usage = createUsageRecorder(prisma, { intervalMs: HOUR, onError: () => undefined });
+    app = await startTestApp({ url: db.url, usage, rateLimitStore: store });
   });
   afterAll(async () => {
     await app?.close();
     await usage?.stop();
-    await prisma?.$disconnect();
     await store?.close();
+    await prisma?.$disconnect();
+    await db?.drop();
   });
 
   it('reads the current window of a key as the gate counted it', async () => {
