@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { MAX_ADDRESSES } from '../accounts/profile.js';
 import { booleanParam } from '../shared/validation.js';
 
 // The documented REST paths, each one GraphQL operation on the same schema. The selection set
@@ -221,7 +222,7 @@ export const restRoutes: RestRoute[] = [
     docs: {
       tag: 'Account',
       summary: 'The caller’s saved addresses',
-      description: 'Every address saved on the account (at most 50), the default first, then oldest first. An id is what `addressId` of `POST /api/orders` takes.',
+      description: `Every address saved on the account (at most ${MAX_ADDRESSES}), the default first, then oldest first. An id is what \`addressId\` of \`POST /api/orders\` takes.`,
     },
   },
   {
