@@ -19,6 +19,7 @@ import { schema } from './modules/schema.js';
 import { createDocsHandler } from './openapi/serve.js';
 import { createFieldRateLimiter } from './ratelimit/field-limits.js';
 import { createRateLimitStore } from './ratelimit/create-store.js';
+import type { RateLimitStore } from './ratelimit/store.js';
 import { createRestRouter, type GetEnveloped } from './rest/router.js';
 import { createRouteNamer } from './rest/paths.js';
 import { restRoutes } from './rest/routes.js';
@@ -26,6 +27,7 @@ import type { Config } from './runtime/config.js';
 import type { Logger } from './runtime/logger.js';
 import { createClientIpResolver, createHttpsDetector } from './shared/client-ip.js';
 import { createDashboard } from './dashboard/handler.js';
+import { createUsageRecorder, type UsageRecorder } from './usage/recorder.js';
 
 /**
  * What the server hands Yoga with each request (the Node request and response; nothing when
@@ -42,8 +44,20 @@ export interface AppDeps {
   databaseUrl: string;
   logger: Logger;
   config: Config;
-  /** Clock of the rate-limit windows, Unix ms (default Date.now); tests pass a manual one. */
+  /** Clock of the rate-limit windows and of the usage hours, Unix ms (default Date.now); tests pass a manual one. */
   now?: () => number;
+  /**
+   * Where the gate counts each key's requests per hour. Give one to read or flush it from outside
+   * (the dashboard, a test); otherwise the app makes its own. The app stops only one it made:
+   * whoever creates a recorder stops it, after disposing of the app.
+   */
+  usage?: UsageRecorder;
+  /**
+   * The rate-limit store the gate counts in. Give one to read the windows from outside (the
+   * dashboard's currentWindow); otherwise the app makes its own from config.REDIS_URL. As with
+   * `usage`, the app closes only a store it made.
+   */
+  rateLimitStore?: RateLimitStore;
 }
 
 export type App = YogaServerInstance<ServerContext, Context>;
@@ -52,18 +66,20 @@ export type App = YogaServerInstance<ServerContext, Context>;
  * Builds the whole HTTP surface: /graphql (with GraphiQL) and the REST adapter under /api, both
  * behind one gate (authentication, rate limits). `app.dispose()` releases what it holds.
  */
-export async function createApp({ prisma, databaseUrl, logger, config, now }: AppDeps): Promise<App> {
+export async function createApp({ prisma, databaseUrl, logger, config, now, ...given }: AppDeps): Promise<App> {
   const overload = createOverloadLog(logger);
   const maskError = createMaskError(logger, overload);
 
   const resolveIp = createClientIpResolver(config.TRUSTED_PROXIES);
   const clientIp = (request: Request, server: unknown) =>
     resolveIp((server as ServerContext).req?.socket.remoteAddress, request.headers.get('x-forwarded-for'));
-  const store = createRateLimitStore({
-    redisUrl: config.REDIS_URL,
-    onEvent: (e) => (e.type === 'recovered' ? logger.info(e.message) : logger.error(e.message)),
-    now,
-  });
+  const store =
+    given.rateLimitStore ??
+    createRateLimitStore({
+      redisUrl: config.REDIS_URL,
+      onEvent: (e) => (e.type === 'recovered' ? logger.info(e.message) : logger.error(e.message)),
+      now,
+    });
   // Start counting in Redis from the first request rather than in the fallback while it connects;
   // an unreachable Redis does not stop the start (the store says so and counts in memory).
   await store.waitUntilReady();
@@ -77,12 +93,19 @@ export async function createApp({ prisma, databaseUrl, logger, config, now }: Ap
   const lastUsed = createLastUsedRecorder(prisma, {
     onError: (error: unknown) => logger.error({ err: error }, 'recording key last use failed'),
   });
+  const usage =
+    given.usage ??
+    createUsageRecorder(prisma, {
+      onError: (error: unknown) => logger.error({ err: error }, 'recording key usage failed'),
+      now,
+    });
   const gate = createGate({
     authenticate: (key, ip) => authenticateKey(prisma, key, ip),
     clientIp,
     store,
     policy: { anonymousLimit: config.ANON_RATE_LIMIT },
     onKeyUsed: (keyId) => lastUsed.touch(keyId),
+    onKeyCounted: (keyId, limited) => usage.count(keyId, { limited }),
     onRejected: (policy) => metrics.rateLimitRejections.inc({ policy }),
     onKeyCheckFailed: (error) => maskError(error),
     now,
@@ -149,7 +172,8 @@ export async function createApp({ prisma, databaseUrl, logger, config, now }: Ap
         async onDispose() {
           overload.close();
           await lastUsed.stop();
-          await store.close();
+          if (!given.usage) await usage.stop();
+          if (!given.rateLimitStore) await store.close();
         },
       },
     ],

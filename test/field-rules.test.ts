@@ -29,9 +29,10 @@ const keyWith = (...scopes: string[]): Caller => ({
 describe('the schema declares its scopes on its fields', () => {
   const rootFields = [schema.getQueryType()!, schema.getMutationType()!].flatMap((type) => Object.values(type.getFields()));
 
-  it('exactly orders, stock and prices need a key, each with its own scope', () => {
+  it('exactly orders, stock and prices need a key, each with its own scope, and me any key', () => {
     const declared = Object.fromEntries(rootFields.flatMap((f) => (fieldRulesOf(f).scopes ? [[f.name, fieldRulesOf(f).scopes]] : [])));
     expect(declared).toEqual({
+      me: [],
       orders: ['read:orders'],
       order: ['read:orders'],
       createOrder: ['write:orders'],
@@ -45,8 +46,9 @@ describe('the schema declares its scopes on its fields', () => {
   it('says so in each such field’s description, from the same declaration', () => {
     for (const field of rootFields) {
       const scopes = fieldRulesOf(field).scopes;
-      if (scopes) expect(field.description).toMatch(new RegExp(`\\(scope ${scopes.join(', ')}\\)$`));
-      else expect(field.description ?? '').not.toMatch(/\(scope /);
+      if (scopes?.length) expect(field.description).toMatch(new RegExp(`\\(scope ${scopes.join(', ')}\\)$`));
+      else if (scopes) expect(field.description).toMatch(/\(any API key\)$/);
+      else expect(field.description ?? '').not.toMatch(/\((scope |any API key)/);
     }
   });
 });
@@ -55,7 +57,16 @@ describe('REST routes derive their rules from the fields', () => {
   const derived = new Map(restRoutes.map((r) => [`${r.method} ${r.path}`, deriveRoute(r, schema)]));
   const route = (name: string) => derived.get(name)!;
 
-  it('takes the scopes of the fields it selects', () => {
+  it('takes the scopes of the fields it selects, and whether they need a key at all', () => {
+    expect(Object.fromEntries([...derived].filter(([, r]) => r.keyRequired).map(([name]) => [name, true]))).toEqual({
+      'GET /api/orders': true,
+      'POST /api/orders': true,
+      'GET /api/orders/:id': true,
+      'GET /api/me': true,
+      'GET /api/me/addresses': true,
+      'GET /api/v1/stock': true,
+      'GET /api/v1/prices': true,
+    });
     expect(Object.fromEntries([...derived].map(([name, r]) => [name, r.scopes]))).toEqual({
       'GET /api/products': [],
       'GET /api/products/:slug': [],
@@ -66,6 +77,8 @@ describe('REST routes derive their rules from the fields', () => {
       'GET /api/orders': ['read:orders'],
       'POST /api/orders': ['write:orders'],
       'GET /api/orders/:id': ['read:orders'],
+      'GET /api/me': [],
+      'GET /api/me/addresses': [],
       'GET /api/v1/stock': ['read:stock'],
       'GET /api/v1/prices': ['read:prices'],
     });

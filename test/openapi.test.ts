@@ -142,13 +142,16 @@ describe('openapi.json', () => {
   it('describes every REST route, with its scopes and security', () => {
     const documented = Object.entries(doc.paths).flatMap(([p, item]) => Object.keys(item).map((m) => `${m.toUpperCase()} ${p}`));
     expect(documented.sort()).toEqual(restRoutes.map((r) => `${r.method} ${r.path.replace(/:(\w+)/g, '{$1}')}`).sort());
-    expect(documented).toHaveLength(11);
+    expect(documented).toHaveLength(13);
     const op = (method: string, path: string) => doc.paths[path]?.[method];
     expect(op('get', '/api/products')?.security).toEqual([{}, { ApiKeyAuth: [] }, { BearerAuth: [] }]);
     expect(op('get', '/api/orders')?.['x-required-scopes']).toEqual(['read:orders']);
     expect(op('post', '/api/orders')?.security).toEqual([{ ApiKeyAuth: ['write:orders'] }, { BearerAuth: ['write:orders'] }]);
     expect(op('get', '/api/v1/stock')?.['x-required-scopes']).toEqual(['read:stock']);
     expect(op('get', '/api/v1/prices')?.['x-required-scopes']).toEqual(['read:prices']);
+    // Any key, of any scopes: no anonymous alternative, no scope listed, never 403.
+    expect(op('get', '/api/me')?.security).toEqual([{ ApiKeyAuth: [] }, { BearerAuth: [] }]);
+    expect(op('get', '/api/me/addresses')?.security).toEqual([{ ApiKeyAuth: [] }, { BearerAuth: [] }]);
     expect(doc.components.securitySchemes.ApiKeyAuth).toMatchObject({ type: 'apiKey', in: 'header', name: 'X-API-Key' });
     expect(doc.components.securitySchemes.BearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' });
     // Error statuses each operation can answer.
@@ -157,6 +160,7 @@ describe('openapi.json', () => {
     expect(statuses('get', '/api/products/{slug}')).toEqual(['200', '304', '400', '401', '404', '405', '429', '500', '503']);
     expect(statuses('post', '/api/orders')).toEqual(['201', '400', '401', '403', '405', '409', '413', '415', '429', '500', '503']);
     expect(statuses('get', '/api/v1/stock')).toEqual(['200', '304', '400', '401', '403', '404', '405', '429', '500', '503']);
+    expect(statuses('get', '/api/me')).toEqual(['200', '304', '400', '401', '405', '429', '500', '503']);
     expect(Object.keys(doc.components.headers)).toEqual(
       expect.arrayContaining(['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'RateLimit-Policy', 'RateLimit', 'Retry-After']),
     );
@@ -269,6 +273,19 @@ describe('the running app answers as documented', () => {
     expect((await get(`/api/v1/stock?productId=${f.a.id}`, adminKey)).status).toBe(200);
     expect((await get(`/api/v1/prices?sku=${encodeURIComponent(f.b.sku)}`, adminKey)).status).toBe(200);
     expect((await get('/api/v1/prices', adminKey)).status).toBe(200);
+  });
+
+  it('the caller’s account and addresses', async () => {
+    const me = await get('/api/me', catalogueKey);
+    expect(me.status).toBe(200);
+    await app.sql.query(
+      `INSERT INTO "Address" (id, "accountId", "fullName", phone, address, city, county, "postalCode", "isDefault")
+       VALUES ('doc-address', $1, 'Ana Pop', '+40 721 000 000', 'Str. Mare 1', 'Timișoara', 'Timiș', '300001', true)`,
+      [me.body.data.id],
+    );
+    const addresses = await get('/api/me/addresses', catalogueKey);
+    expect(addresses.body.data.map((a: { id: string }) => a.id)).toContain('doc-address');
+    expect((await get('/api/me')).status).toBe(401);
   });
 
   it('accepts each documented parameter at its bounds and refuses it past them', async () => {

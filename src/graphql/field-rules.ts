@@ -19,7 +19,8 @@ import type { Context } from './context.js';
 //
 // Declared on a field, once (the REST routes derive theirs from the same field: src/rest/derive.ts):
 // - `scopes`: the API key must carry them (401 without a key, 403 naming what is missing); checked
-//   first, so that a caller who may not use the field learns nothing about its arguments.
+//   first, so that a caller who may not use the field learns nothing about its arguments. `[]`
+//   asks for a valid key of any scopes (the caller's own data: `me`).
 // - `input`: the field's zod schema; the arguments are parsed with it (400 naming every bad one)
 //   and the resolver receives what it returned (defaults applied, values normalised).
 // - `lookupBy`: the argument a lookup finds by (an id or a slug); a value that cannot be one finds
@@ -112,6 +113,7 @@ export type InputRule<S extends z.ZodType = z.ZodType> =
 
 /** The rules a field declares, as the REST routes and the OpenAPI document read them back. */
 export interface FieldRules {
+  /** Present: the field needs a valid key carrying these (none: any key). Absent: no key needed. */
   scopes?: readonly Scope[];
   input?: InputRule;
   lookupBy?: string;
@@ -170,13 +172,16 @@ const checksListArguments = (config: ArgumentNames) => hasListArguments(config) 
 /** plugin-prisma's hook that builds a relation's part of its parent's query from the field's arguments. */
 type PrismaSelect = (args: Record<string, unknown>, ...rest: unknown[]) => unknown;
 
+/** What a field's description says of the key it needs. */
+export const keyNote = (scopes: readonly Scope[]) => (scopes.length ? `(scope ${scopes.join(', ')})` : '(any API key)');
+
 export class FieldRulesPlugin<Types extends SchemaTypes> extends BasePlugin<Types> {
   override onOutputFieldConfig(fieldConfig: PothosOutputFieldConfig<Types>): PothosOutputFieldConfig<Types> {
     const { scopes, input, lookupBy } = fieldConfig.pothosOptions;
     const rules: FieldRules = { ...(scopes ? { scopes } : {}), ...(input ? { input } : {}), ...(lookupBy ? { lookupBy } : {}) };
     if (Object.keys(rules).length) fieldConfig = { ...fieldConfig, extensions: { ...fieldConfig.extensions, fieldRules: rules } };
     // The schema's readers (GraphiQL's docs) learn a field's scopes from the same declaration.
-    if (scopes?.length) fieldConfig = { ...fieldConfig, description: [fieldConfig.description, `(scope ${scopes.join(', ')})`].filter(Boolean).join(' ') };
+    if (scopes) fieldConfig = { ...fieldConfig, description: [fieldConfig.description, keyNote(scopes)].filter(Boolean).join(' ') };
     const root = fieldConfig.kind === 'Query' || fieldConfig.kind === 'Mutation';
     if (!root && !hasListArguments(fieldConfig)) return fieldConfig;
     const checked = checksListArguments(fieldConfig);
@@ -233,7 +238,7 @@ declare global {
       ResolveShape = unknown,
       ResolveReturnShape = unknown,
     > {
-      /** Scopes the caller's API key must carry (admin:all grants all), checked before anything else. */
+      /** Scopes the caller's API key must carry (admin:all grants all), checked before anything else; `[]`: any valid key. */
       scopes?: readonly Scope[];
       /** The arguments' rule; give it with withInput/withInputQuery so the resolver receives its output. */
       input?: InputRule;

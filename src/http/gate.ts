@@ -25,6 +25,11 @@ export interface GateDeps {
   store: RateLimitStore;
   policy: PolicyConfig;
   onKeyUsed?: (keyId: string) => void;
+  /**
+   * A valid key's request was charged to its bucket: `limited` when it was refused for the limit
+   * (429). Every such request, unlike onKeyUsed, which only hears the ones let in.
+   */
+  onKeyCounted?: (keyId: string, limited: boolean) => void;
   /** A request refused for its rate limit, by policy name (anonymous, basic, pro, enterprise). */
   onRejected?: (policy: string) => void;
   /** The key check threw (database unavailable, or anything else): for the logs. */
@@ -99,6 +104,8 @@ export function createGate(deps: GateDeps) {
       const policy = policyOf(identity.caller);
       state.rateLimit = { policy, decision: await deps.store.hit(policy.bucket, policy.limit, policy.windowMs) };
       const headers = rateLimitHeaders(state.rateLimit, now());
+      // A refused identity (an invalid key) is anonymous here: only a valid key's requests are its usage.
+      if (identity.caller.kind === 'key') deps.onKeyCounted?.(identity.caller.keyId, !state.rateLimit.decision.allowed);
       if (!state.rateLimit.decision.allowed) {
         const retryAfter = secondsUntil(state.rateLimit.decision.resetAt, now());
         deps.onRejected?.(policy.name);

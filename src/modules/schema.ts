@@ -6,6 +6,7 @@ import './categories/categories.schema.js';
 import './suppliers/suppliers.schema.js';
 import './reviews/reviews.schema.js';
 import './orders/orders.schema.js';
+import './me/me.schema.js';
 import './inventory/inventory.schema.js';
 
 builder.queryType({});

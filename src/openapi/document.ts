@@ -420,12 +420,13 @@ function security(route: DerivedRoute) {
   const scopes = [...route.scopes];
   // OpenAPI 3.1 lets a non-OAuth requirement list the roles it needs: here, the key's scopes.
   const requirements = [{ [API_KEY]: scopes }, { [BEARER]: scopes }];
-  return scopes.length ? requirements : [{}, ...requirements];
+  return route.keyRequired ? requirements : [{}, ...requirements];
 }
 
 function scopeNote(route: DerivedRoute): string | undefined {
   const { scopes } = route;
-  if (!scopes.length) return 'Works with or without an API key.';
+  if (!route.keyRequired) return 'Works with or without an API key.';
+  if (!scopes.length) return 'Requires an API key, of any scopes.';
   return `Requires an API key with the scope${scopes.length > 1 ? 's' : ''} ${scopes.map((s) => `\`${s}\``).join(', ')} (\`admin:all\` grants every scope).`;
 }
 
@@ -534,14 +535,14 @@ function buildOperation(declared: RestRoute, schema: GraphQLSchema, commonHeader
 
 // ----- the document -----
 
-const DESCRIPTION = `The marketplace's public REST API: products, categories, suppliers, orders, stock and prices.
+const DESCRIPTION = `The marketplace's public REST API: products, categories, suppliers, orders, stock and prices, and the caller's own account.
 
 Every response is a JSON envelope: \`{"success": true, "data": …, "meta"?: {page, limit, total, totalPages}}\` or
 \`{"success": false, "error": {"code", "message", "details"?, "retryAfter"?}}\`.
 
 **Authentication.** Send an API key as \`X-API-Key: <key>\` or \`Authorization: Bearer <key>\`. The catalogue works
-without one; orders, stock and prices need a key with the scope each operation names. An invalid key is a 401
-everywhere, never anonymous access.
+without one; orders, stock and prices need a key with the scope each operation names; the caller's account (\`/api/me\`)
+needs a key of any scopes. An invalid key is a 401 everywhere, never anonymous access.
 
 **Rate limits.** Every response carries \`X-RateLimit-Limit\`, \`X-RateLimit-Remaining\`, \`X-RateLimit-Reset\`
 (Unix time in milliseconds), \`RateLimit-Policy\` and \`RateLimit\`; over the limit the answer is 429 with

@@ -1,5 +1,5 @@
 import ipaddr from 'ipaddr.js';
-import type { Caller } from '../auth/identity.js';
+import type { Caller, Plan } from '../auth/identity.js';
 import { PLAN_LIMITS } from './plans.js';
 import type { RateLimitDecision } from './store.js';
 
@@ -34,12 +34,26 @@ export function rateLimitPolicy(caller: Caller, config: PolicyConfig): RateLimit
   if (caller.kind === 'anonymous') {
     return { name: 'anonymous', bucket: anonymousBucket(caller.ip), limit: config.anonymousLimit, windowMs: ANONYMOUS_WINDOW_MS };
   }
-  const plan = PLAN_LIMITS[caller.plan];
+  return keyRateLimitPolicy({ id: caller.keyId, plan: caller.plan, rateLimit: caller.rateLimit, rateWindowSeconds: caller.rateWindowSeconds });
+}
+
+/** What an API key's own rules (its row) make of its bucket: the one the gate charges for it. */
+export interface KeyLimits {
+  id: string;
+  plan: Plan;
+  /** Enterprise keys: the key's own limit and window; null means the plan's default. */
+  rateLimit: number | null;
+  rateWindowSeconds: number | null;
+}
+
+/** A key's bucket and limit, read by the gate (through rateLimitPolicy) and by whoever shows a key's usage. */
+export function keyRateLimitPolicy(key: KeyLimits): RateLimitPolicy {
+  const plan = PLAN_LIMITS[key.plan];
   return {
-    name: caller.plan.toLowerCase(),
-    bucket: `key:${caller.keyId}`,
-    limit: caller.rateLimit ?? plan.limit,
-    windowMs: (caller.rateWindowSeconds ?? plan.windowSeconds) * 1000,
+    name: key.plan.toLowerCase(),
+    bucket: `key:${key.id}`,
+    limit: key.rateLimit ?? plan.limit,
+    windowMs: (key.rateWindowSeconds ?? plan.windowSeconds) * 1000,
   };
 }
 

@@ -22,7 +22,7 @@ import type { RestRoute } from './routes.js';
 
 // A REST route names its path and its GraphQL operation; everything else it needs is read from the
 // fields that operation selects, so that each rule is written once, on the field:
-// - its scopes: those the root fields declare;
+// - its scopes: those the root fields declare (and whether it needs a key at all);
 // - its query parameters: the root fields' input rules (one field: its schema as it is, with its
 //   refinements; several alternatives, as /api/v1/stock has: their parameters together, each
 //   field's own refinements then applied by the field that runs), plus the route's own extras;
@@ -33,6 +33,8 @@ export interface DerivedRoute extends RestRoute {
   operation: DocumentNode;
   definition: OperationDefinitionNode;
   scopes: readonly Scope[];
+  /** A field it selects needs a valid key (with `scopes`, or any key when there are none). */
+  keyRequired: boolean;
   /** What the query string is validated with (all values strings); the OpenAPI parameters come from it. */
   querySchema: z.ZodObject;
   parseQuery: (raw: Record<string, string>) => Record<string, unknown>;
@@ -54,12 +56,14 @@ export function deriveRoute(route: RestRoute, schema: GraphQLSchema): DerivedRou
   if (!definition || !root) throw new Error(`${where}: no operation`);
 
   const scopes = new Set<Scope>();
+  let keyRequired = false;
   const queryRules: z.ZodObject[] = [];
   const pathSchemas: Record<string, z.ZodType> = {};
   let body: DerivedRoute['body'];
   for (const selection of definition.selectionSet.selections) {
     if (selection.kind !== Kind.FIELD) continue;
     const rules = fieldRulesOf(root.getFields()[selection.name.value]!);
+    if (rules.scopes) keyRequired = true;
     for (const scope of rules.scopes ?? []) scopes.add(scope);
     const lookup = variableOf(selection, rules.lookupBy);
     if (lookup && route.path.includes(`:${lookup}`)) pathSchemas[lookup] = lookupKey;
@@ -81,6 +85,7 @@ export function deriveRoute(route: RestRoute, schema: GraphQLSchema): DerivedRou
     operation,
     definition,
     scopes: [...scopes],
+    keyRequired,
     pathSchemas,
     querySchema,
     parseQuery: (raw) => parseInput(querySchema, raw) as Record<string, unknown>,

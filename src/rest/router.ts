@@ -103,7 +103,7 @@ export function createRestRouter({ schema, routes, maskError }: RestRouterDeps) 
   async function run(route: CompiledRoute, match: RegExpExecArray, request: Request, url: URL, ctx: Context, pipeline: ReturnType<GetEnveloped>) {
     // The fields' scopes first (they check them again as they run): a caller who may not use the
     // route learns nothing about its input.
-    if (route.scopes.length) requireScopes(ctx.caller, ...route.scopes);
+    if (route.keyRequired) requireScopes(ctx.caller, ...route.scopes);
     const params = pathParams(route, match);
     const query = route.parseQuery(queryObject(url));
     const body = route.body ? route.body.parse(await jsonBody(request)) : undefined;

@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { MAX_ADDRESSES } from '../accounts/profile.js';
 import { booleanParam } from '../shared/validation.js';
 
 // The documented REST paths, each one GraphQL operation on the same schema. The selection set
@@ -37,6 +38,8 @@ const ORDER_FIELDS = /* GraphQL */ `
     buyer { id email name companyName phone }
     supplier { id companyName verified rating }
   }`;
+
+const ADDRESS_FIELDS = 'id label fullName companyName phone email address city county postalCode isDefault createdAt';
 
 const STOCK_FIELDS = 'id sku stock lowStockThreshold trackInventory minOrder isActive updatedAt';
 const PRICE_FIELDS = 'id sku price compareAtPrice vatRate updatedAt';
@@ -196,6 +199,31 @@ export const restRoutes: RestRoute[] = [
     document: `query RestOrder($id: ID!) { order(id: $id) { ...RestOrder } } ${ORDER_FIELDS}`,
     shape: { kind: 'one', field: 'order', notFound: 'Order' },
     docs: { tag: 'Orders', summary: 'One of the caller’s orders', description: 'Another account’s order is not found, exactly like an id never used.' },
+  },
+  {
+    method: 'GET',
+    path: '/api/me',
+    document: `query RestMe {
+      me { id email name companyName phone plan createdAt key { id prefix name plan scopes limit windowSeconds expiresAt } }
+    }`,
+    shape: { kind: 'one', field: 'me' },
+    docs: {
+      tag: 'Account',
+      summary: 'The caller’s account and key',
+      description: 'The account behind the key presenting the request, and that key: its plan, scopes and rate limit.',
+    },
+  },
+  {
+    method: 'GET',
+    path: '/api/me/addresses',
+    // `items:` makes `me` a list of its addresses, as the list shape reads one (without meta: never paginated).
+    document: `query RestMyAddresses { me { items: addresses { ${ADDRESS_FIELDS} } } }`,
+    shape: { kind: 'list', field: 'me' },
+    docs: {
+      tag: 'Account',
+      summary: 'The caller’s saved addresses',
+      description: `Every address saved on the account (at most ${MAX_ADDRESSES}), the default first, then oldest first. An id is what \`addressId\` of \`POST /api/orders\` takes.`,
+    },
   },
   {
     method: 'GET',

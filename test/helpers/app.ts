@@ -5,7 +5,9 @@ import { createApp } from '../../src/app.js';
 import { loadConfig } from '../../src/runtime/config.js';
 import { createPrisma, type DbTimeouts } from '../../src/db/prisma.js';
 import { createHttpServer } from '../../src/http/request-target.js';
+import type { RateLimitStore } from '../../src/ratelimit/store.js';
 import { createLogger, type Logger } from '../../src/runtime/logger.js';
+import type { UsageRecorder } from '../../src/usage/recorder.js';
 import { createTestDatabase } from './db.js';
 
 export interface TestApp {
@@ -42,6 +44,10 @@ export interface TestAppOptions {
   dbTimeouts?: Partial<DbTimeouts>;
   /** The rate limits' clock (e.g. a manualClock's `now`); default the real one. */
   now?: () => number;
+  /** The usage recorder the gate counts into (the test stops it); default the app's own. */
+  usage?: UsageRecorder;
+  /** The rate-limit store the gate counts in (the test closes it); default the app's own. */
+  rateLimitStore?: RateLimitStore;
 }
 
 /** The real app over real HTTP on a fresh copy of the seeded database. */
@@ -53,7 +59,7 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
   // a trusted proxy (loopback), each with its own client address unless a test sets one.
   const config = loadConfig({ NODE_ENV: 'test', TRUSTED_PROXIES: 'loopback', ...opts.env });
   const logger = opts.logger ?? createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
-  const app = await createApp({ prisma, databaseUrl: db.url, logger, config, now: opts.now });
+  const app = await createApp({ prisma, databaseUrl: db.url, logger, config, now: opts.now, usage: opts.usage, rateLimitStore: opts.rateLimitStore });
   const server: Server = createHttpServer(app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

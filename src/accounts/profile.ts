@@ -1,0 +1,207 @@
+// An account's own data as the account sees and edits it: its profile and its saved addresses.
+// The dashboard (forms) and the API (`me`) both come through here, so the rules hold for both.
+// Every function is scoped to one account: another account's address is exactly as absent as one
+// that never existed, and is never read or changed.
+
+import { z } from 'zod';
+import type { Plan } from '../auth/identity.js';
+import type { PrismaClient } from '../db/prisma.js';
+import type { Prisma } from '../generated/prisma/client.js';
+import { FormError } from '../shared/form-error.js';
+import { fieldPath, idParam } from '../shared/validation.js';
+
+export const MAX_ADDRESSES = 50;
+
+// ----- input rules -----
+
+// eslint-disable-next-line no-control-regex
+const CONTROL_CHARS = /[\u0000-\u001f\u007f]/;
+const PHONE_CHARS = /^[0-9+()./\- ]+$/;
+const EMAIL_PATTERN = /^[^\s@]+@[^\s@.]+(\.[^\s@.]+)+$/;
+
+/** Trimmed one-line text of `min`–`max` characters. */
+const text = (min: number, max: number) =>
+  z
+    .string({ error: 'must be text' })
+    .trim()
+    .min(min, min === 1 ? 'is required' : `must be at least ${min} characters`)
+    .max(max, `must be at most ${max} characters`)
+    .refine((v) => !CONTROL_CHARS.test(v), 'must not contain control characters');
+
+/** Optional text: absent stays absent (unchanged), empty or null becomes null (cleared). */
+const optional = <S extends z.ZodType<string>>(schema: S) =>
+  z.preprocess((v) => (v === null || (typeof v === 'string' && v.trim() === '') ? null : v), schema.nullable()).optional();
+
+const phone = text(1, 40).refine((v) => PHONE_CHARS.test(v) && /\d/.test(v), 'must be a phone number: digits, spaces and + ( ) . / -');
+const email = text(1, 254).refine((v) => EMAIL_PATTERN.test(v), 'must be an e-mail address');
+
+/** A profile edit: each field given is set, each left out is kept. */
+export const profileInput = z.object({
+  name: text(1, 100).optional(),
+  companyName: optional(text(1, 200)),
+  phone: optional(phone),
+});
+export type ProfileInput = z.input<typeof profileInput>;
+
+/** An address as a form sends it whole. `isDefault` left out: false for a new one, kept for an edit. */
+export const addressInput = z.object({
+  label: z.preprocess((v) => v ?? '', text(0, 50)).optional(),
+  fullName: text(1, 100),
+  companyName: optional(text(1, 200)),
+  phone,
+  email: optional(email),
+  address: text(1, 200),
+  city: text(1, 100),
+  county: text(1, 100),
+  postalCode: text(1, 20),
+  isDefault: z.boolean({ error: 'must be true or false' }).optional(),
+});
+export type AddressInput = z.input<typeof addressInput>;
+
+/** Parses with `schema`, or throws a FormError naming each bad field (its first problem). */
+function parseForm<S extends z.ZodType>(schema: S, input: unknown): z.output<S> {
+  const given = (input ?? {}) as Record<PropertyKey, unknown>;
+  const result = schema.safeParse(given);
+  if (result.success) return result.data;
+  const fields: Record<string, string> = {};
+  for (const issue of result.error.issues) {
+    const at = fieldPath(issue.path) || 'form';
+    const missing = issue.code === 'invalid_type' && issue.path.length === 1 && given[issue.path[0]!] == null;
+    fields[at] ??= missing ? 'is required' : issue.message;
+  }
+  throw new FormError(fields);
+}
+
+// ----- the profile -----
+
+export interface AccountProfile {
+  id: string;
+  email: string;
+  name: string;
+  companyName: string | null;
+  phone: string | null;
+  plan: Plan;
+  createdAt: Date;
+}
+
+/** What is shown of an account: never its password hash. */
+const PROFILE_SELECT = {
+  id: true,
+  email: true,
+  name: true,
+  companyName: true,
+  phone: true,
+  plan: true,
+  createdAt: true,
+} satisfies Prisma.AccountSelect;
+
+/** The account's profile, or null when there is no such account. */
+export async function accountProfile(prisma: PrismaClient, accountId: string): Promise<AccountProfile | null> {
+  return prisma.account.findUnique({ where: { id: accountId }, select: PROFILE_SELECT });
+}
+
+/**
+ * Changes the fields of the profile that `input` gives (name 1–100; companyName ≤ 200 and phone
+ * ≤ 40, empty clears them). Throws FormError for bad input; null when there is no such account.
+ */
+export async function updateProfile(prisma: PrismaClient, accountId: string, input: ProfileInput): Promise<AccountProfile | null> {
+  const data = parseForm(profileInput, input);
+  const { count } = await prisma.account.updateMany({ where: { id: accountId }, data });
+  return count ? accountProfile(prisma, accountId) : null;
+}
+
+// ----- addresses -----
+
+export interface SavedAddress {
+  id: string;
+  label: string;
+  fullName: string;
+  companyName: string | null;
+  phone: string;
+  email: string | null;
+  address: string;
+  city: string;
+  county: string;
+  postalCode: string;
+  isDefault: boolean;
+  createdAt: Date;
+}
+
+const ADDRESS_SELECT = {
+  id: true,
+  label: true,
+  fullName: true,
+  companyName: true,
+  phone: true,
+  email: true,
+  address: true,
+  city: true,
+  county: true,
+  postalCode: true,
+  isDefault: true,
+  createdAt: true,
+} satisfies Prisma.AddressSelect;
+
+/** How an account's addresses are listed, wherever they are: the default first, then oldest first. */
+export const ADDRESS_ORDER = [{ isDefault: 'desc' }, { createdAt: 'asc' }, { id: 'asc' }] satisfies Prisma.AddressOrderByWithRelationInput[];
+
+export async function listAddresses(prisma: PrismaClient, accountId: string): Promise<SavedAddress[]> {
+  return prisma.address.findMany({ where: { accountId }, orderBy: ADDRESS_ORDER, select: ADDRESS_SELECT });
+}
+
+/** One of the account's addresses; null for another account's, or an id that names nothing. */
+export async function addressOf(prisma: PrismaClient, accountId: string, id: string): Promise<SavedAddress | null> {
+  if (!idParam.safeParse(id).success) return null;
+  return prisma.address.findFirst({ where: { id, accountId }, select: ADDRESS_SELECT });
+}
+
+type Tx = Prisma.TransactionClient;
+
+/**
+ * Runs `write` in a transaction holding the account's row, so that the account's address writes
+ * happen one at a time: the count limit and "one default" then hold under concurrent requests.
+ * NO KEY UPDATE leaves the row's key free: orders and keys referencing the account are not held up.
+ */
+async function withAccountLocked<T>(prisma: PrismaClient, accountId: string, write: (tx: Tx) => Promise<T>): Promise<T> {
+  return prisma.$transaction(async (tx) => {
+    const rows = await tx.$queryRaw<unknown[]>`SELECT 1 FROM "Account" WHERE id = ${accountId} FOR NO KEY UPDATE`;
+    if (rows.length === 0) throw new Error(`No account ${accountId}`);
+    return write(tx);
+  });
+}
+
+/** Making one address the default makes every other address of the account not the default. */
+const clearOtherDefaults = (tx: Tx, accountId: string, keep: string) =>
+  tx.address.updateMany({ where: { accountId, isDefault: true, id: { not: keep } }, data: { isDefault: false } });
+
+/** Saves a new address (at most MAX_ADDRESSES per account). Throws FormError for bad input or a full book. */
+export async function createAddress(prisma: PrismaClient, accountId: string, input: AddressInput): Promise<SavedAddress> {
+  const data = parseForm(addressInput, input);
+  return withAccountLocked(prisma, accountId, async (tx) => {
+    if ((await tx.address.count({ where: { accountId } })) >= MAX_ADDRESSES) {
+      throw new FormError({}, `An account can save at most ${MAX_ADDRESSES} addresses: delete one first`);
+    }
+    const created = await tx.address.create({ data: { ...data, isDefault: data.isDefault ?? false, accountId }, select: ADDRESS_SELECT });
+    if (created.isDefault) await clearOtherDefaults(tx, accountId, created.id);
+    return created;
+  });
+}
+
+/** Replaces one of the account's addresses with `input`; null (nothing changed) when it is not the account's. */
+export async function updateAddress(prisma: PrismaClient, accountId: string, id: string, input: AddressInput): Promise<SavedAddress | null> {
+  const data = parseForm(addressInput, input);
+  if (!idParam.safeParse(id).success) return null;
+  return withAccountLocked(prisma, accountId, async (tx) => {
+    const { count } = await tx.address.updateMany({ where: { id, accountId }, data });
+    if (!count) return null;
+    if (data.isDefault) await clearOtherDefaults(tx, accountId, id);
+    return tx.address.findUniqueOrThrow({ where: { id }, select: ADDRESS_SELECT });
+  });
+}
+
+/** Deletes one of the account's addresses: false (nothing deleted) when it is not the account's. */
+export async function deleteAddress(prisma: PrismaClient, accountId: string, id: string): Promise<boolean> {
+  if (!idParam.safeParse(id).success) return false;
+  const { count } = await prisma.address.deleteMany({ where: { id, accountId } });
+  return count > 0;
+}

@@ -1,0 +1,178 @@
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from './helpers/app.js';
+
+// The whole journey of a developer with only a browser, in Debian's Chromium: from the landing page
+// to a working key and back to a revoked one. axe-core checks every page on the way (no serious or
+// critical violation), and a screenshot of each is left in the temporary directory.
+// Without /usr/bin/chromium the file reports itself skipped.
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
+const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+
+const screenshot = (name: string) => path.join(tmpdir(), `marketplace-dashboard-${name}.png`);
+
+interface AxeViolation {
+  id: string;
+  impact: string | null;
+  help: string;
+  nodes: Array<{ target: string[] }>;
+}
+
+describe.skipIf(!existsSync(CHROMIUM))('the developer dashboard in a browser (Debian Chromium)', () => {
+  let app: TestApp;
+  let browser: Browser;
+  let context: BrowserContext;
+  const offsite: string[] = [];
+  const problems: string[] = [];
+  const checked: string[] = [];
+
+  beforeAll(async () => {
+    app = await startTestApp();
+    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS, timeout: 60_000 });
+    // The pages' CSP allows scripts of their own origin only: axe is injected past it.
+    context = await browser.newContext({ bypassCSP: true, viewport: { width: 1280, height: 900 } });
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: app.base });
+    await context.route('**/*', (route) => {
+      const url = route.request().url();
+      if (url.startsWith(app.base) || url.startsWith('data:')) return route.continue();
+      offsite.push(url);
+      return route.abort('blockedbyclient');
+    });
+  });
+
+  afterAll(async () => {
+    await context?.close();
+    await browser?.close();
+    await app?.close();
+  });
+
+  /** axe-core on the page as it stands: serious and critical violations fail the test. */
+  async function audit(page: Page, name: string): Promise<void> {
+    await page.addScriptTag({ path: AXE });
+    const violations = await page.evaluate(async () => {
+      const axe = (window as unknown as { axe: { run(): Promise<{ violations: AxeViolation[] }> } }).axe;
+      return (await axe.run()).violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => ({ target: n.target })) }));
+    });
+    const grave = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+    expect(grave, `${name}: ${JSON.stringify(grave, null, 1)}`).toEqual([]);
+    expect(await page.getAttribute('html', 'lang'), name).toBe('en');
+    expect(await page.title(), name).not.toBe('');
+    await page.screenshot({ path: screenshot(name), fullPage: true });
+    checked.push(name);
+  }
+
+  it('goes from nothing to a working key and back to a revoked one', async () => {
+    const page = await context.newPage();
+    page.on('pageerror', (error) => problems.push(error.message));
+    page.on('console', (message) => message.type() === 'error' && problems.push(message.text()));
+    const email = `journey-${Date.now()}@example.com`;
+    const password = 'a journey of a thousand miles';
+
+    await page.goto(`${app.base}/`);
+    await audit(page, 'landing');
+    await page.getByRole('link', { name: 'Open the dashboard' }).click();
+    await expect.poll(() => page.url()).toBe(`${app.base}/dashboard/sign-in`);
+    await audit(page, 'sign-in');
+
+    // Register
+    await page.getByRole('link', { name: 'Register' }).click();
+    await audit(page, 'register');
+    await page.getByLabel('Your name').fill('Dana Developer');
+    await page.getByLabel('Company (optional)').fill('Dana <Dev> SRL');
+    await page.getByLabel('E-mail address').fill(email);
+    await page.getByLabel('Password').fill('short');
+    await page.getByRole('button', { name: 'Create account' }).click();
+    // A refused form: the error summary has the focus, and the field says what is wrong.
+    await expect.poll(() => page.evaluate(() => document.activeElement?.className)).toBe('error-summary');
+    await audit(page, 'register-error');
+    await page.getByLabel('Password').fill(password);
+    await page.getByRole('button', { name: 'Create account' }).click();
+    await page.getByText('Your account is ready').waitFor();
+
+    // Sign in with the keyboard alone: type, Tab to the password, Enter submits.
+    await page.getByLabel('E-mail address').focus();
+    await page.keyboard.type(email);
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate(() => (document.activeElement as HTMLInputElement).name)).toBe('password');
+    await page.keyboard.type(password);
+    await page.keyboard.press('Enter');
+    await expect.poll(() => page.url()).toBe(`${app.base}/dashboard/keys`);
+    await audit(page, 'keys-empty');
+
+    // Create a key, copy it
+    await page.getByLabel('Key name').fill('journey key');
+    await page.getByLabel('read:orders').check();
+    await page.getByRole('button', { name: 'Create key' }).click();
+    await page.getByText('Copy this key now').waitFor();
+    await audit(page, 'new-key');
+    await page.getByRole('button', { name: 'Copy key' }).click();
+    await page.getByText('Copied to the clipboard.').waitFor();
+    const key = await page.evaluate(() => navigator.clipboard.readText());
+    expect(key).toMatch(/^mk_[A-Za-z0-9_-]{43}$/);
+    expect(await page.getByLabel(/API key/).inputValue()).toBe(key);
+
+    // Use it
+    for (let i = 0; i < 2; i++) expect((await fetch(`${app.base}/api/orders`, { headers: { 'x-api-key': key } })).status).toBe(200);
+
+    // See the usage: the live count and the chart
+    await page.getByRole('link', { name: "See this key's usage" }).click();
+    expect(await page.locator('#window-usage').innerText()).toMatch(/^2 of 1000 requests used, 998 left/);
+    expect(await page.locator('svg.chart title').textContent()).toContain('2 requests, 0 refused with 429');
+    expect(await page.locator('svg.chart rect.req').count()).toBeGreaterThan(0);
+    await audit(page, 'key-usage');
+
+    // Revoke it, with confirmation
+    await page.getByRole('link', { name: 'Revoke this key…' }).click();
+    await audit(page, 'revoke-confirm');
+    await page.getByRole('button', { name: 'Revoke key' }).click();
+    await page.getByText('The key is revoked').waitFor();
+    await audit(page, 'keys-revoked');
+    expect((await fetch(`${app.base}/api/orders`, { headers: { 'x-api-key': key } })).status).toBe(401);
+
+    // The other pages
+    await page.getByRole('link', { name: 'Addresses' }).click();
+    await audit(page, 'addresses');
+    await page.getByRole('link', { name: 'Add an address' }).click();
+    await page.getByLabel('Full name').fill('Dana Developer');
+    await page.getByLabel('Phone').fill('+40 721 000 000');
+    await page.getByLabel('Street address').fill('Str. Lunga 1');
+    await page.getByLabel('City').fill('Cluj-Napoca');
+    await page.getByLabel('County').fill('Cluj');
+    await page.getByLabel('Postal code').fill('400001');
+    await audit(page, 'address-form');
+    await page.getByRole('button', { name: 'Save address' }).click();
+    await page.getByText('The address is saved.').waitFor();
+    await page.getByRole('link', { name: 'Orders' }).click();
+    await audit(page, 'orders');
+    await page.getByRole('link', { name: 'Account' }).click();
+    await audit(page, 'account');
+
+    // Sign out; a wrong password is refused; repeated guesses are throttled
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByText('You are signed out.').waitFor();
+    await page.getByLabel('E-mail address').fill(email);
+    await page.getByLabel('Password').fill('not my password at all');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByText('Wrong e-mail or password').waitFor();
+    await audit(page, 'sign-in-wrong');
+    let throttled = false;
+    for (let i = 0; i < 30 && !throttled; i++) {
+      await page.getByLabel('Password').fill(`guess number ${i}`);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.waitForLoadState('load');
+      throttled = /try again in \d+ s/i.test(await page.locator('main').innerText());
+    }
+    expect(throttled).toBe(true);
+    await audit(page, 'sign-in-throttled');
+
+    expect(problems).toEqual([]);
+    expect(offsite).toEqual([]);
+    expect(checked).toHaveLength(15);
+  }, 180_000);
+});
