@@ -7,18 +7,13 @@ import { SCOPES, isScope, type Scope } from '../auth/scopes.js';
 import type { PrismaClient } from '../db/prisma.js';
 import type { Prisma } from '../generated/prisma/client.js';
 import { PLAN_LIMITS } from '../ratelimit/plans.js';
+import { CONTROL_CHARS, normaliseEmail } from './input.js';
 
 export const ENTERPRISE_LIMIT_MAX = 10_000_000;
 export const ENTERPRISE_WINDOW_MAX_SECONDS = 30 * 24 * 3600;
 
 const PLANS: readonly Plan[] = ['BASIC', 'PRO', 'ENTERPRISE'];
 const NAME_MAX = 100;
-const EMAIL_MAX = 254;
-// Plausible, not RFC 5322: one @, no spaces, a dot in the domain. Enough to catch a swapped
-// argument or a typo; whether the mailbox exists is not this service's business.
-const EMAIL_PATTERN = /^[^\s@]+@[^\s@.]+(\.[^\s@.]+)+$/;
-// eslint-disable-next-line no-control-regex
-const CONTROL_CHARS = /[\u0000-\u001f\u007f]/;
 
 /** Bad input to key management; the message is meant for the person at the command line. */
 export class KeyInputError extends Error {
@@ -133,15 +128,10 @@ export function normaliseKeyInput(input: CreateApiKeyInput, now: Date = new Date
   return { owner, plan, scopes, rateLimit, rateWindowSeconds, expiresAt, name };
 }
 
-/**
- * E-mail addresses are compared lower-cased, so `Buyer@Example.com` and `buyer@example.com` are
- * one account rather than two that each own half of someone's keys and orders.
- */
+/** The owner's e-mail as stored (see normaliseEmail), or a KeyInputError. */
 function normaliseOwner(owner: string): string {
-  const email = owner.trim().toLowerCase();
-  if (email.length === 0 || email.length > EMAIL_MAX || !EMAIL_PATTERN.test(email)) {
-    throw new KeyInputError(`The owner must be an e-mail address, got ${JSON.stringify(owner)}`);
-  }
+  const email = normaliseEmail(owner);
+  if (email === null) throw new KeyInputError(`The owner must be an e-mail address, got ${JSON.stringify(owner)}`);
   return email;
 }
 
