@@ -225,3 +225,27 @@ export async function revokeApiKey(prisma: PrismaClient, id: string): Promise<Ap
   return toView(row);
 }
 
+
+/** The plans an account may have for the keys it creates itself in the dashboard. */
+export type SelfServicePlan = Exclude<Plan, 'ENTERPRISE'>;
+
+/**
+ * Sets the plan of the keys an account creates in the dashboard from now on; keys it already has
+ * keep theirs. Enterprise is refused: its limits are per key, so enterprise keys are made by an
+ * operator (`keys create --plan enterprise`). An unknown e-mail is a KeyInputError.
+ */
+export async function setAccountPlan(
+  prisma: PrismaClient,
+  owner: string,
+  plan: Plan,
+): Promise<{ email: string; plan: ApiKeyView['plan']; previousPlan: ApiKeyView['plan'] }> {
+  const email = normaliseOwner(owner);
+  if (plan === 'ENTERPRISE') {
+    throw new KeyInputError('The enterprise plan has per-key limits, so it is not a dashboard plan: create enterprise keys with `keys create --plan enterprise --limit N --window W`');
+  }
+  if (!PLANS.includes(plan)) throw new KeyInputError(`Unknown plan ${JSON.stringify(plan)}: use basic or pro`);
+  const before = await prisma.account.findUnique({ where: { email }, select: { plan: true } });
+  if (!before) throw new KeyInputError(`No account has the e-mail ${JSON.stringify(email)}`);
+  await prisma.account.update({ where: { email }, data: { plan } });
+  return { email, plan: lowerPlan(plan), previousPlan: lowerPlan(before.plan) };
+}
