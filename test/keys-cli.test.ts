@@ -4,10 +4,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { setPasswordWithToken, signIn } from '../src/accounts/credentials.js';
 import { authenticateKey } from '../src/auth/keys.js';
 import { EMBEDDED_DATABASE_NAME } from '../src/db/database.js';
 import { startEmbeddedPostgres } from '../src/db/embedded.js';
 import { createPrisma, type PrismaClient } from '../src/db/prisma.js';
+import { MemoryRateLimitStore } from '../src/ratelimit/memory-store.js';
 import { createTestDatabase, type TestDatabase } from './helpers/db.js';
 
 // `npm run keys` as a real process: what an operator types, what a script parses.
@@ -175,6 +177,12 @@ describe('keys CLI with DATABASE_URL', () => {
     ['an owner that is no e-mail', ['create', '--owner', 'nobody', '--plan', 'pro', '--scopes', 'read:orders'], /must be an e-mail address/],
     ['revoke without an id', ['revoke'], /exactly one key id/],
     ['revoke of an unknown id', ['revoke', 'no-such-key', '--json'], /No API key has the id "no-such-key"/],
+    ['invite without an address', ['invite', '--json'], /invite takes exactly one e-mail address, got none/],
+    ['invite of no e-mail', ['invite', 'nobody'], /Expected an e-mail address, got "nobody"/],
+    ['the enterprise plan for the dashboard', ['plan', 'cli@example.com', 'enterprise'], /enterprise is no dashboard plan.*create --plan enterprise/],
+    ['an unknown dashboard plan', ['plan', 'cli@example.com', 'gold'], /The plan must be basic or pro, got "gold"/],
+    ['plan without a plan', ['plan', 'cli@example.com'], /plan takes an e-mail address and a plan/],
+    ['plan of an unknown account', ['plan', 'nobody-here@example.com', 'pro', '--json'], /No account has the e-mail "nobody-here@example.com"/],
   ];
 
   // Concurrently: each is a separate process, and one after another they take a while.
@@ -197,10 +205,63 @@ describe('keys CLI with DATABASE_URL', () => {
     expect(JSON.parse(run.stdout)).toMatchObject({ owner: 'fresh@example.com', plan: 'basic' });
   });
 
+  it('invite --json prints a one-time link to set a password, at localhost:PORT by default', async () => {
+    const run = await cli(['invite', 'Invited@Example.com', '--json'], { ...env(), PUBLIC_URL: '', PORT: '4321' });
+    expect(run.code).toBe(0);
+    const out = JSON.parse(run.stdout) as { email: string; link: string; expiresAt: string };
+    expect(Object.keys(out).sort()).toEqual(['email', 'expiresAt', 'link']);
+    expect(out.email).toBe('invited@example.com');
+    const match = /^http:\/\/localhost:4321\/dashboard\/set-password\?token=([A-Za-z0-9_-]{43})$/.exec(out.link);
+    expect(match).not.toBeNull();
+    const token = match![1]!;
+    expect(run.stderr).not.toContain(token);
+    const days = (Date.parse(out.expiresAt) - Date.now()) / 86_400_000;
+    expect(days).toBeGreaterThan(6.99);
+    expect(days).toBeLessThanOrEqual(7);
+
+    const { accountId } = await setPasswordWithToken(prisma, token, 'a passphrase from the invite');
+    const store = new MemoryRateLimitStore();
+    try {
+      expect(await signIn(prisma, store, { email: 'invited@example.com', password: 'a passphrase from the invite', ip: '::1' })).toEqual({ accountId });
+    } finally {
+      await store.close();
+    }
+    await expect(setPasswordWithToken(prisma, token, 'another passphrase, later')).rejects.toMatchObject({ message: expect.stringMatching(/already been used/) });
+  });
+
+  it('invite without --json shows the link once at PUBLIC_URL, and says nothing was e-mailed', async () => {
+    const run = await cli(['invite', 'cli@example.com'], { ...env(), PUBLIC_URL: 'https://dev.example.com/' });
+    expect(run.code).toBe(0);
+    const link = /(https:\/\/dev\.example\.com\/dashboard\/set-password\?token=[A-Za-z0-9_-]{43})\s/.exec(run.stdout)?.[1];
+    expect(link).toBeDefined();
+    expect(run.stdout.split(link!)).toHaveLength(2);
+    expect(run.stdout).toMatch(/shown only this once/);
+    expect(run.stdout).toMatch(/7 days/);
+    expect(run.stdout).toMatch(/No e-mail has been sent/);
+    // The account the keys CLI made keeps its keys and has no password until the link is used.
+    expect((await prisma.account.findUniqueOrThrow({ where: { email: 'cli@example.com' } })).passwordHash).toBeNull();
+  });
+
+  it('plan sets the dashboard plan of an account', async () => {
+    await cli(['invite', 'planned@example.com'], env());
+    const run = await cli(['plan', 'Planned@Example.com', 'PRO', '--json'], env());
+    expect(run.code).toBe(0);
+    expect(JSON.parse(run.stdout)).toEqual({ email: 'planned@example.com', plan: 'pro', previousPlan: 'basic' });
+    expect((await prisma.account.findUniqueOrThrow({ where: { email: 'planned@example.com' } })).plan).toBe('PRO');
+
+    const again = await cli(['plan', 'planned@example.com', 'pro'], env());
+    expect(again.code).toBe(0);
+    expect(again.stdout).toMatch(/was already pro; nothing changed/);
+    const back = await cli(['plan', 'planned@example.com', 'basic'], env());
+    expect(back.stdout).toMatch(/is now basic \(was pro\)/);
+  });
+
   it('prints help', async () => {
     const run = await cli(['--help'], env());
     expect(run.code).toBe(0);
     expect(run.stdout).toMatch(/Usage:/);
+    expect(run.stdout).toMatch(/invite EMAIL/);
+    expect(run.stdout).toMatch(/plan EMAIL basic\|pro/);
   });
 });
 

@@ -8,18 +8,13 @@ import type { PrismaClient } from '../db/prisma.js';
 import type { Prisma } from '../generated/prisma/client.js';
 import { PLAN_LIMITS } from '../ratelimit/plans.js';
 import { FormError } from '../shared/form-error.js';
+import { CONTROL_CHARS, normaliseEmail } from './input.js';
 
 export const ENTERPRISE_LIMIT_MAX = 10_000_000;
 export const ENTERPRISE_WINDOW_MAX_SECONDS = 30 * 24 * 3600;
 
 const PLANS: readonly Plan[] = ['BASIC', 'PRO', 'ENTERPRISE'];
 const NAME_MAX = 100;
-const EMAIL_MAX = 254;
-// Plausible, not RFC 5322: one @, no spaces, a dot in the domain. Enough to catch a swapped
-// argument or a typo; whether the mailbox exists is not this service's business.
-const EMAIL_PATTERN = /^[^\s@]+@[^\s@.]+(\.[^\s@.]+)+$/;
-// eslint-disable-next-line no-control-regex
-const CONTROL_CHARS = /[\u0000-\u001f\u007f]/;
 
 /** Bad input to key management; the message is meant for the person at the command line. */
 export class KeyInputError extends Error {
@@ -134,15 +129,10 @@ export function normaliseKeyInput(input: CreateApiKeyInput, now: Date = new Date
   return { owner, plan, scopes, rateLimit, rateWindowSeconds, expiresAt, name };
 }
 
-/**
- * E-mail addresses are compared lower-cased, so `Buyer@Example.com` and `buyer@example.com` are
- * one account rather than two that each own half of someone's keys and orders.
- */
+/** The owner's e-mail as stored (see normaliseEmail), or a KeyInputError. */
 function normaliseOwner(owner: string): string {
-  const email = owner.trim().toLowerCase();
-  if (email.length === 0 || email.length > EMAIL_MAX || !EMAIL_PATTERN.test(email)) {
-    throw new KeyInputError(`The owner must be an e-mail address, got ${JSON.stringify(owner)}`);
-  }
+  const email = normaliseEmail(owner);
+  if (email === null) throw new KeyInputError(`The owner must be an e-mail address, got ${JSON.stringify(owner)}`);
   return email;
 }
 
@@ -264,14 +254,14 @@ export function keyStatus(key: Pick<ApiKeyView, 'revokedAt' | 'expiresAt'>, now:
 function ownKeySettings(input: OwnKeyInput, now: Date): { name: string; scopes: Scope[]; expiresAt: Date | null } {
   const fields: Record<string, string> = {};
   const name = input.name.trim();
-  if (name === '') fields.name = 'Give the key a name, so you can tell it from your other keys';
-  else if (name.length > NAME_MAX || CONTROL_CHARS.test(name)) fields.name = `At most ${NAME_MAX} characters, without control characters`;
+  if (name === '') fields.name = 'is required, so that you can tell the key from your others';
+  else if (name.length > NAME_MAX || CONTROL_CHARS.test(name)) fields.name = `must be at most ${NAME_MAX} characters, without control characters`;
   const scopes = [...new Set(input.scopes)].filter((s): s is Scope => (SELF_SERVICE_SCOPES as readonly string[]).includes(s));
-  if (scopes.length !== new Set(input.scopes).size) fields.scopes = `Only these scopes can be chosen here: ${SELF_SERVICE_SCOPES.join(', ')}`;
-  else if (scopes.length === 0) fields.scopes = 'Choose at least one scope';
+  if (scopes.length !== new Set(input.scopes).size) fields.scopes = `must be among ${SELF_SERVICE_SCOPES.join(', ')}`;
+  else if (scopes.length === 0) fields.scopes = 'must include at least one scope';
   const days = input.expiresInDays;
   if (days !== null && !(SELF_SERVICE_EXPIRY_DAYS as readonly number[]).includes(days)) {
-    fields.expires = `Choose no expiry or ${SELF_SERVICE_EXPIRY_DAYS.join(', ')} days`;
+    fields.expires = `must be never or in ${SELF_SERVICE_EXPIRY_DAYS.join(', ')} days`;
   }
   if (Object.keys(fields).length) throw new FormError(fields);
   return { name, scopes: SCOPES.filter((s) => scopes.includes(s)), expiresAt: days === null ? null : new Date(now.getTime() + days * 86_400_000) };
@@ -318,4 +308,28 @@ export async function ownKey(prisma: PrismaClient, accountId: string, keyId: str
 export async function revokeOwnKey(prisma: PrismaClient, accountId: string, keyId: string, now: Date = new Date()): Promise<ApiKeyView | null> {
   await prisma.apiKey.updateMany({ where: { id: keyId, accountId, revokedAt: null }, data: { revokedAt: now } });
   return ownKey(prisma, accountId, keyId);
+}
+
+/** The plans an account may have for the keys it creates itself in the dashboard. */
+export type SelfServicePlan = Exclude<Plan, 'ENTERPRISE'>;
+
+/**
+ * Sets the plan of the keys an account creates in the dashboard from now on; keys it already has
+ * keep theirs. Enterprise is refused: its limits are per key, so enterprise keys are made by an
+ * operator (`keys create --plan enterprise`). An unknown e-mail is a KeyInputError.
+ */
+export async function setAccountPlan(
+  prisma: PrismaClient,
+  owner: string,
+  plan: Plan,
+): Promise<{ email: string; plan: ApiKeyView['plan']; previousPlan: ApiKeyView['plan'] }> {
+  const email = normaliseOwner(owner);
+  if (plan === 'ENTERPRISE') {
+    throw new KeyInputError('The enterprise plan has per-key limits, so it is not a dashboard plan: create enterprise keys with `keys create --plan enterprise --limit N --window W`');
+  }
+  if (!PLANS.includes(plan)) throw new KeyInputError(`Unknown plan ${JSON.stringify(plan)}: use basic or pro`);
+  const before = await prisma.account.findUnique({ where: { email }, select: { plan: true } });
+  if (!before) throw new KeyInputError(`No account has the e-mail ${JSON.stringify(email)}`);
+  await prisma.account.update({ where: { email }, data: { plan } });
+  return { email, plan: lowerPlan(plan), previousPlan: lowerPlan(before.plan) };
 }

@@ -1,16 +1,30 @@
 import { parseArgs } from 'node:util';
 import { isEntryPoint, runCli, UsageError, withMigratedDatabase } from './run.js';
-import { KeyInputError, createApiKey, listApiKeys, normaliseKeyInput, revokeApiKey, type ApiKeyView, type CreateApiKeyInput } from '../accounts/api-keys.js';
+import {
+  KeyInputError,
+  createApiKey,
+  listApiKeys,
+  normaliseKeyInput,
+  revokeApiKey,
+  setAccountPlan,
+  type ApiKeyView,
+  type CreateApiKeyInput,
+  type SelfServicePlan,
+} from '../accounts/api-keys.js';
+import { FormError, PASSWORD_LINK_TTL_MS, createPasswordLink } from '../accounts/credentials.js';
+import { normaliseEmail } from '../accounts/input.js';
 import { SCOPES } from '../auth/scopes.js';
-import { ConfigError, loadConfig } from '../runtime/config.js';
+import { ConfigError, loadConfig, type Config } from '../runtime/config.js';
 import type { Plan } from '../auth/identity.js';
 import { MigrationError } from '../db/migrate.js';
 import { createPrisma, type PrismaClient } from '../db/prisma.js';
 
-// `npm run --silent keys -- create|list|revoke …`: API key management against the database the
+// `npm run --silent keys -- create|list|revoke|invite|plan …`: API key and account management against the database the
 // server would use (same environment variables), whether or not the server runs: with no
 // DATABASE_URL it joins the server's embedded PostgreSQL, or starts (and afterwards stops) it.
 // With --json, stdout carries exactly one JSON document; every log line goes to stderr.
+
+const LINK_TTL_DAYS = PASSWORD_LINK_TTL_MS / 86_400_000;
 
 const USAGE = `Usage:
   npm run --silent keys -- create --owner EMAIL --plan basic|pro|enterprise --scopes S1,S2,…
@@ -18,6 +32,8 @@ const USAGE = `Usage:
                                   [--expires 30d|ISO-8601] [--json]
   npm run --silent keys -- list [--owner EMAIL] [--json]
   npm run --silent keys -- revoke ID [--json]
+  npm run --silent keys -- invite EMAIL [--json]
+  npm run --silent keys -- plan EMAIL basic|pro [--json]
 
 Manages API keys in the configured database (DATABASE_URL, or the embedded PostgreSQL under
 DATA_DIR, started for the command if the server is not running), applying pending migrations first.
@@ -33,6 +49,12 @@ create   Creates a key, and the owner's account if it has none, and prints the k
            --expires   a duration from now (30d, 12h) or an ISO-8601 date/time
 list     Lists keys, newest first (never the keys themselves).
 revoke   Revokes a key from now on; revoking it again changes nothing.
+invite   Prints a link to set the password of the account with this e-mail (created if there is
+         none) for the developer dashboard, at PUBLIC_URL (default http://localhost:PORT). It is
+         shown only this once, works once and expires in ${LINK_TTL_DAYS} days. Nothing is e-mailed:
+         pass the link on yourself.
+plan     Sets the plan of the keys an account creates in the dashboard from now on (its
+         existing keys keep theirs). Enterprise keys are made with create --plan enterprise.
 
   --json       machine-readable output: one JSON object (an array for list) on stdout
   -h, --help   show this help`;
@@ -43,7 +65,9 @@ export type KeysCommand =
   | { command: 'help' }
   | { command: 'create'; json: boolean; input: CreateApiKeyInput }
   | { command: 'list'; json: boolean; owner?: string }
-  | { command: 'revoke'; json: boolean; id: string };
+  | { command: 'revoke'; json: boolean; id: string }
+  | { command: 'invite'; json: boolean; email: string }
+  | { command: 'plan'; json: boolean; email: string; plan: SelfServicePlan };
 
 // A Map: `--plan constructor` must not find Object.prototype's member as a plan.
 const PLANS = new Map<string, Plan>([['basic', 'BASIC'], ['pro', 'PRO'], ['enterprise', 'ENTERPRISE']]);
@@ -99,8 +123,26 @@ export function parseKeysArgs(argv: readonly string[], now: Date = new Date()): 
       }
       return { command: 'revoke', json: values.json === true, id: positionals[0]!.trim() };
     }
+    case 'invite': {
+      const { values, positionals } = parse(rest, { json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } }, true);
+      if (values.help) return { command: 'help' };
+      if (positionals.length !== 1) throw new UsageError(`invite takes exactly one e-mail address, got ${positionals.length === 0 ? 'none' : positionals.length}`);
+      return { command: 'invite', json: values.json === true, email: email(positionals[0]!) };
+    }
+    case 'plan': {
+      const { values, positionals } = parse(rest, { json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } }, true);
+      if (values.help) return { command: 'help' };
+      if (positionals.length !== 2) throw new UsageError(`plan takes an e-mail address and a plan (basic or pro), got ${positionals.length} argument(s)`);
+      const planName = positionals[1]!.trim().toLowerCase();
+      if (planName === 'enterprise') {
+        throw new UsageError('enterprise is no dashboard plan (its limits are per key): create enterprise keys with `create --plan enterprise --limit N --window W`');
+      }
+      const plan = PLANS.get(planName);
+      if (plan === undefined || plan === 'ENTERPRISE') throw new UsageError(`The plan must be basic or pro, got ${JSON.stringify(positionals[1])}`);
+      return { command: 'plan', json: values.json === true, email: email(positionals[0]!), plan };
+    }
     default:
-      throw new UsageError(`Unknown command ${JSON.stringify(command)}: use create, list or revoke`);
+      throw new UsageError(`Unknown command ${JSON.stringify(command)}: use create, list, revoke, invite or plan`);
   }
 }
 
@@ -112,6 +154,12 @@ function parse<O extends OptionSpec>(args: string[], options: O, allowPositional
   } catch (error) {
     throw new UsageError(error instanceof Error ? error.message : String(error));
   }
+}
+
+function email(value: string): string {
+  const address = normaliseEmail(value);
+  if (address === null) throw new UsageError(`Expected an e-mail address, got ${JSON.stringify(value)}`);
+  return address;
 }
 
 function required(flag: string, value: string | undefined): string {
@@ -185,14 +233,14 @@ async function main(argv: readonly string[], io: Output): Promise<void> {
     const prisma = createPrisma({ url, poolMax: 1 });
     try {
       // Printed as soon as it exists: a failure while closing must not lose a created key.
-      io.out(await run(cmd, prisma));
+      io.out(await run(cmd, prisma, config));
     } finally {
       await prisma.$disconnect();
     }
   });
 }
 
-async function run(cmd: Exclude<KeysCommand, { command: 'help' }>, prisma: PrismaClient): Promise<string> {
+async function run(cmd: Exclude<KeysCommand, { command: 'help' }>, prisma: PrismaClient, config: Config): Promise<string> {
   switch (cmd.command) {
     case 'create': {
       const { key, record } = await createApiKey(prisma, cmd.input);
@@ -213,7 +261,33 @@ async function run(cmd: Exclude<KeysCommand, { command: 'help' }>, prisma: Prism
         ? `Key ${record.id} (${record.prefix}…, ${record.owner}) was already revoked at ${when.toISOString()}; nothing changed.\n`
         : `Revoked key ${record.id} (${record.prefix}…, ${record.owner}) at ${when.toISOString()}.\n`;
     }
+    case 'invite': {
+      const { token, expiresAt } = await createPasswordLink(prisma, cmd.email);
+      const link = setPasswordLink(config, token);
+      if (cmd.json) return json({ email: cmd.email, link, expiresAt });
+      return [
+        `A link to set the password of ${cmd.email}:`,
+        '',
+        `    ${link}`,
+        '',
+        `It is shown only this once and works once, until ${expiresAt.toISOString()} (${LINK_TTL_DAYS} days).`,
+        'No e-mail has been sent: pass the link on yourself, privately.',
+        '',
+      ].join('\n');
+    }
+    case 'plan': {
+      const result = await setAccountPlan(prisma, cmd.email, cmd.plan);
+      if (cmd.json) return json(result);
+      const change = result.previousPlan === result.plan ? `was already ${result.plan}; nothing changed` : `is now ${result.plan} (was ${result.previousPlan})`;
+      return `The dashboard plan of ${result.email} ${change}. Keys it creates from now on get this plan; existing keys keep theirs.\n`;
+    }
   }
+}
+
+/** The dashboard page a set-password token is used on, at PUBLIC_URL or this machine's PORT. */
+function setPasswordLink(config: Config, token: string): string {
+  const base = (config.PUBLIC_URL ?? `http://localhost:${config.PORT}`).replace(/\/+$/, '');
+  return `${base}/dashboard/set-password?token=${encodeURIComponent(token)}`;
 }
 
 function json(value: unknown): string {
@@ -277,7 +351,7 @@ if (isEntryPoint(import.meta.url)) {
   const io: Output = { out: (text) => void stdoutWrite(text), log: (msg) => void process.stderr.write(`${msg}\n`) };
   runCli(() => main(process.argv.slice(2), io), {
     usage: USAGE,
-    expected: [KeyInputError, ConfigError, MigrationError],
+    expected: [KeyInputError, FormError, ConfigError, MigrationError],
     failure: 'keys failed',
   });
 }

@@ -1,13 +1,8 @@
+import type { HourUsage } from '../usage/read.js';
 import { html, type Html } from './html.js';
 
 // A key's requests and 429s per hour as an SVG bar chart, drawn on the server: no script, no
 // library, readable by screen readers through its label and the table that follows it.
-
-export interface HourUsage {
-  hour: Date;
-  requests: number;
-  limited: number;
-}
 
 const BAR = 5;
 const HEIGHT = 160;

@@ -11,6 +11,7 @@ import type { Logger } from '../runtime/logger.js';
 import { AppError, asAppError } from '../shared/errors.js';
 import { FormError } from '../shared/form-error.js';
 import { currentWindow, hourlyUsage } from '../usage/read.js';
+import type { Plan } from '../auth/identity.js';
 import { serveAsset } from './assets.js';
 import { ASSET_PATH, page, type PageOptions } from './layout.js';
 import * as pages from './pages.js';
@@ -245,7 +246,7 @@ export function createDashboard(deps: DashboardDeps) {
 
   // ---- keys ----
 
-  async function showKeys(v: Visit, status: number, form?: { values: Record<string, string | undefined> & { scopes?: string[] }; errors: Record<string, string>; message?: string }): Promise<Response> {
+  async function showKeys(v: Visit, status: number, form?: { values: pages.KeyFormValues; errors: Record<string, string>; message?: string }): Promise<Response> {
     const keys = await listOwnKeys(prisma, signedInAs(v).accountId);
     const body = pages.keysPage(csrfOf(v), { keys, plan: signedInAs(v).plan.toLowerCase(), now: v.now, activeMax: ACTIVE_KEYS_PER_ACCOUNT, ...form });
     return show(v, status, { title: 'API keys', current: 'keys', body });
@@ -280,7 +281,9 @@ export function createDashboard(deps: DashboardDeps) {
     // The counts of this instance that are still in memory join the table first; a failed write
     // leaves them for the next one, and the chart shows what is stored.
     await deps.usage.flush().catch((error: unknown) => deps.logger.warn({ err: error }, 'key usage flush before a chart failed'));
-    const [hours, window] = await Promise.all([hourlyUsage(prisma, key.id, { now: v.now }), currentWindow(deps.store, key)]);
+    // The view carries the key's effective limit and window: the same bucket and numbers as the gate's.
+    const limits = { id: key.id, plan: key.plan.toUpperCase() as Plan, rateLimit: key.limit, rateWindowSeconds: key.window };
+    const [hours, window] = await Promise.all([hourlyUsage(prisma, key.id, { now: v.now }), currentWindow(deps.store, limits)]);
     return show(v, 200, { title: `Key “${key.name || 'Unnamed key'}”`, current: 'keys', body: pages.keyPage({ key, now: v.now, window, hours }) });
   }
 
@@ -300,6 +303,8 @@ export function createDashboard(deps: DashboardDeps) {
 
   async function showAccount(v: Visit, status: number, extra: Partial<Parameters<typeof pages.accountPage>[1]> = {}): Promise<Response> {
     const profile = await accountProfile(prisma, signedInAs(v).accountId);
+    // Sessions are deleted with their account: a session always has one.
+    if (!profile) throw new Error('signed-in account not found');
     return show(v, status, { title: 'Account', current: 'account', body: pages.accountPage(csrfOf(v), { profile: { ...profile, plan: profile.plan.toLowerCase() }, ...extra }) });
   }
 
@@ -359,7 +364,7 @@ export function createDashboard(deps: DashboardDeps) {
   async function postAddress(v: Visit, [id]: string[]): Promise<Response> {
     const form = await formOf(v);
     const values = pick(form, ADDRESS_FIELDS);
-    const input = { ...values, isDefault: values.isDefault === 'true' };
+    const input = { ...values, fullName: values.fullName ?? '', phone: values.phone ?? '', address: values.address ?? '', city: values.city ?? '', county: values.county ?? '', postalCode: values.postalCode ?? '', isDefault: values.isDefault === 'true' };
     const accountId = signedInAs(v).accountId;
     try {
       if (id === undefined) await createAddress(prisma, accountId, input);

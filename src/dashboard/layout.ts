@@ -72,13 +72,37 @@ ${body}
 
 export const csrfField = (token: string) => html`<input type="hidden" name="_csrf" value="${token}">`;
 
+/** How each form field is named on its page: error messages say what is wrong with it ("is required"). */
+const FIELD_LABELS: Record<string, string> = {
+  email: 'E-mail address',
+  password: 'Password',
+  name: 'Name',
+  companyName: 'Company',
+  phone: 'Phone',
+  current: 'Current password',
+  next: 'New password',
+  label: 'Label',
+  fullName: 'Full name',
+  address: 'Street address',
+  city: 'City',
+  county: 'County',
+  postalCode: 'Postal code',
+  scopes: 'Scopes',
+  expires: 'Expiry',
+};
+
+/** A field's error as a sentence: "Password must be at least 10 characters long". */
+export function errorText(field: string, text: string, label = FIELD_LABELS[field]): string {
+  return label && /^[a-z]/.test(text) ? `${label} ${text}` : text;
+}
+
 /** The errors of a form, listed first (each links to its field) and announced when the page loads. */
 export function errorSummary(errors: Readonly<Record<string, string>>, message?: string): Html | '' {
   const entries = Object.entries(errors);
   if (!entries.length && !message) return '';
   return html`<div class="error-summary" role="alert" tabindex="-1">
   <h2>${message ?? 'There is a problem'}</h2>
-  ${entries.length ? html`<ul>${entries.map(([field, text]) => html`<li><a href="#${fieldId(field)}">${text}</a></li>`)}</ul>` : ''}
+  ${entries.length ? html`<ul>${entries.map(([field, text]) => html`<li><a href="#${fieldId(field)}">${errorText(field, text)}</a></li>`)}</ul>` : ''}
 </div>`;
 }
 
@@ -103,7 +127,7 @@ export function field({ name, label, type = 'text', value, error, hint, required
   return html`<div class="field${error ? ' has-error' : ''}">
   <label for="${id}">${label}${required ? '' : html` <span class="optional">(optional)</span>`}</label>
   ${hint ? html`<p class="hint" id="${id}-hint">${hint}</p>` : ''}
-  ${error ? html`<p class="error" id="${id}-error">${error}</p>` : ''}
+  ${error ? html`<p class="error" id="${id}-error">${errorText(name, error, label)}</p>` : ''}
   <input id="${id}" name="${name}" type="${type}"${type === 'password' ? '' : html` value="${value ?? ''}"`}${required ? html` required` : ''}${autocomplete ? html` autocomplete="${autocomplete}"` : ''}${maxlength ? html` maxlength="${maxlength}"` : ''}${described ? html` aria-describedby="${described}"` : ''}${error ? html` aria-invalid="true"` : ''}>
 </div>`;
 }

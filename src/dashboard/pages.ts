@@ -1,8 +1,9 @@
 import { SELF_SERVICE_EXPIRY_DAYS, keyStatus, type ApiKeyView } from '../accounts/api-keys.js';
 import { SELF_SERVICE_SCOPES } from '../auth/scopes.js';
-import { usageChart, type HourUsage } from './chart.js';
+import type { HourUsage, WindowState } from '../usage/read.js';
+import { usageChart } from './chart.js';
 import { html, type Html } from './html.js';
-import { errorSummary, field, form, when } from './layout.js';
+import { errorSummary, errorText, field, form, when } from './layout.js';
 
 // The content of each dashboard page, from data the handler (./handler.ts) has read. Pure
 // functions of their arguments: every value reaches the markup through the escaping `html` tag.
@@ -67,7 +68,13 @@ const statusCell = (key: ApiKeyView, now: Date) => {
   return html`<span class="status-${status}">${status === 'active' ? 'Active' : status === 'revoked' ? 'Revoked' : 'Expired'}</span>`;
 };
 
-export function keysPage(csrf: string, data: { keys: ApiKeyView[]; plan: string; now: Date; values?: Values & { scopes?: readonly string[] }; errors?: Errors; message?: string; activeMax: number }): Html {
+export interface KeyFormValues {
+  name?: string;
+  expires?: string;
+  scopes?: readonly string[];
+}
+
+export function keysPage(csrf: string, data: { keys: ApiKeyView[]; plan: string; now: Date; values?: KeyFormValues; errors?: Errors; message?: string; activeMax: number }): Html {
   const { keys, now } = data;
   const chosen = new Set(data.values?.scopes ?? ['read:products', 'read:categories', 'read:suppliers']);
   const active = keys.filter((k) => keyStatus(k, now) === 'active').length;
@@ -101,7 +108,7 @@ ${form(
   html`${field({ name: 'name', label: 'Key name', value: data.values?.name, required: true, maxlength: 100, hint: 'What uses it, e.g. "shop backend".', error: data.errors?.name })}
 <fieldset class="checks${data.errors?.scopes ? ' has-error' : ''}" id="field-scopes"${data.errors?.scopes ? html` aria-describedby="field-scopes-error"` : ''}>
 <legend>Scopes</legend>
-${data.errors?.scopes ? html`<p class="error" id="field-scopes-error">${data.errors.scopes}</p>` : ''}
+${data.errors?.scopes ? html`<p class="error" id="field-scopes-error">${errorText('scopes', data.errors.scopes)}</p>` : ''}
 ${SELF_SERVICE_SCOPES.map((s) => html`<label><input type="checkbox" name="scopes" value="${s}"${chosen.has(s) ? html` checked` : ''}> <code>${s}</code></label>`)}
 </fieldset>
 <div class="field">
@@ -127,18 +134,10 @@ export function newKeyPage(key: string, record: ApiKeyView): Html {
 <p><a href="/dashboard/keys/${record.id}">See this key's usage</a> · <a href="/dashboard/keys">Back to your keys</a></p>`;
 }
 
-export interface WindowUsage {
-  used: number;
-  limit: number;
-  remaining: number;
-  resetAt: number;
-  windowSeconds: number;
-}
-
-export function keyPage(data: { key: ApiKeyView; now: Date; window: WindowUsage; hours: HourUsage[] }): Html {
+export function keyPage(data: { key: ApiKeyView; now: Date; window: WindowState; hours: HourUsage[] }): Html {
   const { key, window, now } = data;
   const status = keyStatus(key, now);
-  const minutes = Math.max(0, Math.ceil((window.resetAt - now.getTime()) / 60_000));
+  const minutes = Math.max(0, Math.ceil((window.resetAt.getTime() - now.getTime()) / 60_000));
   return html`<table>
 <tbody>
 <tr><th scope="row">Prefix</th><td><code>${key.prefix}…</code></td></tr>

@@ -1,0 +1,259 @@
+// Dashboard credentials: registration, sign-in, password changes and one-time set-password links.
+// Sessions themselves are src/accounts/sessions.ts; hashing and password rules are passwords.ts.
+//
+// Errors: a FormError is a mistake of the person filling in a form, with a message per field for
+// the page to show beside it; an AppError (UNAUTHORIZED, RATE_LIMIT_EXCEEDED) is shown above the
+// form. Neither ever contains a password or a token.
+
+export { FormError };
+
+import crypto from 'node:crypto';
+import { z } from 'zod';
+import type { PrismaClient } from '../db/prisma.js';
+import { Prisma } from '../generated/prisma/client.js';
+import { secondsUntil } from '../ratelimit/policy.js';
+import type { RateLimitStore } from '../ratelimit/store.js';
+import { AppError, rateLimited } from '../shared/errors.js';
+import { FormError } from '../shared/form-error.js';
+import { CONTROL_CHARS, normaliseEmail } from './input.js';
+import { hashIsOutdated, hashPassword, passwordProblem, verifyNothing, verifyPassword } from './passwords.js';
+import { endAllSessions } from './sessions.js';
+import { hashToken, looksLikeToken, newToken } from './tokens.js';
+
+const NAME_MAX = 100;
+const COMPANY_MAX = 200;
+
+/**
+ * Sign-in attempts allowed per window, counted whatever their outcome: per client IP (one
+ * guesser, many accounts) and per account e-mail (many guessers, one account). A success counts
+ * too, so a shared office IP gets some headroom over one person's typos.
+ */
+export const SIGN_IN_LIMITS = Object.freeze({
+  perIp: { limit: 20, windowMs: 15 * 60_000 },
+  perAccount: { limit: 10, windowMs: 15 * 60_000 },
+});
+
+/** How long a set-password link works unless the caller says otherwise. */
+export const PASSWORD_LINK_TTL_MS = 7 * 24 * 3600_000;
+
+const UNIQUE_VIOLATION = 'P2002';
+const isUniqueViolation = (error: unknown) => error instanceof Prisma.PrismaClientKnownRequestError && error.code === UNIQUE_VIOLATION;
+
+const text = (max: number) =>
+  z
+    .string()
+    .trim()
+    .max(max, `must be at most ${max} characters`)
+    .refine((value) => !CONTROL_CHARS.test(value), 'must not contain control characters');
+
+const registration = z.object({
+  email: z.string().transform((raw, ctx) => {
+    const email = normaliseEmail(raw);
+    if (email === null) ctx.addIssue({ code: 'custom', message: 'must be an e-mail address such as name@example.com' });
+    return email ?? '';
+  }),
+  name: text(NAME_MAX).pipe(z.string().min(1, 'is required')),
+  companyName: text(COMPANY_MAX)
+    .optional()
+    .transform((value) => (value ? value : null)),
+  password: z.string(),
+});
+
+export interface RegisterInput {
+  email: string;
+  password: string;
+  name: string;
+  companyName?: string | undefined;
+}
+
+/**
+ * Creates an account that can sign in. Every problem of the form is reported at once as a
+ * FormError: fields that are invalid, a password that breaks the rules, an e-mail that already
+ * has an account (whatever its letter case, including one the keys CLI made).
+ */
+export async function registerAccount(prisma: PrismaClient, input: RegisterInput): Promise<{ id: string; email: string }> {
+  const parsed = registration.safeParse(input);
+  const fields: Record<string, string> = {};
+  if (!parsed.success) {
+    for (const issue of parsed.error.issues) {
+      const field = String(issue.path[0] ?? 'form');
+      fields[field] ??= field === 'password' ? 'is required' : issue.message;
+    }
+  }
+  const email = parsed.success ? parsed.data.email : (normaliseEmail(String(input.email ?? '')) ?? '');
+  const problem = await passwordProblem(String(input.password ?? ''), { email });
+  if (problem) fields.password = problem;
+  if (email && !fields.email) {
+    const taken = await takenMessage(prisma, email);
+    if (taken) fields.email = taken;
+  }
+  if (!parsed.success || Object.keys(fields).length > 0) throw new FormError(fields);
+
+  const { name, companyName, password } = parsed.data;
+  const passwordHash = await hashPassword(password);
+  try {
+    return await prisma.account.create({
+      data: { email, name, companyName, passwordHash, passwordChangedAt: new Date() },
+      select: { id: true, email: true },
+    });
+  } catch (error) {
+    // Someone registered (or the CLI created) the address between the check and the insert.
+    if (isUniqueViolation(error)) throw new FormError({ email: (await takenMessage(prisma, email)) ?? ALREADY_REGISTERED });
+    throw error;
+  }
+}
+
+const ALREADY_REGISTERED = 'is already registered: sign in instead';
+
+async function takenMessage(prisma: PrismaClient, email: string): Promise<string | null> {
+  const account = await prisma.account.findUnique({ where: { email }, select: { passwordHash: true } });
+  if (!account) return null;
+  return account.passwordHash === null
+    ? 'is already registered for API keys, without a password: ask the operator for a link to set one'
+    : ALREADY_REGISTERED;
+}
+
+export interface SignInInput {
+  email: string;
+  password: string;
+  /** The client's address, as the gate resolved it (src/shared/client-ip.ts). */
+  ip: string;
+}
+
+/**
+ * The account whose e-mail and password these are. Refusals are one AppError whatever the cause
+ * (unknown address, account without a password, wrong password), and each costs one argon2
+ * verification, so neither message nor timing tells which addresses have accounts. Too many
+ * attempts from one IP or for one address: RATE_LIMIT_EXCEEDED with retryAfter, before any
+ * password is checked. `now` only computes the retry time (the store has its own clock).
+ */
+export async function signIn(prisma: PrismaClient, store: RateLimitStore, input: SignInInput, now: Date = new Date()): Promise<{ accountId: string }> {
+  const email = String(input.email ?? '').trim().toLowerCase();
+  const password = String(input.password ?? '');
+  await countSignInAttempt(store, email, input.ip, now);
+
+  const account = normaliseEmail(email)
+    ? await prisma.account.findUnique({ where: { email }, select: { id: true, passwordHash: true } })
+    : null;
+  const stored = account?.passwordHash ?? null;
+  const matches = stored ? await verifyPassword(stored, password) : await verifyNothing(password);
+  if (!account || !stored || !matches) throw new AppError('UNAUTHORIZED', 'Wrong e-mail or password');
+
+  // Hashes made with older parameters are upgraded while the password is at hand.
+  if (hashIsOutdated(stored)) {
+    await prisma.account.updateMany({
+      where: { id: account.id, passwordHash: stored },
+      data: { passwordHash: await hashPassword(password) },
+    });
+  }
+  return { accountId: account.id };
+}
+
+async function countSignInAttempt(store: RateLimitStore, email: string, ip: string, now: Date): Promise<void> {
+  const { perIp, perAccount } = SIGN_IN_LIMITS;
+  // Both buckets count every attempt, refused ones too. The address is hashed into the bucket
+  // name: the store (possibly a shared Redis) needs no list of e-mail addresses, and an
+  // absurdly long one makes no absurdly long key.
+  const emailKey = crypto.createHash('sha256').update(email).digest('base64url');
+  const decisions = await Promise.all([
+    store.hit(`signin:ip:${ip}`, perIp.limit, perIp.windowMs),
+    store.hit(`signin:account:${emailKey}`, perAccount.limit, perAccount.windowMs),
+  ]);
+  const refused = decisions.filter((d) => !d.allowed);
+  if (refused.length === 0) return;
+  const retryAfter = Math.max(...refused.map((d) => secondsUntil(d.resetAt, now.getTime())));
+  throw rateLimited(`Too many sign-in attempts; try again in ${retryAfter} s`, retryAfter);
+}
+
+/**
+ * Replaces the password of a signed-in account. The current password must be right (a FormError
+ * on `current` otherwise: a borrowed, unlocked browser is not enough) and the new one must meet
+ * the rules (FormError on `next`). Ends every session of the account, this one included: the
+ * caller signs the user in anew, so whoever else held a session is out.
+ */
+export async function changePassword(prisma: PrismaClient, accountId: string, input: { current: string; next: string }): Promise<void> {
+  const account = await prisma.account.findUnique({ where: { id: accountId }, select: { email: true, passwordHash: true } });
+  if (!account) throw new AppError('UNAUTHORIZED', 'The account no longer exists');
+  const current = String(input.current ?? '');
+  const next = String(input.next ?? '');
+  const matches = account.passwordHash ? await verifyPassword(account.passwordHash, current) : await verifyNothing(current);
+  if (!matches) throw new FormError({ current: 'is not your current password' });
+  if (next === current) throw new FormError({ next: 'must differ from the current password' });
+  const problem = await passwordProblem(next, { email: account.email });
+  if (problem) throw new FormError({ next: problem });
+
+  const passwordHash = await hashPassword(next);
+  await prisma.$transaction((tx) => storePassword(tx, accountId, passwordHash, new Date()));
+}
+
+/** Sets the password hash, and ends every session and unused link of the account. */
+async function storePassword(tx: Prisma.TransactionClient, accountId: string, passwordHash: string, now: Date): Promise<void> {
+  await tx.account.update({ where: { id: accountId }, data: { passwordHash, passwordChangedAt: now } });
+  await endAllSessions(tx, accountId);
+  // A link sent before the change must not undo it.
+  await tx.passwordToken.updateMany({ where: { accountId, usedAt: null }, data: { usedAt: now } });
+}
+
+/**
+ * A one-time link token to set the password of the account with `email`, which is created (with
+ * no password and the default plan) if there is none. Only the token's SHA-256 is stored; the
+ * token exists once, in the return value. An address that is no e-mail is a FormError on `email`.
+ */
+export async function createPasswordLink(
+  prisma: PrismaClient,
+  email: string,
+  { ttlMs = PASSWORD_LINK_TTL_MS }: { ttlMs?: number } = {},
+): Promise<{ token: string; accountId: string; expiresAt: Date }> {
+  const address = normaliseEmail(email);
+  if (address === null) throw new FormError({ email: 'must be an e-mail address such as name@example.com' });
+  if (!Number.isSafeInteger(ttlMs) || ttlMs <= 0) throw new RangeError(`A link's lifetime must be a positive whole number of ms, got ${ttlMs}`);
+  const { token, hash } = newToken();
+  const expiresAt = new Date(Date.now() + ttlMs);
+  const accountId = await prisma.$transaction(async (tx) => {
+    // ON CONFLICT DO NOTHING, then read: see createApiKey.
+    await tx.account.createMany({ data: [{ email: address }], skipDuplicates: true });
+    const { id } = await tx.account.findUniqueOrThrow({ where: { email: address }, select: { id: true } });
+    await tx.passwordToken.create({ data: { tokenHash: hash, accountId: id, expiresAt } });
+    return id;
+  });
+  return { token, accountId, expiresAt };
+}
+
+const LINK_UNKNOWN = 'This link is not valid: ask for a new one';
+const LINK_EXPIRED = 'This link has expired: ask for a new one';
+const LINK_USED = 'This link has already been used: sign in, or ask for a new one';
+
+/**
+ * Sets the password with a token from createPasswordLink, once. A token that is malformed,
+ * unknown, expired or used is an AppError (UNAUTHORIZED, a message saying which); a password
+ * breaking the rules is a FormError on `password` and leaves the token usable, so the person can
+ * try again. Ends every session of the account.
+ */
+export async function setPasswordWithToken(prisma: PrismaClient, token: string, password: string): Promise<{ accountId: string }> {
+  if (!looksLikeToken(token)) throw new AppError('UNAUTHORIZED', LINK_UNKNOWN);
+  const tokenHash = hashToken(token);
+  const row = await prisma.passwordToken.findUnique({
+    where: { tokenHash },
+    select: { id: true, accountId: true, expiresAt: true, usedAt: true, account: { select: { email: true } } },
+  });
+  const linkError = (r: { expiresAt: Date; usedAt: Date | null } | null, now: Date) =>
+    !r ? LINK_UNKNOWN : r.usedAt ? LINK_USED : r.expiresAt <= now ? LINK_EXPIRED : null;
+  const before = linkError(row, new Date());
+  if (before || !row) throw new AppError('UNAUTHORIZED', before ?? LINK_UNKNOWN);
+
+  const problem = await passwordProblem(String(password ?? ''), { email: row.account.email });
+  if (problem) throw new FormError({ password: problem });
+  const passwordHash = await hashPassword(password);
+
+  await prisma.$transaction(async (tx) => {
+    const now = new Date();
+    // The claim and the check are one statement, so of two concurrent uses exactly one wins.
+    const { count } = await tx.passwordToken.updateMany({ where: { id: row.id, usedAt: null, expiresAt: { gt: now } }, data: { usedAt: now } });
+    if (count === 0) {
+      const current = await tx.passwordToken.findUnique({ where: { id: row.id }, select: { expiresAt: true, usedAt: true } });
+      throw new AppError('UNAUTHORIZED', linkError(current, now) ?? LINK_USED);
+    }
+    await storePassword(tx, row.accountId, passwordHash, now);
+  });
+  return { accountId: row.accountId };
+}
