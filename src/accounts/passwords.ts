@@ -3,14 +3,21 @@
 // Passwords are hashed with argon2id and stored as PHC strings
 // (`$argon2id$v=19$m=19456,t=2,p=1$salt$hash`), so every hash carries the parameters it was made
 // with and old hashes keep verifying after the parameters change (signIn rehashes them then).
+//
+// The binding is @node-rs/argon2 (Rust, prebuilt per platform as an optional dependency, no
+// install script): the `argon2` package's prebuilt binary needs Node-API 10, and Node 20 (9)
+// crashes loading it.
 
-import argon2 from 'argon2';
+import { hash, parseOptions, verify, type Algorithm } from '@node-rs/argon2';
+
+/** @node-rs/argon2's Algorithm.Argon2id (a const enum, which isolated modules cannot read). */
+const ARGON2ID = 2 as Algorithm;
 
 /**
  * OWASP's recommended argon2id parameters (Password Storage Cheat Sheet): 19 MiB of memory,
  * 2 passes, 1 lane. About 30–40 ms per hash or verification on one core, on the libuv pool.
  */
-export const ARGON2_PARAMS = Object.freeze({ type: argon2.argon2id, memoryCost: 19_456, timeCost: 2, parallelism: 1 });
+export const ARGON2_PARAMS = Object.freeze({ algorithm: ARGON2ID, memoryCost: 19_456, timeCost: 2, parallelism: 1 });
 
 export const PASSWORD_MIN = 10;
 /** Characters (code points); bounds the work one sign-in attempt can make the server do. */
@@ -24,26 +31,32 @@ const canonical = (password: string) => password.normalize('NFC');
 const length = (password: string) => [...password].length;
 
 export function hashPassword(password: string): Promise<string> {
-  return argon2.hash(canonical(password), ARGON2_PARAMS);
+  return hash(canonical(password), ARGON2_PARAMS);
 }
 
 /**
  * Whether `password` matches the PHC string `hash`. Never throws: a malformed or foreign hash,
  * or a password longer than any we accept, is simply not a match.
  */
-export async function verifyPassword(hash: string, password: string): Promise<boolean> {
+export async function verifyPassword(hashed: string, password: string): Promise<boolean> {
   if (length(password) > PASSWORD_MAX) return false;
   try {
-    return await argon2.verify(hash, canonical(password));
+    return await verify(hashed, canonical(password));
   } catch {
     return false;
   }
 }
 
 /** True when `hash` was made with other parameters than ARGON2_PARAMS (or is not argon2 at all). */
-export function hashIsOutdated(hash: string): boolean {
+export function hashIsOutdated(hashed: string): boolean {
   try {
-    return !hash.startsWith('$argon2id$') || argon2.needsRehash(hash, ARGON2_PARAMS);
+    const made = parseOptions(hashed);
+    return (
+      made.algorithm !== ARGON2_PARAMS.algorithm ||
+      made.memoryCost !== ARGON2_PARAMS.memoryCost ||
+      made.timeCost !== ARGON2_PARAMS.timeCost ||
+      made.parallelism !== ARGON2_PARAMS.parallelism
+    );
   } catch {
     return true;
   }
