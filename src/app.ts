@@ -115,7 +115,9 @@ export async function createApp({ prisma, databaseUrl, logger, config, now, ...g
   const dashboard = createDashboard({
     prisma,
     store,
-    usage,
+    flushCounts: async () => {
+      await Promise.all([usage.flush(), lastUsed.flush()]);
+    },
     logger,
     clientIp,
     isHttps: (request, server) => httpsFrom((server as ServerContext).req?.socket.remoteAddress, request.headers.get('x-forwarded-proto')),

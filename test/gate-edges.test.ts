@@ -136,7 +136,7 @@ describe('what a refused request is told', () => {
     const message: string = res.body.error.message;
     expect(message).toMatch(/at most 30 requests per minute/);
     expect(message).toMatch(/API key raises the limit/);
-    expect(message).toMatch(/Getting a key/);
+    expect(message).toMatch(/create one in the developer dashboard at \/dashboard/);
     expect(message).toContain(`retry after ${res.body.error.retryAfter} s`);
   });
 
@@ -148,6 +148,6 @@ describe('what a refused request is told', () => {
     const res = await app.get('/api/categories', h);
     expect(res.status).toBe(429);
     expect(res.body.error.message).toMatch(/^Rate limit exceeded: at most 2 requests per hour for this API key \(enterprise plan\)/);
-    expect(res.body.error.message).not.toMatch(/Getting a key/);
+    expect(res.body.error.message).not.toMatch(/dashboard/);
   });
 });

@@ -54,7 +54,7 @@ function usageTable(hours: readonly HourUsage[]): Html {
   const busy = hours.filter((h) => h.requests > 0 || h.limited > 0).reverse();
   if (!busy.length) return html`<p>No requests with this key in the last ${hours.length / 24} days.</p>`;
   return html`<details>
-<summary>Hourly numbers (${busy.length} hours with requests)</summary>
+<summary>Hourly numbers (${busy.length} ${busy.length === 1 ? 'hour' : 'hours'} with requests)</summary>
 <table>
 <caption class="hint">Newest first, UTC</caption>
 <thead><tr><th scope="col">Hour</th><th scope="col">Requests</th><th scope="col">Refused (429)</th></tr></thead>

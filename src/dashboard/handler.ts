@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import { ACTIVE_KEYS_PER_ACCOUNT, createOwnKey, listOwnKeys, ownKey, revokeOwnKey } from '../accounts/api-keys.js';
 import { changePassword, registerAccount, setPasswordWithToken, signIn } from '../accounts/credentials.js';
 import { accountProfile, addressOf, createAddress, deleteAddress, listAddresses, updateProfile, updateAddress } from '../accounts/profile.js';
-import { createSession, csrfMatches, csrfTokenFor, endSession, readSession, SESSION_ABSOLUTE_MS } from '../accounts/sessions.js';
+import { createSession, csrfMatches, csrfTokenFor, deleteEndedSessions, endSession, readSession, SESSION_ABSOLUTE_MS } from '../accounts/sessions.js';
 import type { PrismaClient } from '../db/prisma.js';
 import type { RateLimitStore } from '../ratelimit/store.js';
 import { readLimited } from '../rest/body.js';
@@ -28,8 +28,8 @@ export interface DashboardDeps {
   prisma: PrismaClient;
   /** The rate-limit store the gate counts in: sign-in throttling and each key's live window. */
   store: RateLimitStore;
-  /** Key usage still in memory is written before a usage chart is read. */
-  usage: { flush(): Promise<void> };
+  /** Writes what is still counted in memory (key usage, last use) before a key's page reads it. */
+  flushCounts: () => Promise<void>;
   logger: Logger;
   clientIp: (request: Request, server: unknown) => string;
   isHttps: (request: Request, server: unknown) => boolean;
@@ -41,6 +41,8 @@ const PRESESSION_COOKIE = 'mp_presession';
 /** Forms are a few hundred bytes; nothing a person types here comes near this. */
 const FORM_MAX_BYTES = 16 * 1024;
 const ORDERS_PER_PAGE = 20;
+/** Ended sessions are deleted at a sign-in, at most this often per process. */
+const SESSION_SWEEP_MS = 10 * 60_000;
 
 /** What the handler knows of one request. */
 interface Visit {
@@ -83,6 +85,7 @@ const ID = '([A-Za-z0-9_-]{1,64})';
 export function createDashboard(deps: DashboardDeps) {
   const { prisma } = deps;
   const clock = deps.now ?? Date.now;
+  let lastSweep = 0;
 
   const routes: DashboardRoute[] = [
     { method: 'GET', pattern: /^\/dashboard$/, who: 'anyone', handle: async (v) => redirect(v, v.session ? '/dashboard/keys' : '/dashboard/sign-in') },
@@ -194,6 +197,10 @@ export function createDashboard(deps: DashboardDeps) {
       const { token } = await createSession(prisma, accountId, v.now);
       v.setCookies.push(cookie(v, SESSION_COOKIE, token, { path: '/', maxAge: SESSION_ABSOLUTE_MS / 1000 }));
       v.setCookies.push(cookie(v, PRESESSION_COOKIE, '', { path: '/dashboard', maxAge: 0 }));
+      if (clock() - lastSweep >= SESSION_SWEEP_MS) {
+        lastSweep = clock();
+        await deleteEndedSessions(prisma, v.now).catch((error: unknown) => deps.logger.warn({ err: error }, 'deleting ended sessions failed'));
+      }
       return redirect(v, '/dashboard/keys');
     } catch (error) {
       const known = asAppError(error);
@@ -280,7 +287,7 @@ export function createDashboard(deps: DashboardDeps) {
     const key = await keyOrNotFound(v, id!);
     // The counts of this instance that are still in memory join the table first; a failed write
     // leaves them for the next one, and the chart shows what is stored.
-    await deps.usage.flush().catch((error: unknown) => deps.logger.warn({ err: error }, 'key usage flush before a chart failed'));
+    await deps.flushCounts().catch((error: unknown) => deps.logger.warn({ err: error }, 'writing key counts before a key page failed'));
     // The view carries the key's effective limit and window: the same bucket and numbers as the gate's.
     const limits = { id: key.id, plan: key.plan.toUpperCase() as Plan, rateLimit: key.limit, rateWindowSeconds: key.window };
     const [hours, window] = await Promise.all([hourlyUsage(prisma, key.id, { now: v.now }), currentWindow(deps.store, limits)]);
@@ -453,8 +460,9 @@ const SECURITY_HEADERS: Record<string, string> = {
   'content-security-policy': "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
   'x-content-type-options': 'nosniff',
   'x-frame-options': 'DENY',
-  // The set-password link carries its token in the URL: it must not leak to a next page's server.
-  'referrer-policy': 'no-referrer',
+  // The set-password link carries its token in the URL: it must not leak to another site. Not
+  // no-referrer: under it, a browser sends a form's Origin as "null", and the CSRF check needs it.
+  'referrer-policy': 'same-origin',
   'cache-control': 'no-store',
 };
 

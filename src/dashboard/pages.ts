@@ -1,5 +1,6 @@
 import { SELF_SERVICE_EXPIRY_DAYS, keyStatus, type ApiKeyView } from '../accounts/api-keys.js';
 import { SELF_SERVICE_SCOPES } from '../auth/scopes.js';
+import { describeWindow } from '../ratelimit/policy.js';
 import type { HourUsage, WindowState } from '../usage/read.js';
 import { usageChart } from './chart.js';
 import { html, type Html } from './html.js';
@@ -129,7 +130,7 @@ export function newKeyPage(key: string, record: ApiKeyView): Html {
 <div class="key-box"><input id="new-key" class="key" type="text" readonly value="${key}" aria-describedby="new-key-status"><button type="button" data-copy="new-key">Copy key</button></div>
 <p id="new-key-status" class="hint" role="status"></p>
 </div>
-<p>Scopes: ${scopeList(record.scopes)}. Plan: ${record.plan}, ${record.limit} requests per ${record.window / 3600} h.</p>
+<p>Scopes: ${scopeList(record.scopes)}. Plan: ${record.plan}, ${record.limit} requests per ${describeWindow(record.window * 1000)}.</p>
 <p>Try it: <code>curl -H 'X-API-Key: ${key}' …/api/orders</code></p>
 <p><a href="/dashboard/keys/${record.id}">See this key's usage</a> · <a href="/dashboard/keys">Back to your keys</a></p>`;
 }
@@ -143,7 +144,7 @@ export function keyPage(data: { key: ApiKeyView; now: Date; window: WindowState;
 <tr><th scope="row">Prefix</th><td><code>${key.prefix}…</code></td></tr>
 <tr><th scope="row">Status</th><td>${statusCell(key, now)}</td></tr>
 <tr><th scope="row">Scopes</th><td>${scopeList(key.scopes)}</td></tr>
-<tr><th scope="row">Plan</th><td>${key.plan}: ${key.limit} requests per ${key.window >= 3600 ? `${key.window / 3600} h` : `${key.window} s`}</td></tr>
+<tr><th scope="row">Plan</th><td>${key.plan}: ${key.limit} requests per ${describeWindow(key.window * 1000)}</td></tr>
 <tr><th scope="row">Created</th><td>${when(key.createdAt)}</td></tr>
 <tr><th scope="row">Last used</th><td>${when(key.lastUsedAt)}</td></tr>
 <tr><th scope="row">Expires</th><td>${when(key.expiresAt)}</td></tr>

@@ -103,6 +103,6 @@ export function limitExceededMessage(policy: RateLimitPolicy, retryAfter: number
   return (
     `Rate limit exceeded: ${rule} per client address without an API key; retry after ${retryAfter} s. ` +
     `An API key raises the limit (${basic.limit} requests per ${describeWindow(basic.windowSeconds * 1000)} and more): ` +
-    'keys are issued by the operator of this API, see "Getting a key" in its README'
+    'register and create one in the developer dashboard at /dashboard'
   );
 }
