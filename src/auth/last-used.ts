@@ -4,6 +4,7 @@
 // fine for a "last used" column shown to people.
 
 import type { PrismaClient } from '../db/prisma.js';
+import { batchedFlush } from '../shared/batched-flush.js';
 
 export interface LastUsedRecorder {
   /** Notes that the key was used at `at` (default now). Memory only; never throws. */
@@ -25,9 +26,6 @@ export function createLastUsedRecorder(prisma: PrismaClient, opts: LastUsedOptio
   const intervalMs = opts.intervalMs ?? 30_000;
   const onError = opts.onError ?? ((error: unknown) => process.stderr.write(`Recording API key last use failed: ${String(error)}\n`));
   let pending = new Map<string, number>();
-  let stopped = false;
-  // Flushes run one after another: two overlapping UPDATEs of the same rows would only contend.
-  let chain: Promise<void> = Promise.resolve();
 
   const note = (entries: Map<string, number>, keyId: string, time: number) => {
     const known = entries.get(keyId);
@@ -55,31 +53,16 @@ export function createLastUsedRecorder(prisma: PrismaClient, opts: LastUsedOptio
     }
   };
 
-  const flush = (): Promise<void> => {
-    const run = chain.catch(() => undefined).then(writeOnce);
-    chain = run;
-    return run;
-  };
-
-  const timer = setInterval(() => {
-    if (pending.size > 0) flush().catch(onError);
-  }, intervalMs);
-  // Never the reason a process stays alive; stop() does the final write.
-  timer.unref();
+  const loop = batchedFlush({ write: writeOnce, hasPending: () => pending.size > 0, intervalMs, onError });
 
   return {
     touch(keyId, at = new Date()) {
       const time = at.getTime();
       // An invalid date would make the whole batch's statement fail, over and over.
-      if (stopped || !Number.isFinite(time)) return;
+      if (loop.stopped || !Number.isFinite(time)) return;
       note(pending, keyId, time);
     },
-    flush,
-    async stop() {
-      if (stopped) return chain.catch(() => undefined);
-      stopped = true;
-      clearInterval(timer);
-      await flush().catch(onError);
-    },
+    flush: loop.flush,
+    stop: loop.stop,
   };
 }

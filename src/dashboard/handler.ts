@@ -284,10 +284,10 @@ export function createDashboard(deps: DashboardDeps) {
   }
 
   async function getKey(v: Visit, [id]: string[]): Promise<Response> {
-    const key = await keyOrNotFound(v, id!);
-    // The counts of this instance that are still in memory join the table first; a failed write
-    // leaves them for the next one, and the chart shows what is stored.
+    // The counts of this instance that are still in memory (usage, last use) are written first; a
+    // failed write leaves them for the next one, and the page shows what is stored.
     await deps.flushCounts().catch((error: unknown) => deps.logger.warn({ err: error }, 'writing key counts before a key page failed'));
+    const key = await keyOrNotFound(v, id!);
     // The view carries the key's effective limit and window: the same bucket and numbers as the gate's.
     const limits = { id: key.id, plan: key.plan.toUpperCase() as Plan, rateLimit: key.limit, rateWindowSeconds: key.window };
     const [hours, window] = await Promise.all([hourlyUsage(prisma, key.id, { now: v.now }), currentWindow(deps.store, limits)]);

@@ -1,4 +1,5 @@
 import { SELF_SERVICE_EXPIRY_DAYS, keyStatus, type ApiKeyView } from '../accounts/api-keys.js';
+import type { SavedAddress } from '../accounts/profile.js';
 import { SELF_SERVICE_SCOPES } from '../auth/scopes.js';
 import { describeWindow } from '../ratelimit/policy.js';
 import type { HourUsage, WindowState } from '../usage/read.js';
@@ -205,21 +206,7 @@ ${field({ name: 'next', label: 'New password', type: 'password', required: true,
 )}`;
 }
 
-export interface AddressView {
-  id: string;
-  label: string;
-  fullName: string;
-  companyName: string | null;
-  phone: string;
-  email: string | null;
-  address: string;
-  city: string;
-  county: string;
-  postalCode: string;
-  isDefault: boolean;
-}
-
-export function addressesPage(addresses: readonly AddressView[]): Html {
+export function addressesPage(addresses: readonly SavedAddress[]): Html {
   return html`<p>Orders are shipped to one of these: its id is the <code>addressId</code> of <code>POST /api/orders</code> (also listed by <code>GET /api/me/addresses</code>).</p>
 <p><a class="button" href="/dashboard/addresses/new">Add an address</a></p>
 ${
@@ -261,7 +248,7 @@ ${text('postalCode', 'Postal code', { required: true, autocomplete: 'postal-code
 <p><a href="/dashboard/addresses">Back to addresses</a></p>`;
 }
 
-export function deleteAddressPage(csrf: string, address: AddressView): Html {
+export function deleteAddressPage(csrf: string, address: SavedAddress): Html {
   return html`<p>Delete the address “${address.label || address.address}” (${address.address}, ${address.city})? Orders already shipped to it keep their copy.</p>
 <div class="actions">
 ${form(`/dashboard/addresses/${address.id}/delete`, csrf, '', 'Delete address', 'inline')}

@@ -5,6 +5,7 @@
 // interval, and a crash loses the last interval's counts.
 
 import type { PrismaClient } from '../db/prisma.js';
+import { batchedFlush } from '../shared/batched-flush.js';
 
 export interface UsageRecorder {
   /**
@@ -44,9 +45,6 @@ export function createUsageRecorder(prisma: PrismaClient, opts: UsageRecorderOpt
   const now = opts.now ?? Date.now;
   const onError = opts.onError ?? ((error: unknown) => process.stderr.write(`Recording API key usage failed: ${String(error)}\n`));
   let pending = new Map<string, Pending>();
-  let stopped = false;
-  // Flushes run one after another: a batch taken while another is in flight would only contend for its rows.
-  let chain: Promise<void> = Promise.resolve();
 
   const add = (entries: Map<string, Pending>, keyId: string, hour: number, requests: number, limited: number) => {
     const slot = `${keyId}\u0000${hour}`;
@@ -85,31 +83,16 @@ export function createUsageRecorder(prisma: PrismaClient, opts: UsageRecorderOpt
     }
   };
 
-  const flush = (): Promise<void> => {
-    const run = chain.catch(() => undefined).then(writeOnce);
-    chain = run;
-    return run;
-  };
-
-  const timer = setInterval(() => {
-    if (pending.size > 0) flush().catch(onError);
-  }, intervalMs);
-  // Never the reason a process stays alive; stop() does the final write.
-  timer.unref();
+  const loop = batchedFlush({ write: writeOnce, hasPending: () => pending.size > 0, intervalMs, onError });
 
   return {
     count(keyId, { limited }) {
       const time = now();
       // An invalid time would make the whole batch's statement fail, over and over.
-      if (stopped || !Number.isFinite(time)) return;
+      if (loop.stopped || !Number.isFinite(time)) return;
       add(pending, keyId, hourOf(time), 1, limited ? 1 : 0);
     },
-    flush,
-    async stop() {
-      if (stopped) return chain.catch(() => undefined);
-      stopped = true;
-      clearInterval(timer);
-      await flush().catch(onError);
-    },
+    flush: loop.flush,
+    stop: loop.stop,
   };
 }
