@@ -1,5 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ACTIVE_KEYS_PER_ACCOUNT } from '../src/accounts/api-keys.js';
+import { createPasswordLink } from '../src/accounts/credentials.js';
+import { createPrisma } from '../src/db/prisma.js';
+import { createTestKey } from './helpers/keys.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { dashboardClient, keyIn, signedIn, textOf, type DashboardClient } from './helpers/dashboard.js';
 
@@ -180,6 +183,31 @@ describe('registration and sign-in', () => {
     await other.get('/dashboard/sign-in');
     expect((await other.post('/dashboard/sign-in', { email, password })).status).toBe(401);
     expect((await other.post('/dashboard/sign-in', { email, password: 'a brand new passphrase' })).status).toBe(303);
+  });
+});
+
+describe('accounts made by the keys command line', () => {
+  it('cannot be registered again; the invite link sets a password once, and then the owner signs in', async () => {
+    const email = `cli-${Date.now()}@example.com`;
+    await createTestKey(app.url, { owner: email, scopes: ['read:orders'] });
+    const client = dashboardClient(app.base);
+    await client.get('/dashboard/register');
+    const taken = await client.post('/dashboard/register', { name: 'C', email, password: 'a fine long passphrase' });
+    expect(taken.status).toBe(400);
+    expect(textOf(taken.html)).toMatch(/already registered/i);
+
+    const prisma = createPrisma({ url: app.url, poolMax: 1 });
+    const { token } = await createPasswordLink(prisma, email).finally(() => prisma.$disconnect());
+    const form = await client.get(`/dashboard/set-password?token=${token}`);
+    expect(form.status).toBe(200);
+    const set = await client.post('/dashboard/set-password', { token, password: 'a fine long passphrase' });
+    expect(set.location).toBe('/dashboard/sign-in?done=password-set');
+    const again = await client.post('/dashboard/set-password', { token, password: 'another long passphrase' });
+    expect(again.status).toBe(401);
+    await client.get('/dashboard/sign-in');
+    expect((await client.post('/dashboard/sign-in', { email, password: 'a fine long passphrase' })).status).toBe(303);
+    // The key the operator made is there, with the account's others.
+    expect(textOf((await client.get('/dashboard/keys')).html)).toContain('Active');
   });
 });
 
@@ -374,5 +402,48 @@ describe('account, addresses and orders', () => {
     const page = await client.get('/dashboard/orders');
     expect(textOf(page.html)).toContain(data.orderNumber);
     expect(textOf(page.html)).toContain(`${data.total} RON`);
+  });
+});
+
+describe('careless and hostile requests', () => {
+  it('never answers 500 or leaks a stack: odd cookies, paths, methods and forms', async () => {
+    const { client } = await signedIn(app.base);
+    const cookie = [...client.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+    const requests: Array<[string, RequestInit]> = [
+      ['/dashboard/keys', { headers: { cookie: 'mp_session=' + 'x'.repeat(4000) } }],
+      ['/dashboard/keys', { headers: { cookie: "mp_session='; DROP TABLE \"Session\"; --" } }],
+      ['/dashboard/keys', { headers: { cookie: 'mp_session=%00%ff; mp_session=a' } }],
+      ['/dashboard/keys/' + 'a'.repeat(500), { headers: { cookie } }],
+      ['/dashboard/keys/%00', { headers: { cookie } }],
+      ['/dashboard/keys/..%2F..%2Fadmin', { headers: { cookie } }],
+      ['/dashboard/addresses/%E0%A4%A', { headers: { cookie } }],
+      ['/dashboard/orders?page=-1', { headers: { cookie } }],
+      ['/dashboard/orders?page=1e309', { headers: { cookie } }],
+      ['/dashboard/set-password?token=<script>', {}],
+      ['/dashboard/assets/../../package.json', {}],
+      ['/dashboard/keys', { method: 'DELETE', headers: { cookie } }],
+    ];
+    for (const [path, init] of requests) {
+      const res = await fetch(app.base + path, { ...init, redirect: 'manual' });
+      const text = await res.text();
+      expect(res.status, path).toBeLessThan(500);
+      expect(text, path).not.toMatch(/\bat .*\.(ts|js):\d+/);
+      expect(text, path).not.toContain('<script>');
+    }
+    await client.get('/dashboard/keys');
+    const forms: Array<Record<string, string | string[]>> = [
+      { name: 'x', scopes: 'read:orders', expires: 'abc' },
+      { name: 'x', scopes: 'read:orders', expires: '99999999999999999999' },
+      { name: '\u0000\u0007', scopes: ['read:orders', 'read:orders'], expires: '' },
+      { name: 'x'.repeat(101), scopes: 'nonsense', expires: '-7' },
+      { _csrf: 'another', name: 'y' },
+    ];
+    for (const form of forms) {
+      const page = await client.post('/dashboard/keys', form);
+      expect([400, 403]).toContain(page.status);
+    }
+    const setPassword = await client.post('/dashboard/set-password', { token: 'mk_not-a-token', password: 'a fine long passphrase' });
+    expect(setPassword.status).toBe(401);
+    expect(textOf(setPassword.html)).not.toContain('mk_not-a-token');
   });
 });
