@@ -13,7 +13,7 @@ import { FormError } from '../shared/form-error.js';
 import { currentWindow, hourlyUsage } from '../usage/read.js';
 import type { Plan } from '../auth/identity.js';
 import { serveAsset } from './assets.js';
-import { ASSET_PATH, page, type PageOptions } from './layout.js';
+import { ASSET_PATH, BRAND, page, type PageOptions } from './layout.js';
 import * as pages from './pages.js';
 
 // The developer dashboard at /dashboard: server-rendered pages and plain HTML forms (they work
@@ -449,7 +449,7 @@ export function createDashboard(deps: DashboardDeps) {
 
     /** The small landing page at /. */
     landing(request: Request): Response {
-      const markup = page({ title: 'Marketplace API', body: pages.landingPage() });
+      const markup = page({ title: BRAND, body: pages.landingPage() });
       return new Response(request.method === 'HEAD' ? null : markup.markup, { headers: { 'content-type': 'text/html; charset=utf-8', ...SECURITY_HEADERS } });
     },
   };

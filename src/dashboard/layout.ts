@@ -5,6 +5,7 @@ import { html, type Html, type HtmlValue } from './html.js';
 // in a summary at the top of the form, and every button says what it does.
 
 export const ASSET_PATH = '/dashboard/assets';
+export const BRAND = 'Marketplace API';
 
 export interface Viewer {
   email: string;
@@ -39,14 +40,14 @@ export function page({ title, viewer, csrf, current, notice, body }: PageOptions
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${title} · Marketplace API</title>
+<title>${title === BRAND ? BRAND : `${title} · ${BRAND}`}</title>
 <link rel="stylesheet" href="${ASSET_PATH}/dashboard.css">
 <script src="${ASSET_PATH}/dashboard.js" defer></script>
 </head>
 <body>
 <a class="skip" href="#main">Skip to content</a>
 <header class="top">
-  <a class="brand" href="/">Marketplace API</a>
+  <a class="brand" href="/">${BRAND}</a>
   ${
     viewer
       ? html`<nav aria-label="Dashboard">
