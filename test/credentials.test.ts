@@ -286,33 +286,51 @@ describe('signIn', () => {
 describe('changePassword', () => {
   const NEXT = 'a brand new passphrase';
 
+  const IP = '192.0.2.77';
+
   it('checks the current password and the rules, then ends every session', async () => {
+    const { store } = freshStore();
     const email = uniqueEmail('change');
     const { id } = await registerAccount(prisma, { email, password: GOOD, name: 'Changer' });
     const sessions = await Promise.all([createSession(prisma, id), createSession(prisma, id), createSession(prisma, id)]);
     const before = (await prisma.account.findUniqueOrThrow({ where: { id } })).passwordChangedAt!;
 
-    expect(await formError(changePassword(prisma, id, { current: 'not it at all', next: NEXT }))).toEqual({ current: 'is not your current password' });
-    expect(await formError(changePassword(prisma, id, { current: GOOD, next: GOOD }))).toEqual({ next: expect.stringMatching(/differ/) });
-    expect(await formError(changePassword(prisma, id, { current: GOOD, next: 'password123' }))).toEqual({ next: expect.stringMatching(/common/) });
+    expect(await formError(changePassword(prisma, store, id, { current: 'not it at all', next: NEXT, ip: IP }))).toEqual({ current: 'is not your current password' });
+    expect(await formError(changePassword(prisma, store, id, { current: GOOD, next: GOOD, ip: IP }))).toEqual({ next: expect.stringMatching(/differ/) });
+    expect(await formError(changePassword(prisma, store, id, { current: GOOD, next: 'password123', ip: IP }))).toEqual({ next: expect.stringMatching(/common/) });
     expect(await prisma.session.count({ where: { accountId: id } })).toBe(3);
 
-    await changePassword(prisma, id, { current: GOOD, next: NEXT });
+    await changePassword(prisma, store, id, { current: GOOD, next: NEXT, ip: IP });
     expect(await prisma.session.count({ where: { accountId: id } })).toBe(0);
     for (const { token } of sessions) expect(await readSession(prisma, token)).toBeNull();
     const after = (await prisma.account.findUniqueOrThrow({ where: { id } })).passwordChangedAt!;
     expect(after.getTime()).toBeGreaterThan(before.getTime());
 
-    const { store } = freshStore();
     await expect(signIn(prisma, store, { email, password: GOOD, ip: '192.0.2.4' })).rejects.toMatchObject({ code: 'UNAUTHORIZED' });
     expect(await signIn(prisma, store, { email, password: NEXT, ip: '192.0.2.4' })).toEqual({ accountId: id });
   });
 
+  it('counts each try against the sign-in limits: guessing the current password is throttled too', async () => {
+    const { store } = freshStore();
+    const email = uniqueEmail('guess');
+    const { id } = await registerAccount(prisma, { email, password: GOOD, name: 'Guessed' });
+    let refused: unknown;
+    for (let i = 0; i < 20 && !refused; i++) {
+      await changePassword(prisma, store, id, { current: `guess ${i} of many`, next: NEXT, ip: IP }).catch((error: unknown) => {
+        if ((error as { code?: string }).code === 'RATE_LIMIT_EXCEEDED') refused = error;
+      });
+    }
+    expect(refused).toMatchObject({ code: 'RATE_LIMIT_EXCEEDED', message: expect.stringMatching(/try again in \d+ s/) });
+    // The account's budget is spent for sign-in as well.
+    await expect(signIn(prisma, store, { email, password: GOOD, ip: '192.0.2.99' })).rejects.toMatchObject({ code: 'RATE_LIMIT_EXCEEDED' });
+  });
+
   it('voids set-password links sent before the change', async () => {
+    const { store } = freshStore();
     const email = uniqueEmail('voids');
     const { id } = await registerAccount(prisma, { email, password: GOOD, name: 'Voider' });
     const { token } = await createPasswordLink(prisma, email);
-    await changePassword(prisma, id, { current: GOOD, next: NEXT });
+    await changePassword(prisma, store, id, { current: GOOD, next: NEXT, ip: IP });
     await expect(setPasswordWithToken(prisma, token, 'yet another passphrase')).rejects.toMatchObject({ code: 'UNAUTHORIZED', message: expect.stringMatching(/already been used/) });
   });
 });

@@ -166,6 +166,20 @@ describe('registration and sign-in', () => {
     expect((await client.get('/dashboard/keys')).location).toBe('/dashboard/sign-in');
   });
 
+  it('throttles guesses at the current password on the account page like sign-in guesses', async () => {
+    const { client } = await signedIn(app.base);
+    await client.get('/dashboard/account');
+    let page;
+    for (let i = 0; i < 15; i++) {
+      page = await client.post('/dashboard/account/password', { current: `guess ${i} at it`, next: 'a brand new passphrase' });
+      if (page.status === 429) break;
+      expect(page.status).toBe(400);
+    }
+    expect(page!.status).toBe(429);
+    expect(Number(page!.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(textOf(page!.html)).toMatch(/try again in \d+ s/);
+  });
+
   it('a password change ends every other session and keeps this browser signed in', async () => {
     const { client, email, password } = await signedIn(app.base);
     const other = dashboardClient(app.base);

@@ -168,12 +168,21 @@ async function countSignInAttempt(store: RateLimitStore, email: string, ip: stri
 /**
  * Replaces the password of a signed-in account. The current password must be right (a FormError
  * on `current` otherwise: a borrowed, unlocked browser is not enough) and the new one must meet
- * the rules (FormError on `next`). Ends every session of the account, this one included: the
- * caller signs the user in anew, so whoever else held a session is out.
+ * the rules (FormError on `next`). Each try is a guess at the password, so it counts against the
+ * sign-in limits of the account and the address (RATE_LIMIT_EXCEEDED past them). Ends every
+ * session of the account, this one included: the caller signs the user in anew, so whoever else
+ * held a session is out.
  */
-export async function changePassword(prisma: PrismaClient, accountId: string, input: { current: string; next: string }): Promise<void> {
+export async function changePassword(
+  prisma: PrismaClient,
+  store: RateLimitStore,
+  accountId: string,
+  input: { current: string; next: string; ip: string },
+  now: Date = new Date(),
+): Promise<void> {
   const account = await prisma.account.findUnique({ where: { id: accountId }, select: { email: true, passwordHash: true } });
   if (!account) throw new AppError('UNAUTHORIZED', 'The account no longer exists');
+  await countSignInAttempt(store, account.email, input.ip, now);
   const current = String(input.current ?? '');
   const next = String(input.next ?? '');
   const matches = account.passwordHash ? await verifyPassword(account.passwordHash, current) : await verifyNothing(current);

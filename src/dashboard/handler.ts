@@ -308,11 +308,11 @@ export function createDashboard(deps: DashboardDeps) {
 
   // ---- account ----
 
-  async function showAccount(v: Visit, status: number, extra: Partial<Parameters<typeof pages.accountPage>[1]> = {}): Promise<Response> {
+  async function showAccount(v: Visit, status: number, extra: Partial<Parameters<typeof pages.accountPage>[1]> = {}, headers: Record<string, string> = {}): Promise<Response> {
     const profile = await accountProfile(prisma, signedInAs(v).accountId);
     // Sessions are deleted with their account: a session always has one.
     if (!profile) throw new Error('signed-in account not found');
-    return show(v, status, { title: 'Account', current: 'account', body: pages.accountPage(csrfOf(v), { profile: { ...profile, plan: profile.plan.toLowerCase() }, ...extra }) });
+    return show(v, status, { title: 'Account', current: 'account', body: pages.accountPage(csrfOf(v), { profile: { ...profile, plan: profile.plan.toLowerCase() }, ...extra }) }, headers);
   }
 
   async function postProfile(v: Visit): Promise<Response> {
@@ -331,10 +331,12 @@ export function createDashboard(deps: DashboardDeps) {
     const form = await formOf(v);
     const accountId = signedInAs(v).accountId;
     try {
-      await changePassword(prisma, accountId, { current: form.get('current') ?? '', next: form.get('next') ?? '' });
+      await changePassword(prisma, deps.store, accountId, { current: form.get('current') ?? '', next: form.get('next') ?? '', ip: deps.clientIp(v.request, v.server) }, v.now);
     } catch (error) {
-      if (!(error instanceof FormError)) throw error;
-      return showAccount(v, 400, { passwordErrors: error.fields });
+      if (error instanceof FormError) return showAccount(v, 400, { passwordErrors: error.fields });
+      const known = asAppError(error);
+      if (known?.code !== 'RATE_LIMIT_EXCEEDED') throw error;
+      return showAccount(v, 429, { passwordErrors: { current: known.message } }, { 'retry-after': String(known.retryAfter) });
     }
     // Every session ended with the change, this one too: this browser gets a new one.
     const { token } = await createSession(prisma, accountId, v.now);
