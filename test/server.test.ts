@@ -39,6 +39,20 @@ async function stop(service: Service): Promise<number | null> {
 
 const DEMO_KEY = /X-API-Key: (mk_[A-Za-z0-9_-]{43})'? (\S+)/;
 
+/**
+ * The demo key and the URL of its curl line. They are printed after the "listening" line, and may
+ * reach the pipe in a later chunk than it on a loaded machine: wait for them rather than read once.
+ */
+async function demoKeyOf(service: Service): Promise<{ key?: string; url?: string }> {
+  const deadline = Date.now() + 15_000;
+  let found = DEMO_KEY.exec(service.output());
+  while (!found && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    found = DEMO_KEY.exec(service.output());
+  }
+  return { key: found?.[1], url: found?.[2] };
+}
+
 async function count(url: string, table: 'Product' | 'ApiKey'): Promise<number> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
@@ -69,7 +83,7 @@ describe('npm start', () => {
 
     // The demo key, printed once on the first start after listening, with the real address; it
     // works at once with the Pro plan's limit.
-    const [, demoKey, demoUrl] = DEMO_KEY.exec(first.service.output()) ?? [];
+    const { key: demoKey, url: demoUrl } = await demoKeyOf(first.service);
     expect(demoUrl).toBe(`${first.base}/api/orders`);
     const orders = await fetch(demoUrl!, { headers: { 'x-api-key': demoKey! } });
     expect(orders.status).toBe(200);
@@ -168,7 +182,7 @@ describe('demo data', () => {
     const db = await createTestDatabase('empty');
     databases.push(db);
     const { service, base } = await start({ NODE_ENV: 'production', DATABASE_URL: db.url, DEMO_DATA: 'true' });
-    const [, key, url] = DEMO_KEY.exec(service.output()) ?? [];
+    const { key, url } = await demoKeyOf(service);
     expect(url).toBe(`${base}/api/orders`);
     const products = (await (await fetch(`${base}/api/products?limit=50&sortBy=popular`)).json()) as {
       meta: { total: number };
