@@ -6,7 +6,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from './helpers/db.js';
-import { killGroup, listeningPort, npmStart, type Service } from './helpers/npm-start.js';
+import { killGroup, listeningPort, npmStart, waitForOutput, type Service } from './helpers/npm-start.js';
 
 // The quick start for real: `npm start` on an empty DATA_DIR starts embedded PostgreSQL,
 // migrates, seeds, serves both interfaces, and stops cleanly on SIGTERM. Around it, what an
@@ -39,17 +39,9 @@ async function stop(service: Service): Promise<number | null> {
 
 const DEMO_KEY = /X-API-Key: (mk_[A-Za-z0-9_-]{43})'? (\S+)/;
 
-/**
- * The demo key and the URL of its curl line. They are printed after the "listening" line, and may
- * reach the pipe in a later chunk than it on a loaded machine: wait for them rather than read once.
- */
+/** The demo key and the URL of its curl line, printed after the "listening" line. */
 async function demoKeyOf(service: Service): Promise<{ key?: string; url?: string }> {
-  const deadline = Date.now() + 15_000;
-  let found = DEMO_KEY.exec(service.output());
-  while (!found && Date.now() < deadline) {
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    found = DEMO_KEY.exec(service.output());
-  }
+  const found = await waitForOutput(service, DEMO_KEY);
   return { key: found?.[1], url: found?.[2] };
 }
 

@@ -54,3 +54,16 @@ export const groupAlive = (pgid: number): boolean => alive(-pgid);
 export function killGroup(service: Service | undefined): void {
   if (service?.npm.pid !== undefined && groupAlive(service.npm.pid)) process.kill(-service.npm.pid, 'SIGKILL');
 }
+
+/**
+ * The first match of `pattern` in the service's output, waiting up to `ms` for it: a line printed
+ * after another can reach the pipe in a later chunk on a loaded machine. Undefined if it never comes.
+ */
+export async function waitForOutput(service: Service, pattern: RegExp, ms = 15_000): Promise<RegExpExecArray | undefined> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const found = pattern.exec(service.output());
+    if (found || Date.now() >= deadline) return found ?? undefined;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
