@@ -6,7 +6,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from './helpers/db.js';
-import { killGroup, listeningPort, npmStart, waitForOutput, type Service } from './helpers/npm-start.js';
+import { killGroup, listeningPort, npmStart, waitForOutput, waitForText, type Service } from './helpers/npm-start.js';
 
 // The quick start for real: `npm start` on an empty DATA_DIR starts embedded PostgreSQL,
 // migrates, seeds, serves both interfaces, and stops cleanly on SIGTERM. Around it, what an
@@ -138,8 +138,7 @@ describe('npm start', () => {
     const exited = new Promise<number | null>((resolve) => terminal.once('exit', (code) => resolve(code)));
     try {
       const plain = () => output.replace(/\x1b\[[0-9;]*m/g, '');
-      const deadline = Date.now() + 60_000;
-      while (!/INFO.*marketplace API listening/.test(plain()) && Date.now() < deadline && terminal.exitCode === null) await new Promise((r) => setTimeout(r, 50));
+      await waitForText(plain, /INFO.*marketplace API listening/, { ms: 60_000, stopped: () => terminal.exitCode !== null });
       expect(plain()).toMatch(/INFO.*: marketplace API listening/);
       expect(plain()).not.toContain('"msg"');
       terminal.stdin!.write('\x03'); // Ctrl-C: SIGINT to the terminal's foreground process group
