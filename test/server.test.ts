@@ -6,7 +6,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from './helpers/db.js';
-import { killGroup, listeningPort, npmStart, type Service } from './helpers/npm-start.js';
+import { killGroup, listeningPort, npmStart, waitForOutput, waitForText, type Service } from './helpers/npm-start.js';
 
 // The quick start for real: `npm start` on an empty DATA_DIR starts embedded PostgreSQL,
 // migrates, seeds, serves both interfaces, and stops cleanly on SIGTERM. Around it, what an
@@ -39,6 +39,12 @@ async function stop(service: Service): Promise<number | null> {
 
 const DEMO_KEY = /X-API-Key: (mk_[A-Za-z0-9_-]{43})'? (\S+)/;
 
+/** The demo key and the URL of its curl line, printed after the "listening" line. */
+async function demoKeyOf(service: Service): Promise<{ key?: string; url?: string }> {
+  const found = await waitForOutput(service, DEMO_KEY);
+  return { key: found?.[1], url: found?.[2] };
+}
+
 async function count(url: string, table: 'Product' | 'ApiKey'): Promise<number> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
@@ -69,7 +75,7 @@ describe('npm start', () => {
 
     // The demo key, printed once on the first start after listening, with the real address; it
     // works at once with the Pro plan's limit.
-    const [, demoKey, demoUrl] = DEMO_KEY.exec(first.service.output()) ?? [];
+    const { key: demoKey, url: demoUrl } = await demoKeyOf(first.service);
     expect(demoUrl).toBe(`${first.base}/api/orders`);
     const orders = await fetch(demoUrl!, { headers: { 'x-api-key': demoKey! } });
     expect(orders.status).toBe(200);
@@ -132,8 +138,7 @@ describe('npm start', () => {
     const exited = new Promise<number | null>((resolve) => terminal.once('exit', (code) => resolve(code)));
     try {
       const plain = () => output.replace(/\x1b\[[0-9;]*m/g, '');
-      const deadline = Date.now() + 60_000;
-      while (!/INFO.*marketplace API listening/.test(plain()) && Date.now() < deadline && terminal.exitCode === null) await new Promise((r) => setTimeout(r, 50));
+      await waitForText(plain, /INFO.*marketplace API listening/, { ms: 60_000, stopped: () => terminal.exitCode !== null });
       expect(plain()).toMatch(/INFO.*: marketplace API listening/);
       expect(plain()).not.toContain('"msg"');
       terminal.stdin!.write('\x03'); // Ctrl-C: SIGINT to the terminal's foreground process group
@@ -168,7 +173,7 @@ describe('demo data', () => {
     const db = await createTestDatabase('empty');
     databases.push(db);
     const { service, base } = await start({ NODE_ENV: 'production', DATABASE_URL: db.url, DEMO_DATA: 'true' });
-    const [, key, url] = DEMO_KEY.exec(service.output()) ?? [];
+    const { key, url } = await demoKeyOf(service);
     expect(url).toBe(`${base}/api/orders`);
     const products = (await (await fetch(`${base}/api/products?limit=50&sortBy=popular`)).json()) as {
       meta: { total: number };

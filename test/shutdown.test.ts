@@ -5,7 +5,7 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { groupAlive, killGroup, listeningPort, npmStart, type Service } from './helpers/npm-start.js';
+import { groupAlive, killGroup, listeningPort, npmStart, waitForOutput, type Service } from './helpers/npm-start.js';
 import { alive } from './helpers/processes.js';
 
 // Stopping `npm start` the three ways it is stopped in practice, each under 20 requests in flight:
@@ -134,7 +134,7 @@ describe.each(cases)('stopping npm start under load: $how', ({ target, signal })
     expect(processGroup(postgresPid)).not.toBe(npmPid);
 
     // An order to place during the shutdown, with the demo key printed on the first start.
-    demoKey ??= /X-API-Key: (mk_[A-Za-z0-9_-]{43})/.exec(service.output())?.[1];
+    demoKey ??= (await waitForOutput(service, /X-API-Key: (mk_[A-Za-z0-9_-]{43})/))?.[1];
     expect(demoKey).toBeDefined();
     const products = (await (await fetch(`${base}/api/products?limit=50&sortBy=popular`)).json()) as {
       data: Array<{ id: string; stock: number; minOrder: number; supplier: { id: string } }>;

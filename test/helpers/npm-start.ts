@@ -35,17 +35,15 @@ export function npmStart(env: Record<string, string>): Service {
 
 /** Resolves with the port from the "listening" log line; rejects if npm exits first. */
 export async function listeningPort(service: Service, timeoutMs = 120_000): Promise<number> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const line = service.output().split('\n').find((l) => l.includes('marketplace API listening'));
-    if (line) return Number((JSON.parse(line) as { port: number }).port);
-    if (service.npm.exitCode !== null || service.npm.signalCode !== null) {
-      throw new Error(`npm start exited (${service.npm.exitCode ?? service.npm.signalCode}) before listening:\n${service.output()}`);
-    }
-    if (Date.now() > deadline) throw new Error(`npm start did not listen within ${timeoutMs} ms:\n${service.output()}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
+  const line = await waitForText(service.output, /^.*marketplace API listening.*$/m, { ms: timeoutMs, stopped: () => hasExited(service) });
+  if (line) return Number((JSON.parse(line[0]) as { port: number }).port);
+  if (hasExited(service)) {
+    throw new Error(`npm start exited (${service.npm.exitCode ?? service.npm.signalCode}) before listening:\n${service.output()}`);
   }
+  throw new Error(`npm start did not listen within ${timeoutMs} ms:\n${service.output()}`);
 }
+
+const hasExited = (service: Service) => service.npm.exitCode !== null || service.npm.signalCode !== null;
 
 /** True while any process of the group is alive. */
 export const groupAlive = (pgid: number): boolean => alive(-pgid);
@@ -54,3 +52,27 @@ export const groupAlive = (pgid: number): boolean => alive(-pgid);
 export function killGroup(service: Service | undefined): void {
   if (service?.npm.pid !== undefined && groupAlive(service.npm.pid)) process.kill(-service.npm.pid, 'SIGKILL');
 }
+
+/**
+ * The first match of `pattern` in what `read` returns, polled until `ms` have passed or `stopped`
+ * says nothing more will come: a line printed after another can reach the pipe in a later chunk on
+ * a loaded machine. Undefined if it never comes.
+ */
+export async function waitForText(
+  read: () => string,
+  pattern: RegExp,
+  { ms = 15_000, stopped = () => false }: { ms?: number; stopped?: () => boolean } = {},
+): Promise<RegExpExecArray | undefined> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    // Read whether it has stopped before reading the text: output written just before the exit counts.
+    const over = stopped() || Date.now() >= deadline;
+    const found = pattern.exec(read());
+    if (found || over) return found ?? undefined;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+/** The first match of `pattern` in the service's output (see waitForText). */
+export const waitForOutput = (service: Service, pattern: RegExp, ms = 15_000) =>
+  waitForText(service.output, pattern, { ms, stopped: () => hasExited(service) });
