@@ -1,11 +1,20 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import pg from 'pg';
 
-// The raw baseline of the benchmark (bench/run.ts): the least a Node process can do to answer
-// GET /api/products?limit=12 — node:http, one pg pool, the same SQL the service needs (one page
-// of active products, newest first, with supplier, category and counts, plus the total), and
-// JSON byte-identical to the service's body. No validation, auth, rate limits, logging or
-// GraphQL: the ratio service/baseline is the price of all of those.
+// The hand-written baselines of the benchmark (bench/run.ts): the least a Node process can do to
+// give the service's answers — node:http, one pg pool, the SQL each answer needs, and JSON
+// byte-identical to the service's body (run.ts checks that before timing). No validation, keys,
+// rate limits, logging, GraphQL or ORM: each ratio service/baseline is the price of all of those.
+//
+// It does the same work the service does wherever the service saves work:
+// - the list's total is counted once and kept while the catalogue revision stays the same, the
+//   revision read with each request, as the service's kept totals do (src/modules/products/list-totals.ts);
+// - the nested GraphQL list takes one SQL round trip per level: the page, then its suppliers,
+//   categories and newest reviews (three statements, concurrently).
+//
+//   GET  /api/products?limit=12     one page, newest first, with supplier, category and counts
+//   GET  /api/products/:slug        one active product, the same representation
+//   POST /graphql                   the bench's nested query (its body is not read: it is fixed)
 //
 // Environment: DATABASE_URL (required), PORT (0: any free port), DB_POOL_MAX (default 10).
 // Prints "LISTENING <port>" on stdout once it accepts connections; stops on SIGTERM/SIGINT.
@@ -17,28 +26,38 @@ if (!url) {
 }
 const pool = new pg.Pool({ connectionString: url, max: Number(process.env.DB_POOL_MAX ?? 10) });
 
-const PAGE_SQL = `
-  SELECT p.id, p.name, p."nameEn", p.slug, p.description, p.price::text AS price,
-         p."compareAtPrice"::text AS "compareAtPrice", p."minOrder", p.stock, p.sku, p.images,
-         p.specifications, p."isActive", p."isFeatured", p."viewCount", p."vatRate"::text AS "vatRate",
-         p."vatCategory", p."createdAt", p."updatedAt",
-         s.id AS s_id, s."companyName" AS s_company, s.verified AS s_verified, s.rating::text AS s_rating,
-         c.id AS c_id, c.name AS c_name, c.slug AS c_slug,
-         (SELECT count(*)::int FROM "Review" r WHERE r."productId" = p.id) AS n_reviews,
-         (SELECT count(*)::int FROM "Favorite" f WHERE f."productId" = p.id) AS n_favorites
-    FROM "Product" p
-    JOIN "Supplier" s ON s.id = p."supplierId"
-    JOIN "Category" c ON c.id = p."categoryId"
-   WHERE p."isActive"
-   ORDER BY p."createdAt" DESC, p.id ASC
-   LIMIT $1 OFFSET $2`;
+const PRODUCT_COLUMNS = `
+  p.id, p.name, p."nameEn", p.slug, p.description, p.price::text AS price,
+  p."compareAtPrice"::text AS "compareAtPrice", p."minOrder", p.stock, p.sku, p.images,
+  p.specifications, p."isActive", p."isFeatured", p."viewCount", p."vatRate"::text AS "vatRate",
+  p."vatCategory", p."createdAt", p."updatedAt",
+  s.id AS s_id, s."companyName" AS s_company, s.verified AS s_verified, s.rating::text AS s_rating,
+  c.id AS c_id, c.name AS c_name, c.slug AS c_slug,
+  (SELECT count(*)::int FROM "Review" r WHERE r."productId" = p.id) AS n_reviews,
+  (SELECT count(*)::int FROM "Favorite" f WHERE f."productId" = p.id) AS n_favorites
+  FROM "Product" p
+  JOIN "Supplier" s ON s.id = p."supplierId"
+  JOIN "Category" c ON c.id = p."categoryId"`;
+
+const PAGE_SQL = `SELECT ${PRODUCT_COLUMNS} WHERE p."isActive" ORDER BY p."createdAt" DESC, p.id ASC LIMIT $1 OFFSET $2`;
+const BY_SLUG_SQL = `SELECT ${PRODUCT_COLUMNS} WHERE p.slug = $1 AND p."isActive"`;
+
+const NESTED_PAGE_SQL = `SELECT id, name, slug, price::text AS price, "supplierId", "categoryId"
+  FROM "Product" WHERE "isActive" ORDER BY "createdAt" DESC, id ASC LIMIT 50`;
+const SUPPLIERS_SQL = `SELECT id, "companyName", verified, rating::text AS rating FROM "Supplier" WHERE id = ANY($1)`;
+const CATEGORIES_SQL = `SELECT id, name, slug FROM "Category" WHERE id = ANY($1)`;
+const REVIEWS_SQL = `SELECT r.id, r.rating, r.title, r."createdAt", r."productId"
+  FROM unnest($1::text[]) AS listed(id)
+  CROSS JOIN LATERAL (SELECT * FROM "Review" WHERE "productId" = listed.id ORDER BY "createdAt" DESC, id ASC LIMIT 3) r`;
+
+const REVISION_SQL = `SELECT epoch::text || '/' || revision::text AS at FROM "CatalogRevision" WHERE id = 1`;
 const COUNT_SQL = 'SELECT count(*)::int AS n FROM "Product" WHERE "isActive"';
 
 type Row = Record<string, unknown> & { createdAt: Date; updatedAt: Date };
 
 const num = (v: unknown) => (v === null ? null : Number(v as string));
 
-/** Same key order as the service's GraphQL selection (src/rest/routes.ts, RestProduct). */
+/** Same key order as the service's REST representation (src/rest/routes.ts, RestProduct). */
 function product(r: Row) {
   return {
     id: r.id,
@@ -66,23 +85,82 @@ function product(r: Row) {
   };
 }
 
+/** The active products' total, counted once per catalogue revision (the revision is read every time). */
+let kept: { at: string; total: Promise<number> } | undefined;
+async function activeTotal(): Promise<number> {
+  const { rows } = await pool.query<{ at: string }>(REVISION_SQL);
+  const at = rows[0]?.at ?? '';
+  if (kept?.at !== at) kept = { at, total: pool.query<{ n: number }>(COUNT_SQL).then((r) => r.rows[0]!.n) };
+  return kept.total;
+}
+
 function send(res: ServerResponse, status: number, body: string) {
   res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) });
   res.end(body);
 }
 
-async function handle(req: IncomingMessage, res: ServerResponse) {
-  const u = new URL(req.url ?? '/', 'http://127.0.0.1');
-  if (req.method !== 'GET' || u.pathname !== '/api/products') return send(res, 404, '{"success":false}');
+async function list(u: URL): Promise<string> {
   const page = Number(u.searchParams.get('page') ?? 1);
   const limit = Number(u.searchParams.get('limit') ?? 12);
-  const [items, count] = await Promise.all([
-    pool.query<Row>(PAGE_SQL, [limit, (page - 1) * limit]),
-    pool.query<{ n: number }>(COUNT_SQL),
+  const [items, total] = await Promise.all([pool.query<Row>(PAGE_SQL, [limit, (page - 1) * limit]), activeTotal()]);
+  return JSON.stringify({ success: true, data: items.rows.map(product), meta: { page, limit, total, totalPages: Math.ceil(total / limit) } });
+}
+
+async function bySlug(slug: string): Promise<string | null> {
+  const { rows } = await pool.query<Row>(BY_SLUG_SQL, [slug]);
+  return rows[0] ? JSON.stringify({ success: true, data: product(rows[0]) }) : null;
+}
+
+interface NestedRow {
+  id: string;
+  name: string;
+  slug: string;
+  price: string;
+  supplierId: string;
+  categoryId: string;
+}
+
+/** products(limit: 50) { items { id name slug price supplier {…} category {…} reviews(limit: 3) {…} } meta { total } } */
+async function nested(): Promise<string> {
+  const [page, total] = await Promise.all([pool.query<NestedRow>(NESTED_PAGE_SQL), activeTotal()]);
+  const rows = page.rows;
+  const [suppliers, categories, reviews] = await Promise.all([
+    pool.query<{ id: string; companyName: string; verified: boolean; rating: string }>(SUPPLIERS_SQL, [[...new Set(rows.map((r) => r.supplierId))]]),
+    pool.query<{ id: string; name: string; slug: string }>(CATEGORIES_SQL, [[...new Set(rows.map((r) => r.categoryId))]]),
+    pool.query<{ id: string; rating: number; title: string; createdAt: Date; productId: string }>(REVIEWS_SQL, [rows.map((r) => r.id)]),
   ]);
-  const total = count.rows[0]!.n;
-  const body = JSON.stringify({ success: true, data: items.rows.map(product), meta: { page, limit, total, totalPages: Math.ceil(total / limit) } });
-  send(res, 200, body);
+  const supplierById = new Map(suppliers.rows.map((s) => [s.id, { id: s.id, companyName: s.companyName, verified: s.verified, rating: num(s.rating) }]));
+  const categoryById = new Map(categories.rows.map((c) => [c.id, c]));
+  const reviewsOf = new Map<string, unknown[]>();
+  for (const r of reviews.rows) {
+    const list = reviewsOf.get(r.productId) ?? [];
+    list.push({ id: r.id, rating: r.rating, title: r.title, createdAt: r.createdAt.toISOString() });
+    reviewsOf.set(r.productId, list);
+  }
+  const items = rows.map((p) => ({
+    id: p.id,
+    name: p.name,
+    slug: p.slug,
+    price: num(p.price),
+    supplier: supplierById.get(p.supplierId),
+    category: categoryById.get(p.categoryId),
+    reviews: reviewsOf.get(p.id) ?? [],
+  }));
+  return JSON.stringify({ data: { products: { items, meta: { total } } } });
+}
+
+async function handle(req: IncomingMessage, res: ServerResponse) {
+  const u = new URL(req.url ?? '/', 'http://127.0.0.1');
+  if (req.method === 'GET' && u.pathname === '/api/products') return send(res, 200, await list(u));
+  if (req.method === 'GET' && u.pathname.startsWith('/api/products/')) {
+    const body = await bySlug(decodeURIComponent(u.pathname.slice('/api/products/'.length)));
+    return body ? send(res, 200, body) : send(res, 404, '{"success":false}');
+  }
+  if (req.method === 'POST' && u.pathname === '/graphql') {
+    req.resume(); // the query is the bench's fixed one
+    return send(res, 200, await nested());
+  }
+  send(res, 404, '{"success":false}');
 }
 
 const server = createServer((req, res) => {

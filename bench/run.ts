@@ -1,6 +1,6 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -14,6 +14,7 @@ import { openDatabase, type Database } from '../src/db/database.js';
 import { migrate } from '../src/db/migrate.js';
 import { createPrisma } from '../src/db/prisma.js';
 import { seedDatabase } from '../src/seed/seed.js';
+import { profileSplit, renderSplit } from './profile.js';
 
 // `npm run bench -- [--products 100000] [--duration 10] [--connections 10]`
 //
@@ -116,16 +117,28 @@ function freePort(): Promise<number> {
   });
 }
 
-function spawnPinned(core: number, script: string, env: Record<string, string>, name: string, nodeFlags: string[] = []): ChildProcess {
-  // node --import tsx rather than the tsx binary: one process, which node flags (--cpu-prof) reach.
-  const child = spawn('taskset', ['-c', String(core), process.execPath, ...nodeFlags, '--import', 'tsx', script], {
+/** What a child runs: compiled JavaScript as the service runs in production, or TypeScript through tsx. */
+interface Program {
+  script: string;
+  tsx?: boolean;
+  nodeFlags?: string[];
+}
+
+function spawnPinned(core: number, program: Program, env: Record<string, string>, name: string): ChildProcess {
+  // node itself (taskset execs it): one process, which node flags (--cpu-prof) and signals reach.
+  const args = [...(program.nodeFlags ?? []), ...(program.tsx ? ['--import', 'tsx'] : []), program.script];
+  const child = spawn('taskset', ['-c', String(core), process.execPath, ...args], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   children.add(child);
   child.stdout?.on('data', (d: Buffer) => process.stderr.write(`[${name}] ${d.toString()}`));
-  child.stderr?.on('data', (d: Buffer) => process.stderr.write(`[${name}] ${d.toString()}`));
+  child.stderr?.on('data', (d: Buffer) => {
+    const text = d.toString();
+    // The allocation meter's answers are read by measureAllocation, not echoed.
+    if (!/^ALLOC \d+/m.test(text)) process.stderr.write(`[${name}] ${text}`);
+  });
   child.once('exit', (code, signal) => {
     children.delete(child);
     if (!stopRequested.has(child)) log(`${name} exited early (code ${code}, signal ${signal})`);
@@ -133,11 +146,29 @@ function spawnPinned(core: number, script: string, env: Record<string, string>, 
   return child;
 }
 
-async function waitForHttp(url: string, headers: Record<string, string>, timeoutMs: number) {
+/** Resolves with the first match of `pattern` in the child's stderr from now on. */
+function nextLine(child: ChildProcess, pattern: RegExp, timeoutMs = 10_000): Promise<RegExpExecArray> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.stderr?.off('data', onData);
+      reject(new Error(`no ${pattern} from the child within ${timeoutMs} ms`));
+    }, timeoutMs);
+    const onData = (d: Buffer) => {
+      const match = pattern.exec(d.toString());
+      if (!match) return;
+      clearTimeout(timer);
+      child.stderr?.off('data', onData);
+      resolve(match);
+    };
+    child.stderr?.on('data', onData);
+  });
+}
+
+async function waitForHttp(url: string, init: RequestInit, timeoutMs: number) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     try {
-      const r = await fetch(url, { headers });
+      const r = await fetch(url, init);
       if (r.ok) return;
     } catch {
       /* not yet */
@@ -418,9 +449,66 @@ async function soak(pid: number, seconds: number, targets: Scenario[]): Promise<
   }
 }
 
+// ---------------------------------------------------------------------------------------------
+// Allocation: bytes of JS heap per request, from the meter preloaded into the service and the
+// baseline (bench/alloc-meter.mjs), over a run of one scenario.
+
+const ALLOC_METER = ['--import', './bench/alloc-meter.mjs'];
+
+interface Allocation {
+  name: string;
+  bytesPerRequest: number;
+  requests: number;
+  collections: number;
+}
+
+async function measureAllocation(child: ChildProcess, s: Scenario): Promise<Allocation> {
+  child.kill('SIGUSR2'); // starts the meter
+  await new Promise((r) => setTimeout(r, 100));
+  const r = await load({ ...s, name: `${s.name} (allocation)` }, { connections: CONNECTIONS, duration: Math.min(DURATION, 5) });
+  const answer = nextLine(child, /^ALLOC (\d+) (\d+)/m);
+  child.kill('SIGUSR2');
+  const [, bytes, collections] = await answer;
+  return { name: s.name, bytesPerRequest: Number(bytes) / r.requests, requests: r.requests, collections: Number(collections) };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The peer: PostGraphile 4 in a folder of its own (it needs graphql 15; the service has 16).
+
+const PEER_DIR = path.join(ROOT, 'bench', 'peer');
+
+function ensurePeerInstalled() {
+  if (existsSync(path.join(PEER_DIR, 'node_modules', 'postgraphile', 'package.json'))) return;
+  log('installing the peer (PostGraphile 4) into bench/peer/node_modules from its lock file');
+  execFileSync('npm', ['ci', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: PEER_DIR, stdio: ['ignore', 'inherit', 'inherit'] });
+}
+
+/** The bench's nested query, and the same one in PostGraphile's schema (with and without the total). */
+const NESTED_QUERY = `query BenchNested { products(limit: 50) { items { id name slug price
+  supplier { id companyName verified rating } category { id name slug }
+  reviews(limit: 3) { id rating title createdAt } } meta { total } } }`;
+const PEER_QUERY = (total: boolean) => `query BenchNested { allProducts(first: 50, orderBy: [CREATED_AT_DESC, ID_ASC], condition: { isActive: true }) {
+  nodes { id name slug price
+    supplierBySupplierId { id companyName verified rating } categoryByCategoryId { id name slug }
+    reviewsByProductId(first: 3, orderBy: [CREATED_AT_DESC, ID_ASC]) { nodes { id rating title createdAt } } }
+  ${total ? 'totalCount' : ''} } }`;
+
+// ---------------------------------------------------------------------------------------------
+// The targets of issue 14, checked against this run's figures.
+
+interface Check {
+  target: string;
+  measured: string;
+  met: boolean;
+}
+
+const pct = (x: number) => `${(100 * x).toFixed(1)} %`;
+
 async function main() {
   const started = Date.now();
   if (os.availableParallelism() < 2) log('warning: fewer than 2 cores; service and load generator will share one');
+  if (!existsSync(path.join(ROOT, 'dist', 'server.js'))) throw new Error('dist/server.js is missing: run npm run build (npm run bench does)');
+  ensurePeerInstalled();
 
   // 1. Database: the bench's own embedded cluster, whatever DATABASE_URL/DATA_DIR say.
   const env: Record<string, string | undefined> = { ...process.env, DATA_DIR, LOG_LEVEL: 'warn' };
@@ -489,109 +577,141 @@ async function main() {
     await prisma.$disconnect();
   }
 
-  // 3. Service and baseline, both on core 0 (one at a time under load: they take turns).
-  const startService = async (name: string, nodeFlags: string[] = []) => {
+  // 3. Service, baselines and peer, all on core 0 (loaded one at a time: they take turns).
+  const startPinned = async (name: string, program: Program, env: Record<string, string>, probe: string, init: RequestInit) => {
     const port = await freePort();
-    const child = spawnPinned(0, 'src/server.ts', {
-      DATABASE_URL: db!.url,
-      PORT: String(port),
-      HOST,
-      LOG_LEVEL: 'warn',
-      DEMO_DATA: 'false',
-      NODE_ENV: 'production',
-      ORDER_CREATE_LIMIT: '100000',
-    }, name, nodeFlags);
+    const child = spawnPinned(0, program, { DATABASE_URL: db!.url, PORT: String(port), HOST, ...env }, name);
     const url = `http://${HOST}:${port}`;
-    await waitForHttp(`${url}/api/products?limit=1`, { 'x-api-key': key }, 60_000);
+    await waitForHttp(`${url}${probe}`, init, 60_000);
     return { url, child, stop: () => stopChild(child) };
   };
-  const { url: service, child: serviceProcess } = await startService(
-    'service',
-    args['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${path.join(DATA_DIR, 'cpu-prof')}`] : [],
-  );
-  const baselinePort = await freePort();
-  spawnPinned(0, 'bench/baseline-server.ts', { DATABASE_URL: db.url, PORT: String(baselinePort) }, 'baseline');
-
-  const baseline = `http://${HOST}:${baselinePort}`;
   const auth = { 'x-api-key': key };
-  await waitForHttp(`${baseline}/api/products?limit=1`, {}, 30_000);
-
-  // 4. Same answer, byte for byte (bodies only: the service adds headers).
-  const [svcBody, baseBody] = await Promise.all([
-    fetch(`${service}/api/products?limit=12`, { headers: auth }).then((r) => r.text()),
-    fetch(`${baseline}/api/products?limit=12`).then((r) => r.text()),
-  ]);
-  if (svcBody !== baseBody) throw new Error(`baseline and service disagree on GET /api/products?limit=12:\n${firstDifference(svcBody, baseBody)}`);
-  log(`bodies identical (${svcBody.length} bytes)`);
-
-  const nested = JSON.stringify({
-    query: `query BenchNested { products(limit: 50) { items { id name slug price
-      supplier { id companyName verified rating } category { id name slug }
-      reviews(limit: 3) { id rating title createdAt } } meta { total } } }`,
+  const serviceEnv = { LOG_LEVEL: 'warn', DEMO_DATA: 'false', NODE_ENV: 'production', ORDER_CREATE_LIMIT: '100000' };
+  const startService = (name: string, nodeFlags: string[] = []) =>
+    startPinned(name, { script: 'dist/server.js', nodeFlags: [...ALLOC_METER, ...nodeFlags] }, serviceEnv, '/api/products?limit=1', { headers: auth });
+  const service = await startService('service');
+  const baseline = await startPinned('baseline', { script: 'bench/baseline-server.ts', tsx: true, nodeFlags: ALLOC_METER }, {}, '/api/products?limit=1', {});
+  const peer = await startPinned('postgraphile', { script: 'bench/peer/server.mjs' }, {}, '/graphql', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: '{"query":"{ __typename }"}',
   });
-  const orderBody = JSON.stringify({ supplierId: fixtures.supplierId, items: [{ productId: fixtures.productId, quantity: Math.max(1, fixtures.minOrder) }] });
-  // Sanity check of each scenario before timing it: a 4xx/5xx would otherwise be measured as speed.
-  const gql = { ...auth, 'content-type': 'application/json' };
-  const probe = async (name: string, url: string, init: RequestInit = {}) => {
-    const r = await fetch(url, init);
-    const text = await r.text();
-    if (!r.ok || text.includes('"errors"')) throw new Error(`${name}: ${r.status} ${text.slice(0, 400)}`);
-  };
-  const q = (s: string) => `${service}/api/products?${s}`;
-  const scenarios: Scenario[] = [
-    { name: 'REST list (limit 12)', url: q('limit=12'), headers: auth },
+
+  // 4. Same answers, byte for byte (bodies only: the service adds headers), and a probe of each
+  // scenario before timing it: a 4xx/5xx would otherwise be measured as speed.
+  const json = { 'content-type': 'application/json' };
+  const gql = { ...auth, ...json };
+  const nestedBody = JSON.stringify({ query: NESTED_QUERY });
+  const pairs = [
+    { key: 'list', name: 'REST list (limit 12)', path: '/api/products?limit=12' },
+    { key: 'slug', name: 'REST product by slug', path: `/api/products/${fixtures.slug}` },
+    { key: 'nested', name: 'GraphQL nested (50 × supplier, category, 3 reviews)', path: '/graphql', method: 'POST' as const, body: nestedBody },
+  ].map((p) => ({
+    ...p,
+    service: { name: p.name, url: `${service.url}${p.path}`, method: p.method, body: p.body, headers: p.body ? gql : auth } as Scenario,
+    baseline: { name: `Baseline: ${p.name}`, url: `${baseline.url}${p.path}`, method: p.method, body: p.body, headers: p.body ? json : {} } as Scenario,
+  }));
+  for (const p of pairs) {
+    const [svc, base] = await Promise.all([p.service, p.baseline].map((s) => fetch(s.url, { method: s.method ?? 'GET', headers: s.headers, body: s.body }).then((r) => r.text())));
+    if (svc !== base) throw new Error(`baseline and service disagree on ${p.method ?? 'GET'} ${p.path}:\n${firstDifference(svc!, base!)}`);
+    log(`${p.name}: bodies identical (${svc!.length} bytes)`);
+  }
+  const peers: Scenario[] = [true, false].map((total) => ({
+    name: `PostGraphile 4: the same nested query${total ? ' (with totalCount, counted per request)' : ' without totalCount'}`,
+    url: `${peer.url}/graphql`,
+    method: 'POST',
+    body: JSON.stringify({ query: PEER_QUERY(total) }),
+    headers: json,
+  }));
+  const q = (s: string) => `${service.url}/api/products?${s}`;
+  const others: Scenario[] = [
     { name: 'REST list filtered (category, price, price_asc)', url: q(`limit=12&categoryId=${fixtures.categoryId}&minPrice=10&maxPrice=500&sortBy=price_asc`), headers: auth },
     { name: `REST list search ("${fixtures.word}")`, url: q(`limit=12&search=${encodeURIComponent(fixtures.word)}`), headers: auth },
-    { name: 'REST product by slug', url: `${service}/api/products/${fixtures.slug}`, headers: auth },
-    { name: 'GraphQL nested (50 × supplier, category, 3 reviews)', url: `${service}/graphql`, method: 'POST', body: nested, headers: gql },
     {
       name: 'REST create order (fresh Idempotency-Key)',
-      url: `${service}/api/orders`,
+      url: `${service.url}/api/orders`,
       method: 'POST',
-      body: orderBody,
+      body: JSON.stringify({ supplierId: fixtures.supplierId, items: [{ productId: fixtures.productId, quantity: Math.max(1, fixtures.minOrder) }] }),
       headers: gql,
       perRequestHeaders: () => ({ 'idempotency-key': randomUUID() }),
     },
   ];
-  for (const s of scenarios) {
-    await probe(s.name, s.url, {
-      method: s.method ?? 'GET',
-      headers: { ...(s.headers ?? {}), ...(s.perRequestHeaders?.() ?? {}) },
-      body: s.body,
-    });
+  const probe = async (s: Scenario) => {
+    const r = await fetch(s.url, { method: s.method ?? 'GET', headers: { ...(s.headers ?? {}), ...(s.perRequestHeaders?.() ?? {}) }, body: s.body });
+    const text = await r.text();
+    if (!r.ok || text.includes('"errors"')) throw new Error(`${s.name}: ${r.status} ${text.slice(0, 400)}`);
+    return text;
+  };
+  for (const s of peers) {
+    const answer = JSON.parse(await probe(s)) as { data: { allProducts: { nodes: unknown[] } } };
+    if (answer.data.allProducts.nodes.length !== 50) throw new Error(`${s.name}: ${answer.data.allProducts.nodes.length} products, not 50`);
+  }
+  for (const s of others) await probe(s);
+
+  // 5. Load: each scenario right after its own baseline (and the peer), 1 s of warm-up first.
+  const warm = (s: Scenario) => autocannon({ url: s.url, connections: CONNECTIONS, duration: 1, headers: s.headers ?? {}, method: s.method ?? 'GET', body: s.body });
+  const measured = async (s: Scenario, connections = CONNECTIONS) => {
+    if (!s.perRequestHeaders) await warm(s);
+    return load(s, { connections, duration: DURATION });
+  };
+  const byPair = new Map<string, { baseline: Result; service: Result; peers: Result[] }>();
+  for (const p of pairs) {
+    const base = await measured(p.baseline);
+    const svc = await measured(p.service);
+    const peerResults = p.key === 'nested' ? [await measured(peers[0]!), await measured(peers[1]!)] : [];
+    byPair.set(p.key, { baseline: base, service: svc, peers: peerResults });
+  }
+  const otherResults: Result[] = [];
+  for (const s of others) otherResults.push(await measured(s));
+
+  // 6. Connections: 4 and 32 beside the 10 above.
+  const scaling: { name: string; rps: Record<number, number> }[] = [];
+  for (const p of pairs) {
+    const rps: Record<number, number> = { [CONNECTIONS]: byPair.get(p.key)!.service.rps };
+    for (const c of [4, 32]) if (c !== CONNECTIONS) rps[c] = (await measured({ ...p.service, name: `${p.name}, ${c} connections` }, c)).rps;
+    scaling.push({ name: p.name, rps });
   }
 
-  // 5. Load: baseline first, then each scenario; short warm-up of each target before timing.
-  const warm = async (url: string, headers: Record<string, string>, init: Partial<Scenario> = {}) =>
-    autocannon({ url, connections: CONNECTIONS, duration: 1, headers, method: init.method ?? 'GET', body: init.body });
-  await warm(`${baseline}/api/products?limit=12`, {});
-  const baseScenario: Scenario = { name: 'Raw baseline: node:http + pg, GET /api/products?limit=12', url: `${baseline}/api/products?limit=12` };
-  const base = await load(baseScenario);
-  // The baseline's own tail at half its rate: how much of the service's tail is the platform's
-  // (Node's GC, PostgreSQL sharing the cores) rather than the service's.
-  const baseHalf = await loadAtHalfRate(baseScenario, base.rps);
-  await stopChild([...children].find((c) => c.spawnargs.some((a) => a.endsWith('baseline-server.ts')))!);
-  const results: Result[] = [base];
-  for (const s of scenarios) {
-    if (!s.perRequestHeaders) await warm(s.url, s.headers ?? {}, s);
-    results.push(await load(s));
+  // 7. Tail latency at half the measured maximum, evenly spaced: each baseline, then the service.
+  const half: { name: string; baseline?: Result; service?: Result }[] = [];
+  for (const p of pairs) {
+    const r = byPair.get(p.key)!;
+    half.push({ name: p.name, baseline: await loadAtHalfRate(p.baseline, r.baseline.rps), service: await loadAtHalfRate(p.service, r.service.rps) });
   }
-  // Tail latency at half the measured maximum rate (issue 6: p99 ≤ 4 × p50 there).
-  if (baseHalf) results.push(baseHalf);
-  for (const i of [0, 4]) {
-    const half = await loadAtHalfRate(scenarios[i]!, results[i + 1]!.rps);
-    if (half) results.push(half);
-  }
+
+  // 8. Allocation per REST list request, the service's and the baseline's.
+  const list = pairs[0]!;
+  const allocations = [await measureAllocation(service.child, list.service), await measureAllocation(baseline.child, list.baseline)];
+  await Promise.all([baseline.stop(), peer.stop()]);
+
+  // 9. Search latency and, with --soak, memory over a long run.
   const search = await withClient(db.url, (sql) =>
-    searchLatency({ service, headers: auth, sql, productId: fixtures.productId, startInstance: () => startService('service 2') }),
+    searchLatency({ service: service.url, headers: auth, sql, productId: fixtures.productId, startInstance: () => startService('service 2') }),
   );
-  // Memory: the REST list, product by slug and GraphQL nested together, each at a quarter of
-  // its maximum, after everything above has warmed the service up.
   const soaked = SOAK
-    ? await soak(serviceProcess.pid!, SOAK, [0, 3, 4].map((i) => ({ ...scenarios[i]!, steadyRate: Math.max(1, Math.round(results[i + 1]!.rps / 4)) })))
+    ? await soak(service.child.pid!, SOAK, pairs.map((p) => ({ ...p.service, steadyRate: Math.max(1, Math.round(byPair.get(p.key)!.service.rps / 4)) })))
     : undefined;
+  await service.stop();
 
-  // 6. Report.
+  // 10. With --cpu-prof: one profiled instance per scenario, so each profile holds one scenario.
+  const profiles: string[] = [];
+  if (args['cpu-prof']) {
+    for (const p of pairs) {
+      const dir = path.join(DATA_DIR, 'cpu-prof', p.key);
+      rmSync(dir, { recursive: true, force: true });
+      const profiled = await startService(`profiled ${p.key}`, ['--cpu-prof', `--cpu-prof-dir=${dir}`]);
+      const s = { ...p.service, name: `${p.name} (profiled)`, url: p.service.url.replace(service.url, profiled.url) };
+      await warm(s);
+      // The split covers the load only, not the start-up and warm-up before it (same monotonic clock).
+      const from = Number(process.hrtime.bigint() / 1000n);
+      await load(s);
+      await profiled.stop();
+      const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));
+      if (file) profiles.push(renderSplit(profileSplit(path.join(dir, file), from), `${p.name}: CPU profile, \`.data-bench-${PRODUCTS}/cpu-prof/${p.key}/\``));
+    }
+  }
+
+  // 11. Report.
   const machine = {
     cpu: /model name\s*:\s*(.*)/.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1] ?? os.cpus()[0]?.model ?? 'unknown',
     cores: os.cpus().length, // not availableParallelism(): this process is pinned to one core by now
@@ -604,18 +724,109 @@ async function main() {
     connections: CONNECTIONS,
     date: new Date().toISOString().slice(0, 16).replace('T', ' ') + ' UTC',
   };
-  const table = [renderTable(results, base.rps), renderSearch(search), soaked ? renderSoak(soaked) : ''].filter(Boolean).join('\n\n');
+  const checks = targetChecks(byPair, scaling, half, allocations[0]!);
+  const table = [
+    renderTable(pairs.map((p) => ({ ...byPair.get(p.key)!, name: p.name })), otherResults),
+    renderChecks(checks),
+    renderScaling(scaling),
+    renderHalf(half),
+    renderAllocation(allocations),
+    renderSearch(search),
+    soaked ? renderSoak(soaked) : '',
+    ...profiles,
+  ].filter(Boolean).join('\n\n');
   process.stdout.write(`\n${table}\n`);
   if (!args['no-report']) writeReport(renderResults(machine, table, fixtures));
   log(`done in ${((Date.now() - started) / 1000).toFixed(0)} s`);
 }
 
-function renderTable(results: Result[], baseRps: number): string {
-  const rows = results.map((r) => {
+const p99OverP50 = (r: Result) => (r.p50 > 0 ? r.p99 / r.p50 : NaN);
+
+function targetChecks(
+  byPair: Map<string, { baseline: Result; service: Result; peers: Result[] }>,
+  scaling: { name: string; rps: Record<number, number> }[],
+  half: { name: string; baseline?: Result; service?: Result }[],
+  allocation: Allocation,
+): Check[] {
+  const ratio = (k: string) => byPair.get(k)!.service.rps / byPair.get(k)!.baseline.rps;
+  const nested = byPair.get('nested')!;
+  const fastestPeer = Math.max(...nested.peers.map((r) => r.rps));
+  const checks: Check[] = [
+    { target: 'REST list ≥ 50 % of its baseline', measured: pct(ratio('list')), met: ratio('list') >= 0.5 },
+    { target: 'REST product by slug ≥ 50 % of its baseline', measured: pct(ratio('slug')), met: ratio('slug') >= 0.5 },
+    { target: 'GraphQL nested ≥ 40 % of its baseline', measured: pct(ratio('nested')), met: ratio('nested') >= 0.4 },
+    {
+      target: 'GraphQL nested ≥ PostGraphile 4 (its faster form, without totalCount)',
+      measured: `${nested.service.rps.toFixed(0)} vs ${fastestPeer.toFixed(0)} req/s (${pct(nested.service.rps / fastestPeer)})`,
+      met: nested.service.rps >= fastestPeer,
+    },
+  ];
+  for (const s of scaling) {
+    const best = Math.max(s.rps[4] ?? 0, s.rps[10] ?? 0);
+    const at32 = s.rps[32];
+    if (at32 !== undefined && best > 0) checks.push({ target: `${s.name}: 32 connections ≥ 90 % of the best of 4 and 10`, measured: pct(at32 / best), met: at32 >= 0.9 * best });
+  }
+  for (const r of byPair.values()) {
+    checks.push({ target: `${r.service.scenario}: p99 ≤ 4 × p50 at ${CONNECTIONS} connections`, measured: `${r.service.p99} / ${r.service.p50} ms = ${p99OverP50(r.service).toFixed(1)}×`, met: p99OverP50(r.service) <= 4 });
+  }
+  for (const h of half) {
+    if (h.service) checks.push({ target: `${h.name}: p99 ≤ 4 × p50 at half rate, evenly spaced`, measured: `${h.service.p99} / ${h.service.p50} ms = ${p99OverP50(h.service).toFixed(1)}×`, met: p99OverP50(h.service) <= 4 });
+  }
+  const kb = allocation.bytesPerRequest / 1024;
+  checks.push({ target: 'Allocation per REST list request ≤ 200 KB', measured: `${kb.toFixed(0)} KB`, met: kb <= 200 });
+  return checks;
+}
+
+function renderTable(pairs: { name: string; baseline: Result; service: Result; peers: Result[] }[], others: Result[]): string {
+  const row = (r: Result, against?: Result) => {
     const bad = failed(r);
-    return `| ${r.scenario} | ${r.rps.toFixed(0)} | ${r.p50} | ${r.p99} | ${((100 * r.rps) / baseRps).toFixed(1)} % | ${r.requests}${bad ? ` (${r.non2xx} non-2xx, ${r.errors} errors, ${r.timeouts} timeouts)` : ''} |`;
-  });
-  return ['| Scenario | req/s | p50 (ms) | p99 (ms) | vs baseline req/s | requests |', '|---|---:|---:|---:|---:|---|', ...rows].join('\n');
+    const vs = against ? pct(r.rps / against.rps) : '—';
+    return `| ${r.scenario} | ${r.rps.toFixed(0)} | ${r.p50} | ${r.p99} | ${p99OverP50(r).toFixed(1)}× | ${vs} | ${r.requests}${bad ? ` (${r.non2xx} non-2xx, ${r.errors} errors, ${r.timeouts} timeouts)` : ''} |`;
+  };
+  return [
+    `Each scenario right after its own hand-written baseline (byte-identical bodies), ${CONNECTIONS} connections:`,
+    '',
+    '| Scenario | req/s | p50 (ms) | p99 (ms) | p99/p50 | vs its baseline | requests |',
+    '|---|---:|---:|---:|---:|---:|---|',
+    ...pairs.flatMap((p) => [row(p.baseline, p.baseline), row(p.service, p.baseline), ...p.peers.map((r) => row(r, p.baseline))]),
+    ...others.map((r) => row(r)),
+  ].join('\n');
+}
+
+function renderChecks(checks: Check[]): string {
+  return ['| Target (issue 14) | measured | |', '|---|---|---|', ...checks.map((c) => `| ${c.target} | ${c.measured} | ${c.met ? 'met' : '**not met**'} |`)].join('\n');
+}
+
+function renderScaling(rows: { name: string; rps: Record<number, number> }[]): string {
+  const counts = [...new Set(rows.flatMap((r) => Object.keys(r.rps).map(Number)))].sort((a, b) => a - b);
+  return [
+    'Throughput by connections (req/s):',
+    '',
+    `| Scenario | ${counts.map((c) => `${c} conn.`).join(' | ')} | 32 vs best of 4 and 10 |`,
+    `|---|${counts.map(() => '---:').join('|')}|---:|`,
+    ...rows.map((r) => `| ${r.name} | ${counts.map((c) => (r.rps[c] ?? 0).toFixed(0)).join(' | ')} | ${pct((r.rps[32] ?? 0) / Math.max(r.rps[4] ?? 0, r.rps[10] ?? 0))} |`),
+  ].join('\n');
+}
+
+function renderHalf(rows: { name: string; baseline?: Result; service?: Result }[]): string {
+  const cells = (r?: Result) => (r ? `${r.rps.toFixed(0)} | ${r.p50} | ${r.p99} | ${p99OverP50(r).toFixed(1)}×` : '— | — | — | —');
+  return [
+    'At half the measured maximum, evenly spaced (one request every 1/rate s):',
+    '',
+    '| Scenario | service req/s | p50 | p99 | p99/p50 | baseline req/s | p50 | p99 | p99/p50 |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+    ...rows.map((r) => `| ${r.name} | ${cells(r.service)} | ${cells(r.baseline)} |`),
+  ].join('\n');
+}
+
+function renderAllocation(rows: Allocation[]): string {
+  return [
+    'JS heap allocated per request (bench/alloc-meter.mjs: heap growth between collections):',
+    '',
+    '| Scenario | KB per request | requests | collections |',
+    '|---|---:|---:|---:|',
+    ...rows.map((a) => `| ${a.name} | ${(a.bytesPerRequest / 1024).toFixed(0)} | ${a.requests} | ${a.collections} |`),
+  ].join('\n');
 }
 
 function renderSearch(rows: Latency[]): string {
@@ -642,7 +853,7 @@ function renderResults(m: Record<string, string | number>, table: string, f: { c
   return [
     `Run of ${m.date}: ${m.cpu}, ${m.cores} cores, ${m.memGiB} GiB; Node ${m.node}; PostgreSQL ${m.postgres} (embedded);`,
     `${m.seeded} products seeded (${m.products} active); ${m.duration} s per scenario, ${m.connections} connections;`,
-    `service and baseline pinned to core 0, autocannon to core 1, PostgreSQL unpinned.`,
+    `service, baselines and PostGraphile pinned to core 0 (loaded in turn), autocannon to core 1, PostgreSQL unpinned.`,
     `Fixtures: categoryId \`${f.categoryId}\`, search \`${f.word}\`, slug \`${f.slug}\`.`,
     '',
     table,
