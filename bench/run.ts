@@ -611,8 +611,14 @@ async function main() {
     service: { name: p.name, url: `${service.url}${p.path}`, method: p.method, body: p.body, headers: p.body ? gql : auth } as Scenario,
     baseline: { name: `Baseline: ${p.name}`, url: `${baseline.url}${p.path}`, method: p.method, body: p.body, headers: p.body ? json : {} } as Scenario,
   }));
+  const probe = async (s: Scenario) => {
+    const r = await fetch(s.url, { method: s.method ?? 'GET', headers: { ...(s.headers ?? {}), ...(s.perRequestHeaders?.() ?? {}) }, body: s.body });
+    const text = await r.text();
+    if (!r.ok || text.includes('"errors"')) throw new Error(`${s.name}: ${r.status} ${text.slice(0, 400)}`);
+    return text;
+  };
   for (const p of pairs) {
-    const [svc, base] = await Promise.all([p.service, p.baseline].map((s) => fetch(s.url, { method: s.method ?? 'GET', headers: s.headers, body: s.body }).then((r) => r.text())));
+    const [svc, base] = await Promise.all([probe(p.service), probe(p.baseline)]);
     if (svc !== base) throw new Error(`baseline and service disagree on ${p.method ?? 'GET'} ${p.path}:\n${firstDifference(svc!, base!)}`);
     log(`${p.name}: bodies identical (${svc!.length} bytes)`);
   }
@@ -636,12 +642,6 @@ async function main() {
       perRequestHeaders: () => ({ 'idempotency-key': randomUUID() }),
     },
   ];
-  const probe = async (s: Scenario) => {
-    const r = await fetch(s.url, { method: s.method ?? 'GET', headers: { ...(s.headers ?? {}), ...(s.perRequestHeaders?.() ?? {}) }, body: s.body });
-    const text = await r.text();
-    if (!r.ok || text.includes('"errors"')) throw new Error(`${s.name}: ${r.status} ${text.slice(0, 400)}`);
-    return text;
-  };
   for (const s of peers) {
     const answer = JSON.parse(await probe(s)) as { data: { allProducts: { nodes: unknown[] } } };
     if (answer.data.allProducts.nodes.length !== 50) throw new Error(`${s.name}: ${answer.data.allProducts.nodes.length} products, not 50`);
