@@ -1,6 +1,7 @@
 import { createYoga, type YogaServerInstance } from 'graphql-yoga';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { authenticateKey } from './auth/keys.js';
+import { createKeyCache } from './auth/key-cache.js';
+import { authenticateKey, type CheckedKey } from './auth/keys.js';
 import { createLastUsedRecorder } from './auth/last-used.js';
 import { poolStats, type PrismaClient } from './db/prisma.js';
 import { createContextFactory, type Context, type RequestState } from './graphql/context.js';
@@ -99,8 +100,15 @@ export async function createApp({ prisma, databaseUrl, logger, config, now, ...g
       onError: (error: unknown) => logger.error({ err: error }, 'recording key usage failed'),
       now,
     });
+  const keyCache = createKeyCache<CheckedKey>({
+    databaseUrl,
+    maxAgeMs: config.KEY_CACHE_SECONDS * 1000,
+    onEvent: (e) => (e.type === 'listening' ? logger.info(e.message) : logger.warn(e.message)),
+  });
+  // As with the store: keep keys from the first request, not only once the listener is up.
+  await keyCache.ready;
   const gate = createGate({
-    authenticate: (key, ip) => authenticateKey(prisma, key, ip),
+    authenticate: (key, ip) => authenticateKey(prisma, key, ip, keyCache),
     clientIp,
     store,
     policy: { anonymousLimit: config.ANON_RATE_LIMIT },
@@ -115,6 +123,7 @@ export async function createApp({ prisma, databaseUrl, logger, config, now, ...g
   const dashboard = createDashboard({
     prisma,
     store,
+    onKeyRevoked: (keyId) => keyCache.forgetId(keyId),
     flushCounts: async () => {
       await Promise.all([usage.flush(), lastUsed.flush()]);
     },
@@ -173,6 +182,7 @@ export async function createApp({ prisma, databaseUrl, logger, config, now, ...g
       {
         async onDispose() {
           overload.close();
+          await keyCache.close();
           await lastUsed.stop();
           if (!given.usage) await usage.stop();
           if (!given.rateLimitStore) await store.close();

@@ -185,6 +185,10 @@ const HAND_WRITTEN = [
   'trigger Product.Product_log_updated',
   'trigger Product.Product_log_truncated',
   'trigger CatalogRevision.CatalogRevision_new_lineage',
+  'function api_key_changed()',
+  'trigger ApiKey.ApiKey_changed',
+  'trigger ApiKey.ApiKey_deleted',
+  'trigger ApiKey.ApiKey_truncated',
 ];
 
 function schemaDrift(migrated: Map<string, string>, fromSchema: Map<string, string>): string[] {

@@ -9,6 +9,8 @@
 import crypto from 'node:crypto';
 import type { KeyCaller } from './identity.js';
 import type { PrismaClient } from '../db/prisma.js';
+import type { Prisma } from '../generated/prisma/client.js';
+import type { KeyCache } from './key-cache.js';
 
 export const KEY_PREFIX = 'mk_';
 const KEY_BYTES = 32;
@@ -48,20 +50,38 @@ export function looksLikeApiKey(token: string): boolean {
 }
 
 /**
+ * What checking a key reads of it. The "ApiKey" trigger (migration api_key_notify) notifies a
+ * change to any of these columns, so that every instance's key cache forgets the key:
+ * test/key-cache.test.ts holds the two lists together.
+ */
+export const CHECKED_COLUMNS = {
+  id: true,
+  accountId: true,
+  plan: true,
+  scopes: true,
+  rateLimit: true,
+  rateWindowSeconds: true,
+  expiresAt: true,
+  revokedAt: true,
+} as const satisfies Prisma.ApiKeySelect;
+
+export type CheckedKey = Prisma.ApiKeyGetPayload<{ select: typeof CHECKED_COLUMNS }>;
+
+/**
  * The caller a presented token stands for: a known key that is neither revoked nor expired.
  * Anything else, malformed tokens included, is null; a malformed token costs no query.
  *
  * The lookup is by the hash of the token through the unique index, never by comparing a stored
  * secret with the token, so a constant-time comparison has nothing to protect: the timing of an
  * index probe reveals at most something about the hash of the guess, which says nothing about
- * any real key.
+ * any real key. With a cache (src/auth/key-cache.ts) a key already checked costs no query; its
+ * expiry is still compared with the clock on every request.
  */
-export async function authenticateKey(prisma: PrismaClient, token: string, ip: string): Promise<KeyCaller | null> {
+export async function authenticateKey(prisma: PrismaClient, token: string, ip: string, cache?: KeyCache<CheckedKey>): Promise<KeyCaller | null> {
   if (!looksLikeApiKey(token)) return null;
-  const row = await prisma.apiKey.findUnique({
-    where: { hash: hashApiKey(token) },
-    select: { id: true, accountId: true, plan: true, scopes: true, rateLimit: true, rateWindowSeconds: true, expiresAt: true, revokedAt: true },
-  });
+  const hash = hashApiKey(token);
+  const load = () => prisma.apiKey.findUnique({ where: { hash }, select: CHECKED_COLUMNS });
+  const row = cache ? await cache.get(hash, load) : await load();
   if (!row || row.revokedAt !== null) return null;
   if (row.expiresAt !== null && row.expiresAt.getTime() <= Date.now()) return null;
   return {

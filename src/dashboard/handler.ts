@@ -28,6 +28,8 @@ export interface DashboardDeps {
   prisma: PrismaClient;
   /** The rate-limit store the gate counts in: sign-in throttling and each key's live window. */
   store: RateLimitStore;
+  /** Told of a key revoked here, so the gate stops it on the very next request. */
+  onKeyRevoked: (keyId: string) => void;
   /** Writes what is still counted in memory (key usage, last use) before a key's page reads it. */
   flushCounts: () => Promise<void>;
   logger: Logger;
@@ -303,6 +305,7 @@ export function createDashboard(deps: DashboardDeps) {
     await formOf(v);
     const revoked = await revokeOwnKey(prisma, signedInAs(v).accountId, id!, v.now);
     if (!revoked) throw new AppError('NOT_FOUND', 'There is no such key among yours.');
+    deps.onKeyRevoked(revoked.id);
     return redirect(v, '/dashboard/keys?done=revoked');
   }
 

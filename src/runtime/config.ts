@@ -45,6 +45,11 @@ const envSchema = z.object({
     }),
   /** Shared rate-limit state for several instances; unset: in process memory. */
   REDIS_URL: z.string().url().optional(),
+  /**
+   * Longest an instance keeps a checked API key in memory, in seconds; 0 checks every request in
+   * the database. Kept keys are forgotten the moment they change (PostgreSQL LISTEN/NOTIFY).
+   */
+  KEY_CACHE_SECONDS: z.coerce.number().int().min(0).max(86_400).default(60),
   /** Orders one account may create per minute, through REST and GraphQL together. */
   ORDER_CREATE_LIMIT: z.coerce.number().int().min(1).max(100_000).default(20),
   /** Origins allowed by CORS: comma-separated, or * for any (no credentials are used, so * is safe). */

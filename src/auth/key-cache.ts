@@ -1,0 +1,132 @@
+// The keys an instance has checked, kept in memory so a request with a known key costs no query.
+//
+// A kept key must never outlive a change to it, on this instance or any other: a trigger on
+// "ApiKey" (migration api_key_notify) notifies the channel below with the hash of every key whose
+// checked columns change or which is deleted ('*' on TRUNCATE), and each instance LISTENs on its
+// own connection. PostgreSQL delivers a notification to every listener as the change commits.
+// While this instance is not listening (starting, connection lost, reconnecting) it keeps
+// nothing, so a change it could miss cannot leave a stale key behind. An age limit is a last
+// resort against a connection that died without saying so.
+
+import { LRUCache } from 'lru-cache';
+import pg from 'pg';
+
+/** The channel the "ApiKey" trigger notifies: a key's hash, or '*' for every key. */
+export const KEY_CHANGED_CHANNEL = 'api_key_changed';
+
+export interface KeyCacheOptions {
+  /** The database to LISTEN on (a connection of its own, outside the pool). */
+  databaseUrl: string;
+  /** The longest a key is kept without being read again, in ms; 0 keeps nothing (and opens no connection). */
+  maxAgeMs: number;
+  /** How many keys are kept at most (the least recently used go first). */
+  maxKeys?: number;
+  /** How long to wait before listening again after the connection is lost, in ms. */
+  retryMs?: number;
+  /** Told when the cache starts or stops listening, with a message for the log. */
+  onEvent?: (event: { type: 'listening' | 'lost'; message: string }) => void;
+}
+
+export interface KeyCache<T extends { id: string }> {
+  /** The key with this hash: kept, or loaded by `load` (and kept if nothing changed meanwhile). */
+  get(hash: string, load: () => Promise<T | null>): Promise<T | null>;
+  /** Forgets a key this process changed, before its notification arrives. */
+  forgetId(id: string): void;
+  /** Settles once the first attempt to listen has succeeded or failed (never rejects). */
+  readonly ready: Promise<void>;
+  /** True while changes are being heard (and keys therefore kept). */
+  readonly listening: boolean;
+  close(): Promise<void>;
+}
+
+export function createKeyCache<T extends { id: string }>({
+  databaseUrl,
+  maxAgeMs,
+  maxKeys = 10_000,
+  retryMs = 1000,
+  onEvent,
+}: KeyCacheOptions): KeyCache<T> {
+  const kept = new LRUCache<string, T>({ max: maxKeys, ttl: Math.max(maxAgeMs, 1) });
+  let listening = false;
+  // Bumped by everything that may have changed a key. A load that overlapped a bump may have read
+  // the key as it was before, so it is answered but not kept.
+  let generation = 0;
+  let client: pg.Client | undefined;
+  let retry: NodeJS.Timeout | undefined;
+  let closed = maxAgeMs <= 0;
+
+  function forget(hash: string) {
+    generation++;
+    if (hash === '*') kept.clear();
+    else kept.delete(hash);
+  }
+
+  function lost(reason: string) {
+    generation++;
+    kept.clear();
+    if (listening) onEvent?.({ type: 'lost', message: `API key cache off: ${reason}; keys are checked in the database until it listens again` });
+    listening = false;
+  }
+
+  async function listen() {
+    retry = undefined;
+    if (closed) return;
+    const connection = new pg.Client({ connectionString: databaseUrl, keepAlive: true });
+    client = connection;
+    let ended = false;
+    const drop = (reason: string) => {
+      if (ended) return;
+      ended = true;
+      lost(reason);
+      connection.end().catch(() => undefined);
+      if (!closed) retry = setTimeout(() => void listen(), retryMs).unref();
+    };
+    connection.on('notification', (n) => {
+      if (n.channel === KEY_CHANGED_CHANNEL) forget(n.payload || '*');
+    });
+    connection.on('error', (error) => drop(error.message));
+    connection.on('end', () => drop('the connection ended'));
+    try {
+      await connection.connect();
+      await connection.query(`LISTEN ${KEY_CHANGED_CHANNEL}`);
+    } catch (error) {
+      drop(error instanceof Error ? error.message : String(error));
+      return;
+    }
+    if (ended || closed) return;
+    // Loads that began before LISTEN took effect may have missed a change: they are not kept.
+    generation++;
+    listening = true;
+    onEvent?.({ type: 'listening', message: 'API key cache on: listening for key changes' });
+  }
+
+  const ready = closed ? Promise.resolve() : listen();
+
+  return {
+    ready,
+    async get(hash, load) {
+      const hit = kept.get(hash);
+      if (hit) return hit;
+      const before = generation;
+      const row = await load();
+      if (row && listening && generation === before) kept.set(hash, row);
+      return row;
+    },
+    forgetId(id) {
+      generation++;
+      for (const [hash, row] of kept.entries()) if (row.id === id) kept.delete(hash);
+    },
+    get listening() {
+      return listening;
+    },
+    async close() {
+      closed = true;
+      clearTimeout(retry);
+      listening = false;
+      kept.clear();
+      const connection = client;
+      client = undefined;
+      await connection?.end().catch(() => undefined);
+    },
+  };
+}
