@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createKeyCache } from './auth/key-cache.js';
 import { authenticateKey, type CheckedKey } from './auth/keys.js';
 import { createLastUsedRecorder } from './auth/last-used.js';
-import { poolStats, type PrismaClient } from './db/prisma.js';
+import { DB_TIMEOUTS, poolStats, type PrismaClient } from './db/prisma.js';
 import { createContextFactory, type Context, type RequestState } from './graphql/context.js';
 import { createGate } from './http/gate.js';
 import { renderLocalGraphiQL, serveGraphiQLAsset } from './http/graphiql.js';
@@ -29,6 +29,7 @@ import type { Logger } from './runtime/logger.js';
 import { createClientIpResolver, createHttpsDetector } from './shared/client-ip.js';
 import { createDashboard } from './dashboard/handler.js';
 import { createUsageRecorder, type UsageRecorder } from './usage/recorder.js';
+import { Response } from './http/fetch-api.js';
 
 /**
  * What the server hands Yoga with each request (the Node request and response; nothing when
@@ -103,6 +104,7 @@ export async function createApp({ prisma, databaseUrl, logger, config, now, ...g
   const keyCache = createKeyCache<CheckedKey>({
     databaseUrl,
     maxAgeMs: config.KEY_CACHE_SECONDS * 1000,
+    connectMs: DB_TIMEOUTS.connectMs,
     onEvent: (e) => (e.type === 'listening' ? logger.info(e.message) : logger.warn(e.message)),
   });
   // As with the store: keep keys from the first request, not only once the listener is up.

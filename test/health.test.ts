@@ -15,8 +15,8 @@ afterAll(async () => {
 });
 
 /** The real app (test/helpers/app.ts) on `url`, which the test provides and drops. */
-async function startHealthApp(url: string): Promise<TestApp> {
-  const app = await startTestApp({ url });
+async function startHealthApp(url: string, env?: Record<string, string>): Promise<TestApp> {
+  const app = await startTestApp({ url, env });
   cleanups.push(app.close);
   return app;
 }
@@ -133,7 +133,8 @@ describe('/readyz', () => {
       for (const socket of sockets) socket.destroy();
       await new Promise<void>((resolve) => silent.close(() => resolve()));
     });
-    const app = await startHealthApp(`postgresql://nobody:secret@127.0.0.1:${(silent.address() as AddressInfo).port}/nothing`);
+    // Without the key cache, whose listening connection would be one more (test/key-cache.test.ts).
+    const app = await startHealthApp(`postgresql://nobody:secret@127.0.0.1:${(silent.address() as AddressInfo).port}/nothing`, { KEY_CACHE_SECONDS: '0' });
 
     // Five probes at once share one SELECT 1, so one connection attempt, not five; the migration
     // check is not even tried while the database does not answer.

@@ -21,7 +21,9 @@ export interface KeyCacheOptions {
   maxAgeMs: number;
   /** How many keys are kept at most (the least recently used go first). */
   maxKeys?: number;
-  /** How long to wait before listening again after the connection is lost, in ms. */
+  /** How long opening the connection may take, in ms (a database that accepts and never answers). */
+  connectMs: number;
+  /** How long to wait before listening again after the connection is lost, in ms; doubled on each failure, up to 30 s. */
   retryMs?: number;
   /** Told when the cache starts or stops listening, with a message for the log. */
   onEvent?: (event: { type: 'listening' | 'lost'; message: string }) => void;
@@ -43,6 +45,7 @@ export function createKeyCache<T extends { id: string }>({
   databaseUrl,
   maxAgeMs,
   maxKeys = 10_000,
+  connectMs,
   retryMs = 1000,
   onEvent,
 }: KeyCacheOptions): KeyCache<T> {
@@ -54,6 +57,7 @@ export function createKeyCache<T extends { id: string }>({
   let client: pg.Client | undefined;
   let retry: NodeJS.Timeout | undefined;
   let closed = maxAgeMs <= 0;
+  let nextRetryMs = retryMs;
 
   function forget(hash: string) {
     generation++;
@@ -71,7 +75,7 @@ export function createKeyCache<T extends { id: string }>({
   async function listen() {
     retry = undefined;
     if (closed) return;
-    const connection = new pg.Client({ connectionString: databaseUrl, keepAlive: true });
+    const connection = new pg.Client({ connectionString: databaseUrl, keepAlive: true, connectionTimeoutMillis: connectMs });
     client = connection;
     let ended = false;
     const drop = (reason: string) => {
@@ -79,7 +83,9 @@ export function createKeyCache<T extends { id: string }>({
       ended = true;
       lost(reason);
       connection.end().catch(() => undefined);
-      if (!closed) retry = setTimeout(() => void listen(), retryMs).unref();
+      if (closed) return;
+      retry = setTimeout(() => void listen(), nextRetryMs).unref();
+      nextRetryMs = Math.min(nextRetryMs * 2, 30_000);
     };
     connection.on('notification', (n) => {
       if (n.channel === KEY_CHANGED_CHANNEL) forget(n.payload || '*');
@@ -97,6 +103,7 @@ export function createKeyCache<T extends { id: string }>({
     // Loads that began before LISTEN took effect may have missed a change: they are not kept.
     generation++;
     listening = true;
+    nextRetryMs = retryMs;
     onEvent?.({ type: 'listening', message: 'API key cache on: listening for key changes' });
   }
 
