@@ -455,6 +455,19 @@ async function soak(pid: number, seconds: number, targets: Scenario[]): Promise<
 
 const ALLOC_METER = ['--import', './bench/alloc-meter.mjs'];
 
+/**
+ * The V8 flags `npm start` gives the service (package.json's start script): the service is
+ * measured as it runs. The baselines and the peer get them too, so that every program runs on
+ * the same Node settings.
+ */
+function startFlags(): string[] {
+  const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+  const match = /\bnode((?:\s+--\S+)*)\s+dist\/server\.js\b/.exec(pkg.scripts.start ?? '');
+  if (!match) throw new Error(`package.json's start script is not "node [--flags] dist/server.js": ${pkg.scripts.start}`);
+  return match[1]!.split(/\s+/).filter(Boolean);
+}
+const NODE_FLAGS = startFlags();
+
 interface Allocation {
   name: string;
   bytesPerRequest: number;
@@ -509,6 +522,7 @@ async function main() {
   if (os.availableParallelism() < 2) log('warning: fewer than 2 cores; service and load generator will share one');
   if (!existsSync(path.join(ROOT, 'dist', 'server.js'))) throw new Error('dist/server.js is missing: run npm run build (npm run bench does)');
   ensurePeerInstalled();
+  log(`node flags of every program measured (from npm start): ${NODE_FLAGS.join(' ') || 'none'}`);
 
   // 1. Database: the bench's own embedded cluster, whatever DATABASE_URL/DATA_DIR say.
   const env: Record<string, string | undefined> = { ...process.env, DATA_DIR, LOG_LEVEL: 'warn' };
@@ -588,10 +602,10 @@ async function main() {
   const auth = { 'x-api-key': key };
   const serviceEnv = { LOG_LEVEL: 'warn', DEMO_DATA: 'false', NODE_ENV: 'production', ORDER_CREATE_LIMIT: '100000' };
   const startService = (name: string, nodeFlags: string[] = []) =>
-    startPinned(name, { script: 'dist/server.js', nodeFlags: [...ALLOC_METER, ...nodeFlags] }, serviceEnv, '/api/products?limit=1', { headers: auth });
+    startPinned(name, { script: 'dist/server.js', nodeFlags: [...NODE_FLAGS, ...ALLOC_METER, ...nodeFlags] }, serviceEnv, '/api/products?limit=1', { headers: auth });
   const service = await startService('service');
-  const baseline = await startPinned('baseline', { script: 'bench/baseline-server.ts', tsx: true, nodeFlags: ALLOC_METER }, {}, '/api/products?limit=1', {});
-  const peer = await startPinned('postgraphile', { script: 'bench/peer/server.mjs' }, {}, '/graphql', {
+  const baseline = await startPinned('baseline', { script: 'bench/baseline-server.ts', tsx: true, nodeFlags: [...NODE_FLAGS, ...ALLOC_METER] }, {}, '/api/products?limit=1', {});
+  const peer = await startPinned('postgraphile', { script: 'bench/peer/server.mjs', nodeFlags: NODE_FLAGS }, {}, '/graphql', {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: '{"query":"{ __typename }"}',
