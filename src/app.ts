@@ -29,7 +29,7 @@ import type { Logger } from './runtime/logger.js';
 import { createClientIpResolver, createHttpsDetector } from './shared/client-ip.js';
 import { createDashboard } from './dashboard/handler.js';
 import { createUsageRecorder, type UsageRecorder } from './usage/recorder.js';
-import { Response } from './http/fetch-api.js';
+import { Response } from './shared/fetch-api.js';
 
 /**
  * What the server hands Yoga with each request (the Node request and response; nothing when

@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import { Response } from '../http/fetch-api.js';
+import { Response } from '../shared/fetch-api.js';
 
 // The dashboard's stylesheet and its one script, served by the process itself (nothing from other
 // hosts, no build step). The pages work without the script: it only adds the copy button's copy.

@@ -15,7 +15,7 @@ import type { Plan } from '../auth/identity.js';
 import { serveAsset } from './assets.js';
 import { ASSET_PATH, BRAND, page, type PageOptions } from './layout.js';
 import * as pages from './pages.js';
-import { Response } from '../http/fetch-api.js';
+import { Response } from '../shared/fetch-api.js';
 
 // The developer dashboard at /dashboard: server-rendered pages and plain HTML forms (they work
 // without JavaScript). A visit is recognised by its session cookie, which nothing but this

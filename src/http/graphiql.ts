@@ -2,7 +2,7 @@ import { createRequire } from 'node:module';
 import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
 import type { GraphiQLOptions } from 'graphql-yoga';
-import { Response } from './fetch-api.js';
+import { Response } from '../shared/fetch-api.js';
 
 // GraphiQL with no CDN. Yoga's own page loads GraphiQL's script, styles and editor workers from
 // unpkg.com, which these machines (and many deployments) cannot reach: the page stays blank.

@@ -5,7 +5,7 @@ import { AppError, asAppError, errorStatus, INTERNAL_MESSAGE, isClientAbort, isC
 import type { Logger } from '../runtime/logger.js';
 import { errorResponseInit } from '../rest/envelope.js';
 import type { OverloadLog } from './overload-log.js';
-import { Response } from './fetch-api.js';
+import { Response } from '../shared/fetch-api.js';
 
 // What a GraphQL client sees of an error: ours (AppError) as they are, GraphQL's verdicts on the
 // request with code VALIDATION_ERROR, and anything unexpected masked as INTERNAL_ERROR.

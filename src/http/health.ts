@@ -1,7 +1,7 @@
 import { pendingMigrations } from '../db/migrate.js';
 import type { PrismaClient } from '../db/prisma.js';
 import type { Logger } from '../runtime/logger.js';
-import { Response } from './fetch-api.js';
+import { Response } from '../shared/fetch-api.js';
 
 // Liveness and readiness for orchestrators and load balancers:
 //

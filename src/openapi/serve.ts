@@ -7,7 +7,7 @@ import { errorResponse } from '../rest/envelope.js';
 import { restRoutes } from '../rest/routes.js';
 import { schema } from '../modules/schema.js';
 import { buildOpenApiDocument } from './document.js';
-import { Response } from '../http/fetch-api.js';
+import { Response } from '../shared/fetch-api.js';
 
 // The API's documentation, served by the API itself and needing nothing else:
 //

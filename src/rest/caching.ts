@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Caller } from '../auth/identity.js';
-import { Response } from '../http/fetch-api.js';
+import { Response } from '../shared/fetch-api.js';
 
 // HTTP caching of GET /api responses: an ETag on every one (If-None-Match → 304), public caching
 // for a few minutes of the catalogue read without a key (the spec advises clients to cache

@@ -1,6 +1,6 @@
 import { AppError, INTERNAL_MESSAGE, type ErrorCode, type ErrorDetails } from '../shared/errors.js';
 import type { PaginationMeta } from '../shared/pagination.js';
-import { Response } from '../http/fetch-api.js';
+import { Response } from '../shared/fetch-api.js';
 
 /** The version of the published contract this service implements (X-API-Version, the OpenAPI document). */
 export const API_VERSION = '1.0.0';
