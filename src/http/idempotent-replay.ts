@@ -3,9 +3,10 @@ import type { RequestState } from '../graphql/context.js';
 import { REPLAYED_HEADER } from '../rest/replay.js';
 
 /**
- * `Idempotent-Replayed: true` on a /graphql response whose operation answered from an
- * Idempotency-Key (a replayed order or a replayed rejection), as REST sends it: a client can
- * tell a retry's answer from a first one. The operation reported it on the request's context.
+ * `Idempotent-Replayed: true` on a response whose operation answered from an Idempotency-Key (a
+ * replayed order or a replayed rejection), over REST and /graphql alike: a client can tell a
+ * retry's answer from a first one. The operation reported it on the request's state, which
+ * both interfaces' contexts extend; this is the one place that marks it.
  */
 export function useIdempotentReplayHeader(): Plugin {
   return {

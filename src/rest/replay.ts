@@ -5,12 +5,8 @@ import type { Context, IdempotencyReport } from '../graphql/context.js';
 // sent for it beside that record, so that a retry over REST gets the same text even if the
 // catalogue (names, ratings) has changed since.
 
-/**
- * Sent with every answer replayed from an Idempotency-Key, over REST and GraphQL alike. Lower
- * case, like every header name here: the server adapter's Headers matches a name given in an
- * init object by its exact case, so `set` with another case would add a second one.
- */
-export const REPLAYED_HEADER = 'idempotent-replayed';
+/** Sent with every answer replayed from an Idempotency-Key, over REST and GraphQL alike. */
+export const REPLAYED_HEADER = 'Idempotent-Replayed';
 
 const recordOf = ({ accountId, key }: IdempotencyReport) => ({ accountId, key });
 

@@ -7,7 +7,7 @@ import type { PaginationMeta } from '../shared/pagination.js';
 import { cacheControl, conditionalJson } from './caching.js';
 import { pathPattern, withoutTrailingSlash } from './paths.js';
 import { errorResponse, jsonTextResponse, type SuccessBody } from './envelope.js';
-import { keepRestBody, keptRestBody, REPLAYED_HEADER } from './replay.js';
+import { keepRestBody, keptRestBody } from './replay.js';
 import type { RestMethod, RestRoute, RestShape } from './routes.js';
 import { deriveRoute, type DerivedRoute } from './derive.js';
 
@@ -115,12 +115,12 @@ export function createRestRouter({ schema, routes, maskError }: RestRouterDeps) 
     })) as ExecutionResult;
     if (result.errors?.length) throw result.errors[0];
 
+    // A replayed answer is marked Idempotent-Replayed by useIdempotentReplayHeader, as over /graphql.
     const report = ctx.idempotency;
-    const headers: Record<string, string> = report?.replayed ? { [REPLAYED_HEADER]: 'true' } : {};
     const status = route.status ?? 200;
     if (report?.replayed) {
       const kept = await keptRestBody(ctx, report);
-      if (kept !== null) return jsonTextResponse(status, kept, { ...headers, 'cache-control': 'no-store' });
+      if (kept !== null) return jsonTextResponse(status, kept, { 'cache-control': 'no-store' });
     }
 
     const shape: RestShape = typeof route.shape === 'function' ? route.shape(query) : route.shape;
@@ -139,8 +139,8 @@ export function createRestRouter({ schema, routes, maskError }: RestRouterDeps) 
       // replay renders the order afresh, so it must not turn this 201 into a 500 (logged by maskError).
       await keepRestBody(ctx, report, text).catch(maskError);
     }
-    if (route.method !== 'GET') return jsonTextResponse(status, text, { ...headers, 'cache-control': 'no-store' });
-    return conditionalJson(request, status, text, headers, cacheControl(route.path, ctx.caller));
+    if (route.method !== 'GET') return jsonTextResponse(status, text, { 'cache-control': 'no-store' });
+    return conditionalJson(request, status, text, cacheControl(route.path, ctx.caller));
   }
 
   return {
@@ -151,7 +151,6 @@ export function createRestRouter({ schema, routes, maskError }: RestRouterDeps) 
     /** Answers a request under /api; `state` is the request's server context, which becomes its GraphQL context. */
     async handle(request: Request, url: URL, state: object): Promise<Response> {
       const path = withoutTrailingSlash(url.pathname);
-      let ctx: Context | undefined;
       try {
         const candidates = compiled.flatMap((route) => {
           const match = route.pattern.exec(path);
@@ -168,15 +167,12 @@ export function createRestRouter({ schema, routes, maskError }: RestRouterDeps) 
         if (!getEnveloped) throw new Error('The REST router was used before Yoga handed it its pipeline');
         // As Yoga does for /graphql: the request joins its state, which becomes the context.
         const pipeline = getEnveloped(Object.assign(state, { request }));
-        ctx = (await pipeline.contextFactory()) as Context;
+        const ctx = (await pipeline.contextFactory()) as Context;
         return await run(found.route, found.match, request, url, ctx, pipeline);
       } catch (error) {
         const appError = asAppError(error) ?? contractError(error instanceof GraphQLError ? error : (maskError(error) as GraphQLError));
-        // A rejection replayed from an Idempotency-Key says so, like a replayed success.
-        const headers: Record<string, string> = ctx?.idempotency?.replayed ? { [REPLAYED_HEADER]: 'true' } : {};
         // The rest of an oversized body is never read: the connection cannot serve another request.
-        if (appError.code === 'PAYLOAD_TOO_LARGE') headers.connection = 'close';
-        return errorResponse(appError, headers);
+        return errorResponse(appError, appError.code === 'PAYLOAD_TOO_LARGE' ? { connection: 'close' } : undefined);
       }
     },
   };
