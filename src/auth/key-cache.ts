@@ -13,18 +13,19 @@ import pg from 'pg';
 
 /** The channel the "ApiKey" trigger notifies: a key's hash, or '*' for every key. */
 export const KEY_CHANGED_CHANNEL = 'api_key_changed';
+/** Keys kept at most (the least recently used go first). */
+const MAX_KEYS = 10_000;
+/** The wait before listening again after a failure, in ms: doubled on each further one, up to MAX_RETRY_MS. */
+const FIRST_RETRY_MS = 1000;
+const MAX_RETRY_MS = 30_000;
 
 export interface KeyCacheOptions {
   /** The database to LISTEN on (a connection of its own, outside the pool). */
   databaseUrl: string;
   /** The longest a key is kept without being read again, in ms; 0 keeps nothing (and opens no connection). */
   maxAgeMs: number;
-  /** How many keys are kept at most (the least recently used go first). */
-  maxKeys?: number;
   /** How long opening the connection may take, in ms (a database that accepts and never answers). */
   connectMs: number;
-  /** How long to wait before listening again after the connection is lost, in ms; doubled on each failure, up to 30 s. */
-  retryMs?: number;
   /** Told when the cache starts or stops listening, with a message for the log. */
   onEvent?: (event: { type: 'listening' | 'lost'; message: string }) => void;
 }
@@ -36,20 +37,16 @@ export interface KeyCache<T extends { id: string }> {
   forgetId(id: string): void;
   /** Settles once the first attempt to listen has succeeded or failed (never rejects). */
   readonly ready: Promise<void>;
-  /** True while changes are being heard (and keys therefore kept). */
-  readonly listening: boolean;
   close(): Promise<void>;
 }
 
 export function createKeyCache<T extends { id: string }>({
   databaseUrl,
   maxAgeMs,
-  maxKeys = 10_000,
   connectMs,
-  retryMs = 1000,
   onEvent,
 }: KeyCacheOptions): KeyCache<T> {
-  const kept = new LRUCache<string, T>({ max: maxKeys, ttl: Math.max(maxAgeMs, 1) });
+  const kept = new LRUCache<string, T>({ max: MAX_KEYS, ttl: Math.max(maxAgeMs, 1) });
   let listening = false;
   // Bumped by everything that may have changed a key. A load that overlapped a bump may have read
   // the key as it was before, so it is answered but not kept.
@@ -57,7 +54,7 @@ export function createKeyCache<T extends { id: string }>({
   let client: pg.Client | undefined;
   let retry: NodeJS.Timeout | undefined;
   let closed = maxAgeMs <= 0;
-  let nextRetryMs = retryMs;
+  let nextRetryMs = FIRST_RETRY_MS;
 
   function forget(hash: string) {
     generation++;
@@ -85,7 +82,7 @@ export function createKeyCache<T extends { id: string }>({
       connection.end().catch(() => undefined);
       if (closed) return;
       retry = setTimeout(() => void listen(), nextRetryMs).unref();
-      nextRetryMs = Math.min(nextRetryMs * 2, 30_000);
+      nextRetryMs = Math.min(nextRetryMs * 2, MAX_RETRY_MS);
     };
     connection.on('notification', (n) => {
       if (n.channel === KEY_CHANGED_CHANNEL) forget(n.payload || '*');
@@ -103,7 +100,7 @@ export function createKeyCache<T extends { id: string }>({
     // Loads that began before LISTEN took effect may have missed a change: they are not kept.
     generation++;
     listening = true;
-    nextRetryMs = retryMs;
+    nextRetryMs = FIRST_RETRY_MS;
     onEvent?.({ type: 'listening', message: 'API key cache on: listening for key changes' });
   }
 
@@ -122,9 +119,6 @@ export function createKeyCache<T extends { id: string }>({
     forgetId(id) {
       generation++;
       for (const [hash, row] of kept.entries()) if (row.id === id) kept.delete(hash);
-    },
-    get listening() {
-      return listening;
     },
     async close() {
       closed = true;
