@@ -4,7 +4,6 @@
 // that never existed, and is never read or changed.
 
 import { z } from 'zod';
-import type { Plan } from '../auth/identity.js';
 import type { PrismaClient } from '../db/prisma.js';
 import type { Prisma } from '../generated/prisma/client.js';
 import { FormError } from '../shared/form-error.js';
@@ -74,18 +73,8 @@ function parseForm<S extends z.ZodType>(schema: S, input: unknown): z.output<S> 
 
 // ----- the profile -----
 
-export interface AccountProfile {
-  id: string;
-  email: string;
-  name: string;
-  companyName: string | null;
-  phone: string | null;
-  plan: Plan;
-  createdAt: Date;
-}
-
-/** What is shown of an account: never its password hash. */
-const PROFILE_SELECT = {
+/** What is shown of an account, in the dashboard and the API alike: never its password hash. */
+export const PROFILE_SELECT = {
   id: true,
   email: true,
   name: true,
@@ -94,6 +83,8 @@ const PROFILE_SELECT = {
   plan: true,
   createdAt: true,
 } satisfies Prisma.AccountSelect;
+
+export type AccountProfile = Prisma.AccountGetPayload<{ select: typeof PROFILE_SELECT }>;
 
 /** The account's profile, or null when there is no such account. */
 export async function accountProfile(prisma: PrismaClient, accountId: string): Promise<AccountProfile | null> {
@@ -112,21 +103,6 @@ export async function updateProfile(prisma: PrismaClient, accountId: string, inp
 
 // ----- addresses -----
 
-export interface SavedAddress {
-  id: string;
-  label: string;
-  fullName: string;
-  companyName: string | null;
-  phone: string;
-  email: string | null;
-  address: string;
-  city: string;
-  county: string;
-  postalCode: string;
-  isDefault: boolean;
-  createdAt: Date;
-}
-
 const ADDRESS_SELECT = {
   id: true,
   label: true,
@@ -141,6 +117,9 @@ const ADDRESS_SELECT = {
   isDefault: true,
   createdAt: true,
 } satisfies Prisma.AddressSelect;
+
+/** A saved address as the dashboard and the API read it: the columns of ADDRESS_SELECT. */
+export type SavedAddress = Prisma.AddressGetPayload<{ select: typeof ADDRESS_SELECT }>;
 
 /** How an account's addresses are listed, wherever they are: the default first, then oldest first. */
 export const ADDRESS_ORDER = [{ isDefault: 'desc' }, { createdAt: 'asc' }, { id: 'asc' }] satisfies Prisma.AddressOrderByWithRelationInput[];

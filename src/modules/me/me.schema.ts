@@ -1,4 +1,4 @@
-import { ADDRESS_ORDER } from '../../accounts/profile.js';
+import { ADDRESS_ORDER, PROFILE_SELECT } from '../../accounts/profile.js';
 import type { Plan } from '../../auth/identity.js';
 import { keyCaller } from '../../auth/identity.js';
 import { builder } from '../../graphql/builder.js';
@@ -51,7 +51,7 @@ export const MeRef = builder.prismaObject('Account', {
   variant: 'Me',
   description: 'The account behind the API key presenting the request',
   // Never the password hash: what is not loaded cannot leak.
-  select: { id: true, email: true, name: true, companyName: true, phone: true, plan: true, createdAt: true },
+  select: PROFILE_SELECT,
   fields: (t) => ({
     id: t.exposeID('id'),
     email: t.exposeString('email'),
