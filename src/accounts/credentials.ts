@@ -18,7 +18,7 @@ import { FormError } from '../shared/form-error.js';
 import { CONTROL_CHARS, normaliseEmail } from './input.js';
 import { hashIsOutdated, hashPassword, passwordProblem, verifyNothing, verifyPassword } from './passwords.js';
 import { endAllSessions } from './sessions.js';
-import { hashToken, looksLikeToken, newToken } from './tokens.js';
+import { hashToken, looksLikeToken, newToken } from '../shared/tokens.js';
 
 const NAME_MAX = 100;
 const COMPANY_MAX = 200;

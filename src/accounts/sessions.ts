@@ -8,7 +8,7 @@ import crypto from 'node:crypto';
 import type { Plan } from '../auth/identity.js';
 import type { PrismaClient } from '../db/prisma.js';
 import type { Prisma } from '../generated/prisma/client.js';
-import { hashToken, looksLikeToken, newToken } from './tokens.js';
+import { hashToken, looksLikeToken, newToken } from '../shared/tokens.js';
 
 /** A session unused this long has ended. */
 export const SESSION_IDLE_MS = 2 * 3600_000;

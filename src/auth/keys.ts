@@ -6,22 +6,17 @@
 // nothing here logs, stores or echoes it. Creating, listing and revoking keys is
 // src/accounts/api-keys.ts.
 
-import crypto from 'node:crypto';
+import { hashToken, randomToken, TOKEN_BODY } from '../shared/tokens.js';
 import type { KeyCaller } from './identity.js';
 import type { PrismaClient } from '../db/prisma.js';
 import type { Prisma } from '../generated/prisma/client.js';
 import type { KeyCache } from './key-cache.js';
 
 export const KEY_PREFIX = 'mk_';
-const KEY_BYTES = 32;
 /** Characters shown in listings: `mk_` plus 9 of the random part, 54 bits — enough to tell keys apart, far too few to guess the rest. */
 export const DISPLAY_PREFIX_LENGTH = 12;
-// 32 bytes are 43 base64url characters without padding. The last one carries only 4 bits, so
-// it is one of the 16 characters whose 2 low bits are zero: anything else was not made here.
-const KEY_PATTERN = /^mk_[A-Za-z0-9_-]{42}[AEIMQUYcgkosw048]$/;
+const KEY_PATTERN = new RegExp(`^${KEY_PREFIX}${TOKEN_BODY}$`);
 
-
-/** Bounds of an enterprise key's own allowance. */
 export interface GeneratedKey {
   /** The secret: hand it to the user once, never store or log it. */
   key: string;
@@ -32,16 +27,13 @@ export interface GeneratedKey {
 }
 
 export function generateApiKey(): GeneratedKey {
-  const key = KEY_PREFIX + crypto.randomBytes(KEY_BYTES).toString('base64url');
+  const key = KEY_PREFIX + randomToken();
   return { key, hash: hashApiKey(key), prefix: key.slice(0, DISPLAY_PREFIX_LENGTH) };
 }
 
-/**
- * SHA-256, unsalted: the input is 256 random bits, so neither a salt nor a slow hash would add
- * anything (there is no dictionary to attack), and an unsalted hash can be looked up by index.
- */
+/** The SHA-256 of the whole key, prefix included (hashToken: why unsalted and fast). */
 export function hashApiKey(key: string): string {
-  return crypto.createHash('sha256').update(key, 'utf8').digest('hex');
+  return hashToken(key);
 }
 
 /** A cheap format check, so a malformed token is refused without touching the database. */

@@ -1,4 +1,3 @@
-import crypto from 'node:crypto';
 import { ACTIVE_KEYS_PER_ACCOUNT, createOwnKey, listOwnKeys, ownKey, revokeOwnKey } from '../accounts/api-keys.js';
 import { changePassword, registerAccount, setPasswordWithToken, signIn } from '../accounts/credentials.js';
 import { accountProfile, addressOf, createAddress, deleteAddress, listAddresses, updateProfile, updateAddress } from '../accounts/profile.js';
@@ -10,6 +9,7 @@ import { withoutTrailingSlash } from '../rest/paths.js';
 import type { Logger } from '../runtime/logger.js';
 import { AppError, asAppError } from '../shared/errors.js';
 import { FormError } from '../shared/form-error.js';
+import { looksLikeToken, randomToken } from '../shared/tokens.js';
 import { currentWindow, hourlyUsage } from '../usage/read.js';
 import type { Plan } from '../auth/identity.js';
 import { serveAsset } from './assets.js';
@@ -129,8 +129,8 @@ export function createDashboard(deps: DashboardDeps) {
       else visit.setCookies.push(cookie(visit, SESSION_COOKIE, '', { path: '/', maxAge: 0 }));
     }
     let pre = jar.get(PRESESSION_COOKIE);
-    if (!visit.session && (!pre || !/^[A-Za-z0-9_-]{43}$/.test(pre))) {
-      pre = crypto.randomBytes(32).toString('base64url');
+    if (!visit.session && !looksLikeToken(pre)) {
+      pre = randomToken();
       visit.setCookies.push(cookie(visit, PRESESSION_COOKIE, pre, { path: '/dashboard' }));
     }
     visit.csrf = visit.sessionToken ?? pre ?? '';
