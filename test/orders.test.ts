@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Context } from '../src/graphql/context.js';
 import { createPrisma, type PrismaClient } from '../src/db/prisma.js';
 import { allocate, round2 } from '../src/shared/money.js';
-import { createOrder, orderById, orderNumbers } from '../src/modules/orders/orders.service.js';
+import { buyerOf, createOrder, orderById, orderNumbers } from '../src/modules/orders/orders.service.js';
 import { priceOrder } from '../src/modules/orders/pricing.js';
 import { schema } from '../src/modules/schema.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
@@ -167,10 +167,12 @@ describe('orders service (a hand-made caller)', () => {
   it('creates, and finds only for its own account', async () => {
     const order = await createOrder(ctxFor(buyer.accountId, ['write:orders']), workedExample(f), {});
     expect(order.total.toString()).toBe('138.67');
-    expect((await orderById(ctxFor(buyer.accountId, ['read:orders']), order.id, {}))?.id).toBe(order.id);
-    expect(await orderById(ctxFor(rival.accountId, ['read:orders']), order.id, {})).toBeNull();
+    const own = ctxFor(buyer.accountId, ['read:orders']);
+    expect((await orderById(own, buyerOf(own), order.id, {}))?.id).toBe(order.id);
+    const other = ctxFor(rival.accountId, ['read:orders']);
+    expect(await orderById(other, buyerOf(other), order.id, {})).toBeNull();
     const anonymous: Context = { ...ctxFor(buyer.accountId, []), caller: { kind: 'anonymous', ip: '127.0.0.1' } };
-    await expect(orderById(anonymous, order.id, {})).rejects.toThrow(/must declare its scopes/);
+    expect(() => buyerOf(anonymous)).toThrow(/must declare its scopes/);
   });
 });
 

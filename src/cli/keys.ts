@@ -13,13 +13,15 @@ import {
 } from '../accounts/api-keys.js';
 import { FormError, PASSWORD_LINK_TTL_MS, createPasswordLink } from '../accounts/credentials.js';
 import { normaliseEmail } from '../accounts/input.js';
+import { addMember, listMembers, removeMember, type MembershipView } from '../accounts/members.js';
 import { SCOPES } from '../auth/scopes.js';
 import { ConfigError, loadConfig, type Config } from '../runtime/config.js';
 import type { Plan } from '../auth/identity.js';
 import { MigrationError } from '../db/migrate.js';
 import { createPrisma, type PrismaClient } from '../db/prisma.js';
+import { idParam } from '../shared/validation.js';
 
-// `npm run --silent keys -- create|list|revoke|invite|plan …`: API key and account management against the database the
+// `npm run --silent keys -- create|list|revoke|invite|plan|member …`: API key and account management against the database the
 // server would use (same environment variables), whether or not the server runs: with no
 // DATABASE_URL it joins the server's embedded PostgreSQL, or starts (and afterwards stops) it.
 // With --json, stdout carries exactly one JSON document; every log line goes to stderr.
@@ -34,6 +36,9 @@ const USAGE = `Usage:
   npm run --silent keys -- revoke ID [--json]
   npm run --silent keys -- invite EMAIL [--json]
   npm run --silent keys -- plan EMAIL basic|pro [--json]
+  npm run --silent keys -- member add --owner EMAIL --supplier SUPPLIER_ID [--json]
+  npm run --silent keys -- member remove --owner EMAIL [--json]
+  npm run --silent keys -- member list [--supplier SUPPLIER_ID] [--json]
 
 Manages API keys in the configured database (DATABASE_URL, or the embedded PostgreSQL under
 DATA_DIR, started for the command if the server is not running), applying pending migrations first.
@@ -55,8 +60,17 @@ invite   Prints a link to set the password of the account with this e-mail (crea
          pass the link on yourself.
 plan     Sets the plan of the keys an account creates in the dashboard from now on (its
          existing keys keep theirs). Enterprise keys are made with create --plan enterprise.
+member   Who acts for a supplier. The keys of a member account reach the supplier's side of the
+         API from the next request on: with read:orders its orders, with write:orders their
+         status, with write:products its stock and prices (write:products only via create).
+           add      makes the account with this e-mail (created if there is none) a member of
+                    the supplier, which must exist and be active. An account acts for one
+                    supplier at most: to move it, member remove first. Again: nothing changes.
+           remove   ends the account's membership; for an account that is no member, nothing
+                    changes.
+           list     lists memberships (of one supplier with --supplier), by supplier, then e-mail.
 
-  --json       machine-readable output: one JSON object (an array for list) on stdout
+  --json       machine-readable output: one JSON object (an array for list, member list) on stdout
   -h, --help   show this help`;
 
 export { UsageError };
@@ -67,7 +81,10 @@ export type KeysCommand =
   | { command: 'list'; json: boolean; owner?: string }
   | { command: 'revoke'; json: boolean; id: string }
   | { command: 'invite'; json: boolean; email: string }
-  | { command: 'plan'; json: boolean; email: string; plan: SelfServicePlan };
+  | { command: 'plan'; json: boolean; email: string; plan: SelfServicePlan }
+  | { command: 'member add'; json: boolean; owner: string; supplierId: string }
+  | { command: 'member remove'; json: boolean; owner: string }
+  | { command: 'member list'; json: boolean; supplierId?: string };
 
 // A Map: `--plan constructor` must not find Object.prototype's member as a plan.
 const PLANS = new Map<string, Plan>([['basic', 'BASIC'], ['pro', 'PRO'], ['enterprise', 'ENTERPRISE']]);
@@ -141,8 +158,39 @@ export function parseKeysArgs(argv: readonly string[], now: Date = new Date()): 
       if (plan === undefined || plan === 'ENTERPRISE') throw new UsageError(`The plan must be basic or pro, got ${JSON.stringify(positionals[1])}`);
       return { command: 'plan', json: values.json === true, email: email(positionals[0]!), plan };
     }
+    case 'member':
+      return parseMemberArgs(rest);
     default:
-      throw new UsageError(`Unknown command ${JSON.stringify(command)}: use create, list, revoke, invite or plan`);
+      throw new UsageError(`Unknown command ${JSON.stringify(command)}: use create, list, revoke, invite, plan or member`);
+  }
+}
+
+function parseMemberArgs(argv: readonly string[]): KeysCommand {
+  const [sub, ...rest] = argv;
+  if (sub === undefined || sub === '-h' || sub === '--help' || sub === 'help') return { command: 'help' };
+  switch (sub) {
+    case 'add': {
+      const { values } = parse(rest, { owner: { type: 'string' }, supplier: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } });
+      if (values.help) return { command: 'help' };
+      const owner = email(required('--owner', values.owner), '--owner');
+      return { command: 'member add', json: values.json === true, owner, supplierId: supplierId(required('--supplier', values.supplier)) };
+    }
+    case 'remove': {
+      const { values } = parse(rest, { owner: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } });
+      if (values.help) return { command: 'help' };
+      return { command: 'member remove', json: values.json === true, owner: email(required('--owner', values.owner), '--owner') };
+    }
+    case 'list': {
+      const { values } = parse(rest, { supplier: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } });
+      if (values.help) return { command: 'help' };
+      return {
+        command: 'member list',
+        json: values.json === true,
+        ...(values.supplier === undefined ? {} : { supplierId: supplierId(values.supplier) }),
+      };
+    }
+    default:
+      throw new UsageError(`Unknown member command ${JSON.stringify(sub)}: use member add, member remove or member list`);
   }
 }
 
@@ -156,10 +204,16 @@ function parse<O extends OptionSpec>(args: string[], options: O, allowPositional
   }
 }
 
-function email(value: string): string {
+function email(value: string, flag?: string): string {
   const address = normaliseEmail(value);
-  if (address === null) throw new UsageError(`Expected an e-mail address, got ${JSON.stringify(value)}`);
+  if (address === null) throw new UsageError(`${flag ? `${flag} must be` : 'Expected'} an e-mail address, got ${JSON.stringify(value)}`);
   return address;
+}
+
+/** The API's rule for ids (src/shared/validation.ts): a typo is refused before the database starts. */
+function supplierId(value: string): string {
+  if (!idParam.safeParse(value).success) throw new UsageError(`--supplier must be a supplier id (1–100 letters, digits, "-" or "_"), got ${JSON.stringify(value)}`);
+  return value;
 }
 
 function required(flag: string, value: string | undefined): string {
@@ -281,6 +335,30 @@ async function run(cmd: Exclude<KeysCommand, { command: 'help' }>, prisma: Prism
       const change = result.previousPlan === result.plan ? `was already ${result.plan}; nothing changed` : `is now ${result.plan} (was ${result.previousPlan})`;
       return `The dashboard plan of ${result.email} ${change}. Keys it creates from now on get this plan; existing keys keep theirs.\n`;
     }
+    case 'member add': {
+      const result = await addMember(prisma, cmd.owner, cmd.supplierId);
+      if (cmd.json) return json(result);
+      const supplier = `the supplier ${result.supplierId} (${result.supplierName})`;
+      if (!result.added) return `${result.email} already acts for ${supplier}, since ${result.since.toISOString()}; nothing changed.\n`;
+      return [
+        `${result.email} now acts for ${supplier}.`,
+        ...(result.accountCreated ? [`The account ${result.accountId} was created for it (no password; \`keys invite\` gives one for the dashboard).`] : []),
+        "From the next request on, its keys with read:orders read the supplier's orders, with write:orders",
+        "move them, and with write:products write the supplier's stock and prices.",
+        '',
+      ].join('\n');
+    }
+    case 'member remove': {
+      const result = await removeMember(prisma, cmd.owner);
+      if (cmd.json) return json(result);
+      const { removed } = result;
+      if (!removed) return `${result.email} acts for no supplier; nothing changed.\n`;
+      return `${result.email} no longer acts for the supplier ${removed.supplierId} (${removed.supplierName}), from the next request on.\n`;
+    }
+    case 'member list': {
+      const members = await listMembers(prisma, cmd.supplierId === undefined ? {} : { supplierId: cmd.supplierId });
+      return cmd.json ? json(members) : describeMembers(members, cmd.supplierId);
+    }
   }
 }
 
@@ -323,6 +401,14 @@ function describeCreated(key: string, r: ApiKeyView): string {
   ].join('\n');
 }
 
+function describeMembers(members: MembershipView[], supplierId: string | undefined): string {
+  if (members.length === 0) return supplierId === undefined ? 'No supplier members.\n' : `The supplier ${supplierId} has no members.\n`;
+  return table(
+    ['SUPPLIER', 'COMPANY', 'EMAIL', 'ACCOUNT', 'SINCE'],
+    members.map((m) => [m.supplierId, m.supplierName, m.email, m.accountId, m.since.toISOString()]),
+  );
+}
+
 function describeList(keys: ApiKeyView[]): string {
   if (keys.length === 0) return 'No API keys.\n';
   const now = Date.now();
@@ -336,9 +422,14 @@ function describeList(keys: ApiKeyView[]): string {
     k.lastUsedAt ? k.lastUsedAt.toISOString() : 'never',
     k.scopes.join(','),
   ]);
-  const table = [['ID', 'PREFIX', 'OWNER', 'PLAN', 'LIMIT', 'STATUS', 'LAST USED', 'SCOPES'], ...rows];
-  const widths = table[0]!.map((_, i) => Math.max(...table.map((row) => row[i]!.length)));
-  return table.map((row) => row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  ')).join('\n') + '\n';
+  return table(['ID', 'PREFIX', 'OWNER', 'PLAN', 'LIMIT', 'STATUS', 'LAST USED', 'SCOPES'], rows);
+}
+
+/** Columns padded to their widest cell; the last one is not padded. */
+function table(header: string[], rows: string[][]): string {
+  const all = [header, ...rows];
+  const widths = header.map((_, i) => Math.max(...all.map((row) => row[i]!.length)));
+  return all.map((row) => row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  ')).join('\n') + '\n';
 }
 
 if (isEntryPoint(import.meta.url)) {

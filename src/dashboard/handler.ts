@@ -3,6 +3,7 @@ import { changePassword, registerAccount, setPasswordWithToken, signIn } from '.
 import { accountProfile, addressOf, createAddress, deleteAddress, listAddresses, updateProfile, updateAddress } from '../accounts/profile.js';
 import { createSession, csrfMatches, csrfTokenFor, deleteEndedSessions, endSession, readSession, SESSION_ABSOLUTE_MS } from '../accounts/sessions.js';
 import type { PrismaClient } from '../db/prisma.js';
+import type { Prisma } from '../generated/prisma/client.js';
 import type { RateLimitStore } from '../ratelimit/store.js';
 import { readLimited } from '../rest/body.js';
 import { withoutTrailingSlash } from '../rest/paths.js';
@@ -55,6 +56,8 @@ interface Visit {
   secure: boolean;
   session: Awaited<ReturnType<typeof readSession>>;
   sessionToken: string | null;
+  /** The supplier the signed-in account acts for (SupplierMember), or null. */
+  member: { supplierId: string; companyName: string } | null;
   /** The token the CSRF token is derived from: the session's, or the pre-session cookie's. */
   csrf: string;
   setCookies: string[];
@@ -115,18 +118,27 @@ export function createDashboard(deps: DashboardDeps) {
     { method: 'GET', pattern: new RegExp(`^/dashboard/addresses/${ID}/delete$`), who: 'member', handle: getDeleteAddress },
     { method: 'POST', pattern: new RegExp(`^/dashboard/addresses/${ID}/delete$`), who: 'member', handle: postDeleteAddress },
     { method: 'GET', pattern: /^\/dashboard\/orders$/, who: 'member', handle: getOrders },
+    { method: 'GET', pattern: new RegExp(`^/dashboard/orders/${ID}$`), who: 'member', handle: getOrder },
+    { method: 'GET', pattern: /^\/dashboard\/supplier-orders$/, who: 'member', handle: getSupplierOrders },
+    { method: 'GET', pattern: new RegExp(`^/dashboard/supplier-orders/${ID}$`), who: 'member', handle: getSupplierOrder },
   ];
 
   // ---- the visit: cookies, session, CSRF ----
 
   async function begin(request: Request, url: URL, server: unknown): Promise<Visit> {
     const jar = parseCookies(request.headers.get('cookie'));
-    const visit: Visit = { request, url, server, secure: deps.isHttps(request, server), session: null, sessionToken: null, csrf: '', setCookies: [], now: new Date(clock()) };
+    const visit: Visit = { request, url, server, secure: deps.isHttps(request, server), session: null, sessionToken: null, member: null, csrf: '', setCookies: [], now: new Date(clock()) };
     const token = jar.get(SESSION_COOKIE);
     if (token) {
       visit.session = await readSession(prisma, token, visit.now);
       if (visit.session) visit.sessionToken = token;
       else visit.setCookies.push(cookie(visit, SESSION_COOKIE, '', { path: '/', maxAge: 0 }));
+    }
+    // Every signed-in page needs it (the navigation shows supplier orders to members only); read
+    // per request, so a membership the CLI removes holds on the next page.
+    if (visit.session) {
+      const m = await prisma.supplierMember.findUnique({ where: { accountId: visit.session.accountId }, select: { supplierId: true, supplier: { select: { companyName: true } } } });
+      visit.member = m && { supplierId: m.supplierId, companyName: m.supplier.companyName };
     }
     let pre = jar.get(PRESESSION_COOKIE);
     if (!visit.session && !looksLikeToken(pre)) {
@@ -169,7 +181,7 @@ export function createDashboard(deps: DashboardDeps) {
 
   function show(v: Visit, status: number, options: Omit<PageOptions, 'viewer' | 'csrf'>, headers: Record<string, string> = {}): Response {
     const notice = options.notice ?? NOTICES[v.url.searchParams.get('done') ?? ''] ?? null;
-    const markup = page({ ...options, notice, viewer: v.session, csrf: csrfOf(v) });
+    const markup = page({ ...options, notice, viewer: v.session && { ...v.session, supplierMember: v.member !== null }, csrf: csrfOf(v) });
     return finish(v, new Response(v.request.method === 'HEAD' ? null : markup.markup, { status, headers: { 'content-type': 'text/html; charset=utf-8', ...headers } }));
   }
 
@@ -401,19 +413,107 @@ export function createDashboard(deps: DashboardDeps) {
   }
 
   // ---- orders ----
+  // Read-only: orders move through the API (a buyer's cancel, a supplier member's status change).
+  // A buyer sees their own orders; a member of a supplier also sees the supplier's. Each page is
+  // one statement for its orders, history included (relationJoins: LATERAL joins, no N+1).
 
-  async function getOrders(v: Visit): Promise<Response> {
+  function pageNumber(v: Visit): number {
     const requested = Number(v.url.searchParams.get('page') ?? '1');
-    const number = Number.isInteger(requested) && requested >= 1 && requested <= 10_000 ? requested : 1;
+    return Number.isInteger(requested) && requested >= 1 && requested <= 10_000 ? requested : 1;
+  }
+
+  const partyOf = (side: pages.OrderSide, o: { supplier: { companyName: string }; buyer: { name: string; companyName: string | null } }) =>
+    side === 'buyer' ? o.supplier.companyName : [o.buyer.companyName, o.buyer.name].filter(Boolean).join(' · ') || 'A buyer';
+
+  const ORDER_PARTIES = { supplier: { select: { companyName: true } }, buyer: { select: { name: true, companyName: true } } } satisfies Prisma.OrderSelect;
+
+  async function orderList(v: Visit, side: pages.OrderSide, where: Prisma.OrderWhereInput) {
+    const number = pageNumber(v);
     const rows = await prisma.order.findMany({
-      where: { buyerId: signedInAs(v).accountId },
+      where,
       orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
       skip: (number - 1) * ORDERS_PER_PAGE,
       take: ORDERS_PER_PAGE + 1,
-      select: { orderNumber: true, status: true, total: true, currency: true, createdAt: true, supplier: { select: { companyName: true } }, _count: { select: { items: true } } },
+      select: {
+        ...ORDER_PARTIES,
+        orderNumber: true,
+        status: true,
+        total: true,
+        currency: true,
+        createdAt: true,
+        _count: { select: { items: true } },
+        // Its last entry only: when it took its present status.
+        history: { orderBy: [{ at: 'desc' }, { id: 'desc' }], take: 1, select: { at: true } },
+      },
     });
-    const orders = rows.slice(0, ORDERS_PER_PAGE).map((o) => ({ orderNumber: o.orderNumber, status: o.status, total: o.total.toFixed(2), currency: o.currency, createdAt: o.createdAt, supplier: o.supplier.companyName, items: o._count.items }));
-    return show(v, 200, { title: 'Orders', current: 'orders', body: pages.ordersPage(orders, { number, hasNext: rows.length > ORDERS_PER_PAGE }) });
+    const orders = rows.slice(0, ORDERS_PER_PAGE).map((o) => ({
+      orderNumber: o.orderNumber,
+      status: o.status,
+      total: o.total.toFixed(2),
+      currency: o.currency,
+      createdAt: o.createdAt,
+      party: partyOf(side, o),
+      items: o._count.items,
+      since: o.history[0]?.at ?? null,
+    }));
+    return { orders, page: { number, hasNext: rows.length > ORDERS_PER_PAGE } };
+  }
+
+  /** One order of `where`'s, found by its number; anyone else's is as absent as one that does not exist. */
+  async function orderOrNotFound(side: pages.OrderSide, where: Prisma.OrderWhereInput, orderNumber: string): Promise<pages.OrderView> {
+    const o = await prisma.order.findFirst({
+      where: { ...where, orderNumber },
+      select: {
+        id: true, orderNumber: true, status: true, currency: true, createdAt: true,
+        subtotal: true, discount: true, shippingCost: true, tax: true, total: true,
+        trackingNumber: true, trackingCarrier: true, trackingUrl: true,
+        ...ORDER_PARTIES,
+        items: { orderBy: { id: 'asc' }, select: { quantity: true, price: true, total: true, product: { select: { name: true, sku: true } } } },
+        history: { orderBy: [{ at: 'asc' }, { id: 'asc' }], select: { status: true, actor: true, accountId: true, note: true, at: true } },
+      },
+    });
+    if (!o) throw new AppError('NOT_FOUND', side === 'buyer' ? 'There is no such order among yours.' : "There is no such order among your supplier's.");
+    return {
+      ...o,
+      subtotal: o.subtotal.toFixed(2),
+      discount: o.discount.toFixed(2),
+      shippingCost: o.shippingCost.toFixed(2),
+      tax: o.tax.toFixed(2),
+      total: o.total.toFixed(2),
+      party: partyOf(side, o),
+      items: o.items.map((i) => ({ name: i.product.name, sku: i.product.sku, quantity: i.quantity, price: i.price.toFixed(2), total: i.total.toFixed(2) })),
+    };
+  }
+
+  /**
+   * The supplier the signed-in account acts for; 403 otherwise, before any order is looked up (as
+   * the API answers a non-member's key). The navigation shows its entry to members only.
+   */
+  function supplierOf(v: Visit) {
+    if (!v.member) throw new AppError('FORBIDDEN', "Your account does not act for a supplier, so it has no supplier's orders to show. An operator makes an account a supplier's member (keys command line: member add).");
+    return v.member;
+  }
+
+  async function getOrders(v: Visit): Promise<Response> {
+    const { orders, page } = await orderList(v, 'buyer', { buyerId: signedInAs(v).accountId });
+    return show(v, 200, { title: 'Orders', current: 'orders', body: pages.ordersPage('buyer', orders, page) });
+  }
+
+  async function getOrder(v: Visit, [orderNumber]: string[]): Promise<Response> {
+    const order = await orderOrNotFound('buyer', { buyerId: signedInAs(v).accountId }, orderNumber!);
+    return show(v, 200, { title: `Order ${order.orderNumber}`, current: 'orders', body: pages.orderPage('buyer', order, signedInAs(v).accountId) });
+  }
+
+  async function getSupplierOrders(v: Visit): Promise<Response> {
+    const member = supplierOf(v);
+    const { orders, page } = await orderList(v, 'supplier', { supplierId: member.supplierId });
+    return show(v, 200, { title: `Orders of ${member.companyName}`, current: 'supplier-orders', body: pages.ordersPage('supplier', orders, page, member.companyName) });
+  }
+
+  async function getSupplierOrder(v: Visit, [orderNumber]: string[]): Promise<Response> {
+    const member = supplierOf(v);
+    const order = await orderOrNotFound('supplier', { supplierId: member.supplierId }, orderNumber!);
+    return show(v, 200, { title: `Order ${order.orderNumber}`, current: 'supplier-orders', body: pages.orderPage('supplier', order, signedInAs(v).accountId) });
   }
 
   // ---- dispatch ----
@@ -445,7 +545,7 @@ export function createDashboard(deps: DashboardDeps) {
         visit = await begin(request, url, server);
         return await dispatch(visit);
       } catch (error) {
-        const v = visit ?? { request, url, server, secure: false, session: null, sessionToken: null, csrf: '', setCookies: [], now: new Date(clock()) };
+        const v = visit ?? { request, url, server, secure: false, session: null, sessionToken: null, member: null, csrf: '', setCookies: [], now: new Date(clock()) };
         const known = asAppError(error);
         if (known) return errorPage(v, known);
         deps.logger.error({ err: error, path: url.pathname }, 'dashboard request failed');

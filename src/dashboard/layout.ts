@@ -10,6 +10,8 @@ export const BRAND = 'Marketplace API';
 export interface Viewer {
   email: string;
   name: string;
+  /** The account acts for a supplier: its orders get a navigation entry. */
+  supplierMember?: boolean;
 }
 
 export interface PageOptions {
@@ -25,12 +27,14 @@ export interface PageOptions {
   body: HtmlValue;
 }
 
-type NavEntry = 'keys' | 'account' | 'addresses' | 'orders';
+type NavEntry = 'keys' | 'account' | 'addresses' | 'orders' | 'supplier-orders';
 
-const NAV: Array<[NavEntry, string, string]> = [
+/** The last element marks an entry shown to supplier members only. */
+const NAV: Array<[NavEntry, string, string, 'members'?]> = [
   ['keys', '/dashboard/keys', 'API keys'],
   ['addresses', '/dashboard/addresses', 'Addresses'],
   ['orders', '/dashboard/orders', 'Orders'],
+  ['supplier-orders', '/dashboard/supplier-orders', 'Supplier orders', 'members'],
   ['account', '/dashboard/account', 'Account'],
 ];
 
@@ -51,7 +55,7 @@ export function page({ title, viewer, csrf, current, notice, body }: PageOptions
   ${
     viewer
       ? html`<nav aria-label="Dashboard">
-    <ul>${NAV.map(([entry, href, label]) => html`<li><a href="${href}"${entry === current ? html` aria-current="page"` : ''}>${label}</a></li>`)}</ul>
+    <ul>${NAV.filter(([, , , only]) => !only || viewer.supplierMember).map(([entry, href, label]) => html`<li><a href="${href}"${entry === current ? html` aria-current="page"` : ''}>${label}</a></li>`)}</ul>
   </nav>
   <form method="post" action="/dashboard/sign-out" class="sign-out">
     ${csrfField(csrf ?? '')}

@@ -1,6 +1,7 @@
 import { SELF_SERVICE_EXPIRY_DAYS, keyStatus, type ApiKeyView } from '../accounts/api-keys.js';
 import type { SavedAddress } from '../accounts/profile.js';
 import { SELF_SERVICE_SCOPES } from '../auth/scopes.js';
+import { allowedNext, CANCELLED, orderStatuses, SHIPPED, type OrderStatus } from '../modules/orders/transitions.js';
 import { describeWindow } from '../ratelimit/policy.js';
 import type { HourUsage, WindowState } from '../usage/read.js';
 import { usageChart } from './chart.js';
@@ -256,30 +257,164 @@ ${form(`/dashboard/addresses/${address.id}/delete`, csrf, '', 'Delete address', 
 </div>`;
 }
 
+/** Whose side of an order a page shows: the buyer's own, or its supplier's (to a member). */
+export type OrderSide = 'buyer' | 'supplier';
+
+const STATUS_TEXT: Record<OrderStatus, string> = {
+  PENDING: 'Pending',
+  CONFIRMED: 'Confirmed',
+  PROCESSING: 'Processing',
+  SHIPPED: 'Shipped',
+  DELIVERED: 'Delivered',
+  CANCELLED: 'Cancelled',
+  REFUNDED: 'Refunded',
+};
+
+export const statusText = (status: OrderStatus) => STATUS_TEXT[status];
+
+/** "a", "a or b", "a, b or c". */
+const orList = (items: readonly string[]) => (items.length < 2 ? items.join('') : `${items.slice(0, -1).join(', ')} or ${items[items.length - 1]}`);
+
+/** The statuses a buyer may cancel from, read off the transition table: "pending or confirmed". */
+const BUYER_CANCELS_FROM = orList(orderStatuses.filter((s) => allowedNext(s, 'buyer').includes(CANCELLED)).map((s) => STATUS_TEXT[s].toLowerCase()));
+
+const ORDER_PATH: Record<OrderSide, string> = { buyer: '/dashboard/orders', supplier: '/dashboard/supplier-orders' };
+
 export interface OrderRow {
   orderNumber: string;
-  status: string;
+  status: OrderStatus;
   total: string;
   currency: string;
   createdAt: Date;
-  supplier: string;
+  /** The supplier's name (buyer side) or the buyer's (supplier side). */
+  party: string;
   items: number;
+  /** When it took its present status (its last history entry). */
+  since: Date | null;
 }
 
-export function ordersPage(orders: readonly OrderRow[], page: { number: number; hasNext: boolean }): Html {
-  return html`<p>Orders placed with your keys. Read-only here; <code>GET /api/orders</code> returns them with their items.</p>
+export function ordersPage(side: OrderSide, orders: readonly OrderRow[], page: { number: number; hasNext: boolean }, supplier?: string): Html {
+  const base = ORDER_PATH[side];
+  const intro =
+    side === 'buyer'
+      ? html`<p>Orders placed with your keys, newest first. Read-only here: <code>GET /api/orders</code> returns them with their items, a buyer cancels a ${BUYER_CANCELS_FROM} order with <code>POST /api/orders/{id}/cancel</code>, and the supplier moves it on with <code>POST /api/supplier/orders/{id}/status</code>. Open an order for its history.</p>`
+      : html`<p>Orders placed with ${supplier ?? 'your supplier'}, which your account acts for, newest first. Read-only here: <code>GET /api/supplier/orders</code> lists them, and a member's key moves an order with <code>POST /api/supplier/orders/{id}/status</code>. Open an order for its history.</p>`;
+  return html`${intro}
 ${
   orders.length
     ? html`<table>
-<thead><tr><th scope="col">Order</th><th scope="col">Placed</th><th scope="col">Supplier</th><th scope="col">Items</th><th scope="col">Total</th><th scope="col">Status</th></tr></thead>
-<tbody>${orders.map((o) => html`<tr><td><code>${o.orderNumber}</code></td><td>${when(o.createdAt)}</td><td>${o.supplier}</td><td>${o.items}</td><td>${o.total} ${o.currency}</td><td>${o.status.toLowerCase()}</td></tr>`)}</tbody>
+<thead><tr><th scope="col">Order</th><th scope="col">Placed</th><th scope="col">${side === 'buyer' ? 'Supplier' : 'Buyer'}</th><th scope="col">Items</th><th scope="col">Total</th><th scope="col">Status</th></tr></thead>
+<tbody>${orders.map(
+        (o) => html`<tr>
+<td><a href="${base}/${o.orderNumber}"><code>${o.orderNumber}</code></a></td>
+<td>${when(o.createdAt)}</td>
+<td>${o.party}</td>
+<td>${o.items}</td>
+<td>${o.total} ${o.currency}</td>
+<td>${STATUS_TEXT[o.status]}${o.since ? html`<br><span class="hint">since ${when(o.since)}</span>` : ''}</td>
+</tr>`,
+      )}</tbody>
 </table>`
     : html`<p>No orders yet.</p>`
 }
 <nav aria-label="Pages of orders" class="actions">
-${page.number > 1 ? html`<a href="/dashboard/orders?page=${page.number - 1}">Newer orders</a>` : ''}
-${page.hasNext ? html`<a href="/dashboard/orders?page=${page.number + 1}">Older orders</a>` : ''}
+${page.number > 1 ? html`<a href="${base}?page=${page.number - 1}">Newer orders</a>` : ''}
+${page.hasNext ? html`<a href="${base}?page=${page.number + 1}">Older orders</a>` : ''}
 </nav>`;
+}
+
+export interface OrderEventView {
+  status: OrderStatus;
+  actor: 'BUYER' | 'SUPPLIER';
+  accountId: string | null;
+  note: string | null;
+  at: Date;
+}
+
+export interface OrderView {
+  id: string;
+  orderNumber: string;
+  status: OrderStatus;
+  currency: string;
+  subtotal: string;
+  discount: string;
+  shippingCost: string;
+  tax: string;
+  total: string;
+  createdAt: Date;
+  party: string;
+  trackingNumber: string | null;
+  trackingCarrier: string | null;
+  trackingUrl: string | null;
+  items: ReadonlyArray<{ name: string; sku: string | null; quantity: number; price: string; total: string }>;
+  /** Oldest first: its placing, then each change. */
+  history: readonly OrderEventView[];
+}
+
+/** Who made a change, as the reader of this side sees it. */
+function whoText(side: OrderSide, event: OrderEventView, viewerId: string): string {
+  if (event.actor === 'BUYER') return side === 'buyer' ? 'You' : 'The buyer';
+  return side === 'supplier' && event.accountId === viewerId ? 'You' : 'The supplier';
+}
+
+/** A carrier's tracking address is the supplier's text: a link only when it is a web address. */
+function trackingLink(url: string, carrier: string | null): Html {
+  const web = URL.canParse(url) && /^https?:$/.test(new URL(url).protocol);
+  return web ? html`<a href="${url}" rel="noreferrer">Track the parcel${carrier ? ` at ${carrier}` : ''}</a>` : html`<code>${url}</code> (not a web address)`;
+}
+
+export function orderPage(side: OrderSide, order: OrderView, viewerId: string): Html {
+  const base = ORDER_PATH[side];
+  const next = allowedNext(order.status, side);
+  const last = order.history[order.history.length - 1];
+  const money = (amount: string) => `${amount} ${order.currency}`;
+  const moving =
+    side === 'buyer'
+      ? html`<p>${
+          next.includes(CANCELLED)
+            ? html`You can still cancel it: <code>POST /api/orders/${order.id}/cancel</code> with your key, optionally with a <code>reason</code>.`
+            : html`It can no longer be cancelled by you: a buyer cancels a ${BUYER_CANCELS_FROM} order only (<code>POST /api/orders/{id}/cancel</code>).`
+        } The supplier moves it on with <code>POST /api/supplier/orders/{id}/status</code>.</p>`
+      : next.length
+        ? html`<p>From here it can become ${orList(next.map((s) => STATUS_TEXT[s]))}. A key of a member of the supplier moves it: <code>POST /api/supplier/orders/${order.id}/status</code> with a JSON body such as <code>{"status": "${next[0]!}"}</code> (<code>status</code> one of ${next.map((s, i) => html`${i ? ', ' : ''}<code>${s}</code>`)}) and an optional <code>note</code>. ${
+            next.includes(SHIPPED) ? html`${STATUS_TEXT[SHIPPED]} needs <code>trackingNumber</code> and <code>trackingCarrier</code> (<code>trackingUrl</code> optional).` : ''
+          }</p>`
+        : html`<p>Its status is final: it cannot change any more. (Orders move with <code>POST /api/supplier/orders/{id}/status</code>.)</p>`;
+  return html`<p class="meter">Status: <strong>${STATUS_TEXT[order.status]}</strong>${last ? html` since ${when(last.at)}` : ''}.</p>
+<table>
+<tbody>
+<tr><th scope="row">Order number</th><td><code>${order.orderNumber}</code></td></tr>
+<tr><th scope="row">Order id</th><td><code>${order.id}</code> (the <code>{id}</code> of the API's order calls)</td></tr>
+<tr><th scope="row">Placed</th><td>${when(order.createdAt)}</td></tr>
+<tr><th scope="row">${side === 'buyer' ? 'Supplier' : 'Buyer'}</th><td>${order.party}</td></tr>
+<tr><th scope="row">Total</th><td>${money(order.total)} (items ${money(order.subtotal)}${order.discount !== '0.00' ? `, discount −${money(order.discount)}` : ''}, shipping ${money(order.shippingCost)}; VAT included ${money(order.tax)})</td></tr>
+</tbody>
+</table>
+${
+  order.trackingNumber || order.trackingUrl
+    ? html`<h2 id="tracking">Tracking</h2>
+<table aria-labelledby="tracking">
+<tbody>
+${order.trackingNumber ? html`<tr><th scope="row">Tracking number</th><td><code>${order.trackingNumber}</code></td></tr>` : ''}
+${order.trackingCarrier ? html`<tr><th scope="row">Carrier</th><td>${order.trackingCarrier}</td></tr>` : ''}
+${order.trackingUrl ? html`<tr><th scope="row">Follow it</th><td>${trackingLink(order.trackingUrl, order.trackingCarrier)}</td></tr>` : ''}
+</tbody>
+</table>`
+    : ''
+}
+<h2 id="history">History</h2>
+<table aria-labelledby="history" class="history">
+<thead><tr><th scope="col">Status</th><th scope="col">When</th><th scope="col">By</th><th scope="col">Note</th></tr></thead>
+<tbody>${order.history.map((e) => html`<tr><td>${STATUS_TEXT[e.status]}</td><td>${when(e.at)}</td><td>${whoText(side, e, viewerId)}</td><td class="note">${e.note ?? ''}</td></tr>`)}</tbody>
+</table>
+<h2 id="items">Items</h2>
+<table aria-labelledby="items">
+<thead><tr><th scope="col">Product</th><th scope="col">SKU</th><th scope="col">Quantity</th><th scope="col">Unit price</th><th scope="col">Total</th></tr></thead>
+<tbody>${order.items.map((i) => html`<tr><td>${i.name}</td><td>${i.sku ? html`<code>${i.sku}</code>` : ''}</td><td>${i.quantity}</td><td>${money(i.price)}</td><td>${money(i.total)}</td></tr>`)}</tbody>
+</table>
+<h2>Changing it</h2>
+${moving}
+<p><a href="${base}">Back to ${side === 'buyer' ? 'your orders' : 'the supplier\'s orders'}</a></p>`;
 }
 
 export function messagePage(message: string, link?: { href: string; text: string }): Html {

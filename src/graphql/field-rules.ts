@@ -9,6 +9,7 @@ import SchemaBuilder, {
 import { parsePrismaCursor } from '@pothos/plugin-prisma';
 import type { GraphQLFieldConfig, GraphQLFieldResolver, GraphQLResolveInfo } from 'graphql';
 import type { z } from 'zod';
+import { requireMembership } from '../auth/membership.js';
 import { requireScopes, type Scope } from '../auth/scopes.js';
 import { asAppError, AppError, validationError, type ErrorDetails } from '../shared/errors.js';
 import { limitParam } from '../shared/pagination.js';
@@ -21,6 +22,8 @@ import type { Context } from './context.js';
 // - `scopes`: the API key must carry them (401 without a key, 403 naming what is missing); checked
 //   first, so that a caller who may not use the field learns nothing about its arguments. `[]`
 //   asks for a valid key of any scopes (the caller's own data: `me`).
+// - `member`: the key's account must act for a supplier (403 otherwise), checked right after the
+//   scopes; the field then sees and changes that supplier's data only.
 // - `input`: the field's zod schema; the arguments are parsed with it (400 naming every bad one)
 //   and the resolver receives what it returned (defaults applied, values normalised).
 // - `lookupBy`: the argument a lookup finds by (an id or a slug); a value that cannot be one finds
@@ -109,12 +112,16 @@ export type InputRule<S extends z.ZodType = z.ZodType> =
       /** The error's message (e.g. "Invalid order"), and what an unknown member is called. */
       message: string;
       unknownKey: string;
+      /** An update: a member sent as null is a value (it clears the field), not "not given". */
+      nullIsValue?: true;
     };
 
 /** The rules a field declares, as the REST routes and the OpenAPI document read them back. */
 export interface FieldRules {
   /** Present: the field needs a valid key carrying these (none: any key). Absent: no key needed. */
   scopes?: readonly Scope[];
+  /** The key's account must act for a supplier. */
+  member?: true;
   input?: InputRule;
   lookupBy?: string;
 }
@@ -132,7 +139,7 @@ export const schemaOfRule = (rule: InputRule): z.ZodType => ('argument' in rule 
 export function parseWithRule(rule: InputRule, raw: object): unknown {
   if (!('argument' in rule)) return parseInput(rule, raw);
   try {
-    return parseInput(rule.schema, raw, rule.unknownKey);
+    return parseInput(rule.schema, raw, rule.unknownKey, rule.nullIsValue);
   } catch (error) {
     const appError = asAppError(error);
     throw appError ? new AppError(appError.code, rule.message, appError.details) : error;
@@ -141,10 +148,17 @@ export function parseWithRule(rule: InputRule, raw: object): unknown {
 
 /**
  * A resolver that receives its field's parsed input: spread into the field's options, it declares
- * the rule and types the resolver by the rule's output. `resolve` gets (input, ctx, parent, info).
+ * the rule and types the resolver by the rule's output. `resolve` gets (input, ctx, parent, info,
+ * args): beside an argument rule's argument, the field's other arguments (the id a change is for).
  */
-export function withInput<S extends z.ZodType, Parent, R>(input: InputRule<S>, resolve: (input: z.output<S>, ctx: Context, parent: Parent, info: GraphQLResolveInfo) => R) {
-  return { input, resolve: (parent: Parent, args: object, ctx: Context, info: GraphQLResolveInfo) => resolve(inputOf(input, args), ctx, parent, info) };
+export function withInput<S extends z.ZodType, Parent, R>(
+  input: InputRule<S>,
+  resolve: (input: z.output<S>, ctx: Context, parent: Parent, info: GraphQLResolveInfo, args: Readonly<Record<string, unknown>>) => R,
+) {
+  return {
+    input,
+    resolve: (parent: Parent, args: object, ctx: Context, info: GraphQLResolveInfo) => resolve(inputOf(input, args), ctx, parent, info, args as Record<string, unknown>),
+  };
 }
 
 /**
@@ -153,11 +167,12 @@ export function withInput<S extends z.ZodType, Parent, R>(input: InputRule<S>, r
  */
 export function withInputQuery<S extends z.ZodType, Parent, R>(
   input: InputRule<S>,
-  resolve: (query: object, input: z.output<S>, ctx: Context, parent: Parent, info: GraphQLResolveInfo) => R,
+  resolve: (query: object, input: z.output<S>, ctx: Context, parent: Parent, info: GraphQLResolveInfo, args: Readonly<Record<string, unknown>>) => R,
 ) {
   return {
     input,
-    resolve: (query: object, parent: Parent, args: object, ctx: Context, info: GraphQLResolveInfo) => resolve(query, inputOf(input, args), ctx, parent, info),
+    resolve: (query: object, parent: Parent, args: object, ctx: Context, info: GraphQLResolveInfo) =>
+      resolve(query, inputOf(input, args), ctx, parent, info, args as Record<string, unknown>),
   };
 }
 
@@ -173,15 +188,22 @@ const checksListArguments = (config: ArgumentNames) => hasListArguments(config) 
 type PrismaSelect = (args: Record<string, unknown>, ...rest: unknown[]) => unknown;
 
 /** What a field's description says of the key it needs. */
-export const keyNote = (scopes: readonly Scope[]) => (scopes.length ? `(scope ${scopes.join(', ')})` : '(any API key)');
+export const keyNote = (scopes: readonly Scope[], member = false) =>
+  `${scopes.length ? `(scope ${scopes.join(', ')}` : '(any API key'}${member ? ', of an account acting for a supplier)' : ')'}`;
 
 export class FieldRulesPlugin<Types extends SchemaTypes> extends BasePlugin<Types> {
   override onOutputFieldConfig(fieldConfig: PothosOutputFieldConfig<Types>): PothosOutputFieldConfig<Types> {
-    const { scopes, input, lookupBy } = fieldConfig.pothosOptions;
-    const rules: FieldRules = { ...(scopes ? { scopes } : {}), ...(input ? { input } : {}), ...(lookupBy ? { lookupBy } : {}) };
+    const { scopes, member, input, lookupBy } = fieldConfig.pothosOptions;
+    if (member && !scopes) throw new Error(`${fieldConfig.name}: member needs scopes`);
+    const rules: FieldRules = {
+      ...(scopes ? { scopes } : {}),
+      ...(member ? { member } : {}),
+      ...(input ? { input } : {}),
+      ...(lookupBy ? { lookupBy } : {}),
+    };
     if (Object.keys(rules).length) fieldConfig = { ...fieldConfig, extensions: { ...fieldConfig.extensions, fieldRules: rules } };
     // The schema's readers (GraphiQL's docs) learn a field's scopes from the same declaration.
-    if (scopes) fieldConfig = { ...fieldConfig, description: [fieldConfig.description, keyNote(scopes)].filter(Boolean).join(' ') };
+    if (scopes) fieldConfig = { ...fieldConfig, description: [fieldConfig.description, keyNote(scopes, member)].filter(Boolean).join(' ') };
     const root = fieldConfig.kind === 'Query' || fieldConfig.kind === 'Mutation';
     if (!root && !hasListArguments(fieldConfig)) return fieldConfig;
     const checked = checksListArguments(fieldConfig);
@@ -204,14 +226,18 @@ export class FieldRulesPlugin<Types extends SchemaTypes> extends BasePlugin<Type
     resolver: GraphQLFieldResolver<unknown, Types['Context'], object>,
     fieldConfig: PothosOutputFieldConfig<Types>,
   ): GraphQLFieldResolver<unknown, Types['Context'], object> {
-    const { scopes, input, lookupBy } = fieldConfig.pothosOptions;
+    const { scopes, member, input, lookupBy } = fieldConfig.pothosOptions;
     const listChecked = checksListArguments(fieldConfig);
     if (!scopes && !input && !lookupBy && !listChecked) return resolver;
-    return (parent, args, context, info) => {
-      if (scopes) requireScopes((context as Context).caller, ...scopes);
+    const resolveChecked: typeof resolver = (parent, args, context, info) => {
       if (lookupBy && !lookupKey.safeParse((args as Record<string, unknown>)[lookupBy]).success) return null;
       if (listChecked) checkListArguments(args as Record<string, unknown>);
       return resolver(parent, input ? parseArguments(input, args as Record<string, unknown>, listChecked) : args, context, info);
+    };
+    return (parent, args, context, info) => {
+      if (scopes) requireScopes((context as Context).caller, ...scopes);
+      if (member) return requireMembership(context as Context).then(() => resolveChecked(parent, args, context, info));
+      return resolveChecked(parent, args, context, info);
     };
   }
 }
@@ -240,6 +266,8 @@ declare global {
     > {
       /** Scopes the caller's API key must carry (admin:all grants all), checked before anything else; `[]`: any valid key. */
       scopes?: readonly Scope[];
+      /** The key's account must act for a supplier (403 otherwise), checked after the scopes. */
+      member?: true;
       /** The arguments' rule; give it with withInput/withInputQuery so the resolver receives its output. */
       input?: InputRule;
       /** The argument a lookup finds by: a value that cannot be an id or slug finds nothing (null). */

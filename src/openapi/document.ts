@@ -382,7 +382,7 @@ function requestBody(route: DerivedRoute, schema: GraphQLSchema) {
   const definition = route.definition.variableDefinitions?.find((d) => d.variable.name.value === route.body?.variable);
   const type = definition ? typeFromAST(schema, definition.type) : undefined;
   if (type) describeInput(json, type as GraphQLInputType);
-  return { required: true, content: { [JSON_TYPE]: { schema: json } } };
+  return { required: !route.body.optional, content: { [JSON_TYPE]: { schema: json } } };
 }
 
 /** The success envelope of one shape: `data` (and `meta` for a paginated list). */
@@ -478,7 +478,7 @@ function buildOperation(declared: RestRoute, schema: GraphQLSchema, commonHeader
   };
   if (route.scopes.length) responses[403] = errorRef('FORBIDDEN');
   // The router answers 404 when a lookup's field is null.
-  const notFound = shapes.flatMap((s) => (s.kind === 'one' && s.notFound ? [`${s.notFound} not found`] : []));
+  const notFound = shapes.flatMap((s) => (s.notFound ? [`${s.notFound} not found`] : []));
   if (notFound.length) responses[404] = errorRef('NOT_FOUND', notFound.join('; '));
   responses[405] = errorRef('METHOD_NOT_ALLOWED');
   if (route.docs.conflict) responses[409] = errorRef('CONFLICT', route.docs.conflict);

@@ -14,6 +14,8 @@ const PUBLIC_MAX_AGE: Readonly<Record<string, number>> = {
   '/api/suppliers/:id': 300,
   '/api/products': 60,
   '/api/products/:slug': 60,
+  '/api/products/:slug/reviews': 60,
+  '/api/suppliers/:id/reviews': 60,
 };
 
 export function cacheControl(routePath: string, caller: Caller): string {

@@ -23,10 +23,14 @@ import type { RestRoute } from './routes.js';
 // A REST route names its path and its GraphQL operation; everything else it needs is read from the
 // fields that operation selects, so that each rule is written once, on the field:
 // - its scopes: those the root fields declare (and whether it needs a key at all);
-// - its query parameters: the root fields' input rules (one field: its schema as it is, with its
-//   refinements; several alternatives, as /api/v1/stock has: their parameters together, each
-//   field's own refinements then applied by the field that runs), plus the route's own extras;
-// - its body: the argument of the root field whose rule parses one argument (createOrder's input);
+// - its query parameters: the root fields' input rules, less the arguments the path gives (one
+//   field: its schema as it is, with its refinements; several alternatives, as /api/v1/stock has:
+//   their parameters together, each field's own refinements then applied by the field that
+//   runs), plus the route's own extras;
+// - its body: the argument of the root field whose rule parses one argument (createOrder's input),
+//   or, on a route that is not a GET, the field's arguments that are not in its path (cancelOrder's
+//   reason: a body every member of which is optional may be left out);
+// - whether the key's account must act for a supplier (`member`);
 // - its variables: the parsed values, converted back to GraphQL's form by each variable's type.
 
 export interface DerivedRoute extends RestRoute {
@@ -35,14 +39,25 @@ export interface DerivedRoute extends RestRoute {
   scopes: readonly Scope[];
   /** A field it selects needs a valid key (with `scopes`, or any key when there are none). */
   keyRequired: boolean;
+  /** A field it selects needs the key's account to act for a supplier. */
+  member: boolean;
   /** What the query string is validated with (all values strings); the OpenAPI parameters come from it. */
   querySchema: z.ZodObject;
   parseQuery: (raw: Record<string, string>) => Record<string, unknown>;
   /** What a `:name` segment must be to name anything (a lookup's key); anything else is 404. */
   pathSchemas: Record<string, z.ZodType>;
-  /** The JSON body's schema and the variable it becomes; absent: the route takes no body. */
-  body?: { schema: z.ZodType; variable: string; parse: (raw: unknown) => unknown };
+  /** The JSON body; absent: the route takes no body. */
+  body?: RestBody;
   variables: (query: Record<string, unknown>, params: Record<string, string>, body?: unknown) => Record<string, unknown>;
+}
+
+export interface RestBody {
+  schema: z.ZodType;
+  /** The variable the whole body becomes (createOrder's input); absent: each member is the variable of its name. */
+  variable?: string;
+  /** The route may be called without a body (every member optional): it is then `{}`. */
+  optional: boolean;
+  parse: (raw: unknown) => unknown;
 }
 
 /** Derives a route's rules from `schema`; a route whose operation does not fit it fails at start-up. */
@@ -57,6 +72,7 @@ export function deriveRoute(route: RestRoute, schema: GraphQLSchema): DerivedRou
 
   const scopes = new Set<Scope>();
   let keyRequired = false;
+  let member = false;
   const queryRules: z.ZodObject[] = [];
   const pathSchemas: Record<string, z.ZodType> = {};
   let body: DerivedRoute['body'];
@@ -64,12 +80,14 @@ export function deriveRoute(route: RestRoute, schema: GraphQLSchema): DerivedRou
     if (selection.kind !== Kind.FIELD) continue;
     const rules = fieldRulesOf(root.getFields()[selection.name.value]!);
     if (rules.scopes) keyRequired = true;
+    if (rules.member) member = true;
     for (const scope of rules.scopes ?? []) scopes.add(scope);
     const lookup = variableOf(selection, rules.lookupBy);
     if (lookup && route.path.includes(`:${lookup}`)) pathSchemas[lookup] = lookupKey;
     if (!rules.input) continue;
     if ('argument' in rules.input) body = bodyOf(rules.input, variableOf(selection, rules.input.argument), where);
-    else queryRules.push(rules.input);
+    else if (route.method !== 'GET') body = argumentsBody(rules.input, selection, route.path, where);
+    else queryRules.push(withoutPathArguments(rules.input, selection, route.path));
   }
   const querySchema = queryOf(queryRules, route.extraQuery ?? {});
 
@@ -86,6 +104,7 @@ export function deriveRoute(route: RestRoute, schema: GraphQLSchema): DerivedRou
     definition,
     scopes: [...scopes],
     keyRequired,
+    member,
     pathSchemas,
     querySchema,
     parseQuery: (raw) => parseInput(querySchema, raw) as Record<string, unknown>,
@@ -93,7 +112,7 @@ export function deriveRoute(route: RestRoute, schema: GraphQLSchema): DerivedRou
     variables: (query, params, parsedBody) => ({
       ...asVariables(query),
       ...asVariables(params),
-      ...(body && parsedBody !== undefined ? asVariables({ [body.variable]: parsedBody }) : {}),
+      ...(body && parsedBody !== undefined ? asVariables(body.variable ? { [body.variable]: parsedBody } : (parsedBody as Record<string, unknown>)) : {}),
       ...route.switches?.(query),
     }),
   };
@@ -112,14 +131,44 @@ function variableOf(selection: FieldNode, argument: string | undefined): string 
 }
 
 /** The body is the value of the argument the rule parses, passed as a variable. */
-function bodyOf(rule: Extract<InputRule, { argument: string }>, variable: string | undefined, where: string) {
+function bodyOf(rule: Extract<InputRule, { argument: string }>, variable: string | undefined, where: string): RestBody {
   if (!variable) throw new Error(`${where}: ${rule.argument} must be passed as a variable`);
   return {
     schema: schemaOfRule(rule),
     variable,
+    optional: false,
     parse: (raw: unknown) => {
       if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw validationError({ body: 'must be a JSON object' }, rule.message);
       return parseWithRule(rule, raw);
+    },
+  };
+}
+
+/** A GET's query parameters: the rule's arguments less those its path gives (the slug of /api/products/:slug/reviews). */
+function withoutPathArguments(rule: z.ZodObject, selection: FieldNode, path: string): z.ZodObject {
+  const fromPath: Record<string, true> = {};
+  for (const argument of selection.arguments ?? []) {
+    if (argument.value.kind === Kind.VARIABLE && path.includes(`:${argument.value.name.value}`)) fromPath[argument.name.value] = true;
+  }
+  // omit() refuses a refined object: only a rule with path arguments is narrowed.
+  return Object.keys(fromPath).length ? rule.omit(fromPath) : rule;
+}
+
+/** The body is the field's arguments that the path does not give, each passed as the variable of its name. */
+function argumentsBody(rule: z.ZodObject, selection: FieldNode, path: string, where: string): RestBody {
+  const fromPath: Record<string, true> = {};
+  for (const argument of selection.arguments ?? []) {
+    const variable = argument.value.kind === Kind.VARIABLE ? argument.value.name.value : undefined;
+    if (variable && path.includes(`:${variable}`)) fromPath[argument.name.value] = true;
+    else if (variable !== argument.name.value) throw new Error(`${where}: ${argument.name.value} must be passed as $${argument.name.value}`);
+  }
+  const schema = rule.omit(fromPath);
+  return {
+    schema,
+    optional: schema.safeParse({}).success,
+    parse: (raw: unknown) => {
+      if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw validationError({ body: 'must be a JSON object' });
+      return parseInput(schema, raw);
     },
   };
 }

@@ -1,4 +1,5 @@
 import { GraphQLError, type ExecutionArgs, type ExecutionResult, type GraphQLSchema } from 'graphql';
+import { requireMembership } from '../auth/membership.js';
 import { requireScopes } from '../auth/scopes.js';
 import type { Context } from '../graphql/context.js';
 import { AppError, asAppError, contractError, notFound, validationError } from '../shared/errors.js';
@@ -62,9 +63,13 @@ function allowHeader(methods: RestMethod[]): string {
   return [...all].sort().join(', ');
 }
 
-/** A JSON request body: Content-Type application/json, at most 1 MiB, well-formed UTF-8 JSON. */
-async function jsonBody(request: Request): Promise<unknown> {
+/**
+ * A JSON request body: Content-Type application/json, at most 1 MiB, well-formed UTF-8 JSON. An
+ * `optional` body may be left out (no Content-Type and nothing sent, or JSON's content empty): `{}`.
+ */
+async function jsonBody(request: Request, optional: boolean): Promise<unknown> {
   const type = request.headers.get('content-type') ?? '';
+  if (optional && !type.trim() && !(await readLimited(request)).length) return {};
   if (!/^application\/json\s*(;|$)/i.test(type.trim())) {
     throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'The request body must be JSON, sent with Content-Type: application/json');
   }
@@ -75,7 +80,10 @@ async function jsonBody(request: Request): Promise<unknown> {
   } catch {
     throw validationError({ body: 'is not valid UTF-8' }, 'Malformed JSON body');
   }
-  if (!text.trim()) throw validationError({ body: 'is required' }, 'Missing JSON body');
+  if (!text.trim()) {
+    if (optional) return {};
+    throw validationError({ body: 'is required' }, 'Missing JSON body');
+  }
   try {
     return JSON.parse(text) as unknown;
   } catch {
@@ -104,9 +112,10 @@ export function createRestRouter({ schema, routes, maskError }: RestRouterDeps) 
     // The fields' scopes first (they check them again as they run): a caller who may not use the
     // route learns nothing about its input.
     if (route.keyRequired) requireScopes(ctx.caller, ...route.scopes);
+    if (route.member) await requireMembership(ctx);
     const params = pathParams(route, match);
     const query = route.parseQuery(queryObject(url));
-    const body = route.body ? route.body.parse(await jsonBody(request)) : undefined;
+    const body = route.body ? route.body.parse(await jsonBody(request, route.body.optional)) : undefined;
     const result = (await pipeline.execute({
       schema: pipeline.schema,
       document: route.operation,
@@ -125,9 +134,10 @@ export function createRestRouter({ schema, routes, maskError }: RestRouterDeps) 
 
     const shape: RestShape = typeof route.shape === 'function' ? route.shape(query) : route.shape;
     const value = (result.data as Record<string, unknown> | null | undefined)?.[shape.field];
+    if ((value === null || value === undefined) && shape.notFound) throw notFound(shape.notFound);
     let envelope: SuccessBody;
     if (shape.kind === 'one') {
-      if (value === null || value === undefined) throw notFound(shape.notFound);
+      if (value === null || value === undefined) throw notFound();
       envelope = { success: true, data: value };
     } else {
       const { items, meta } = value as { items: unknown[]; meta: PaginationMeta | null };

@@ -37,9 +37,14 @@ const ORDER_FIELDS = /* GraphQL */ `
     items { id productId quantity price total product { id name slug price images } }
     buyer { id email name companyName phone }
     supplier { id companyName verified rating }
+    history { status at actor note }
   }`;
 
 const ADDRESS_FIELDS = 'id label fullName companyName phone email address city county postalCode isDefault createdAt';
+
+const REVIEW_FIELDS = 'id rating title comment images isVerified verifiedPurchase supplierResponse createdAt';
+const REVIEWS_DESCRIPTION =
+  'Newest first unless `sortBy` says otherwise; ties are broken by newest first, then id. `rating` keeps the reviews of that rating only.';
 
 const STOCK_FIELDS = 'id sku stock lowStockThreshold trackInventory minOrder isActive updatedAt';
 const PRICE_FIELDS = 'id sku price compareAtPrice vatRate updatedAt';
@@ -48,15 +53,16 @@ const META = 'meta { page limit total totalPages }';
 
 /**
  * How the operation's result becomes the envelope: a list (items, and meta when paginated) or one
- * record. `notFound` names what a lookup answering null did not find (404); a field that never
- * answers null without an error (every root field is nullable, so nullability cannot say) has none.
+ * record. `notFound` names what a lookup answering null did not find (404: a record, or the owner
+ * of a list such as a product's reviews); a field that never answers null without an error (every
+ * root field is nullable, so nullability cannot say) has none.
  */
-export type RestShape = { kind: 'list'; field: string } | { kind: 'one'; field: string; notFound?: string };
+export type RestShape = { kind: 'list' | 'one'; field: string; notFound?: string };
 
 /** A shape chosen by the parameters; `variants` lists every shape it can choose, for the OpenAPI document. */
 export type RestShapeChoice = ((query: Record<string, unknown>) => RestShape) & { variants: readonly RestShape[] };
 
-export type RestMethod = 'GET' | 'POST';
+export type RestMethod = 'GET' | 'POST' | 'PATCH';
 
 /** What the OpenAPI document (src/openapi/) says of a route beyond its schemas and its operation. */
 export interface RestDocs {
@@ -171,6 +177,28 @@ export const restRoutes: RestRoute[] = [
   },
   {
     method: 'GET',
+    path: '/api/products/:slug/reviews',
+    document: `query RestProductReviews($slug: String!, $page: Int, $limit: Int, $rating: Int, $sortBy: ReviewSort) {
+      productReviews(slug: $slug, page: $page, limit: $limit, rating: $rating, sortBy: $sortBy) { items { ${REVIEW_FIELDS} } ${META} }
+    }`,
+    shape: { kind: 'list', field: 'productReviews', notFound: 'Product' },
+    docs: { tag: 'Reviews', summary: 'Reviews of an active product', description: REVIEWS_DESCRIPTION },
+  },
+  {
+    method: 'GET',
+    path: '/api/suppliers/:id/reviews',
+    document: `query RestSupplierReviews($id: ID!, $page: Int, $limit: Int, $rating: Int, $sortBy: ReviewSort) {
+      supplierReviews(id: $id, page: $page, limit: $limit, rating: $rating, sortBy: $sortBy) { items { ${REVIEW_FIELDS} } ${META} }
+    }`,
+    shape: { kind: 'list', field: 'supplierReviews', notFound: 'Supplier' },
+    docs: {
+      tag: 'Reviews',
+      summary: 'Reviews of an active supplier’s products',
+      description: `Only the reviews of the supplier’s active products. ${REVIEWS_DESCRIPTION}`,
+    },
+  },
+  {
+    method: 'GET',
     path: '/api/orders',
     document: `query RestOrders($page: Int, $limit: Int, $status: OrderStatus) {
       orders(page: $page, limit: $limit, status: $status) { items { ...RestOrder } ${META} }
@@ -199,6 +227,54 @@ export const restRoutes: RestRoute[] = [
     document: `query RestOrder($id: ID!) { order(id: $id) { ...RestOrder } } ${ORDER_FIELDS}`,
     shape: { kind: 'one', field: 'order', notFound: 'Order' },
     docs: { tag: 'Orders', summary: 'One of the caller’s orders', description: 'Another account’s order is not found, exactly like an id never used.' },
+  },
+  {
+    method: 'POST',
+    path: '/api/orders/:id/cancel',
+    document: `mutation RestCancelOrder($id: ID!, $reason: String) { cancelOrder(id: $id, reason: $reason) { ...RestOrder } } ${ORDER_FIELDS}`,
+    shape: { kind: 'one', field: 'cancelOrder', notFound: 'Order' },
+    idempotent: true,
+    docs: {
+      tag: 'Orders',
+      summary: 'Cancel one of the caller’s orders',
+      description:
+        'While the order is PENDING or CONFIRMED. The units it took go back to stock in the same transaction, and the cancellation (with the optional `reason`) is added to its `history`. The body may be left out. Send an `Idempotency-Key` to make retries safe.',
+      conflict: 'The order’s status does not allow it (details: status, requested, allowed), or the Idempotency-Key was used with another body or is still being processed',
+    },
+  },
+  {
+    method: 'GET',
+    path: '/api/supplier/orders',
+    document: `query RestSupplierOrders($page: Int, $limit: Int, $status: OrderStatus) {
+      supplierOrders(page: $page, limit: $limit, status: $status) { items { ...RestOrder } ${META} }
+    } ${ORDER_FIELDS}`,
+    shape: { kind: 'list', field: 'supplierOrders' },
+    docs: {
+      tag: 'Supplier',
+      summary: 'List the orders of the caller’s supplier',
+      description: 'For a key whose account acts for a supplier (keys CLI `member add`): the orders placed with that supplier, newest first.',
+    },
+  },
+  {
+    method: 'GET',
+    path: '/api/supplier/orders/:id',
+    document: `query RestSupplierOrder($id: ID!) { supplierOrder(id: $id) { ...RestOrder } } ${ORDER_FIELDS}`,
+    shape: { kind: 'one', field: 'supplierOrder', notFound: 'Order' },
+    docs: { tag: 'Supplier', summary: 'One order of the caller’s supplier', description: 'Another supplier’s order is not found, exactly like an id never used.' },
+  },
+  {
+    method: 'POST',
+    path: '/api/supplier/orders/:id/status',
+    document: `mutation RestUpdateOrderStatus($id: ID!, $input: OrderStatusInput!) { updateOrderStatus(id: $id, input: $input) { ...RestOrder } } ${ORDER_FIELDS}`,
+    shape: { kind: 'one', field: 'updateOrderStatus', notFound: 'Order' },
+    idempotent: true,
+    docs: {
+      tag: 'Supplier',
+      summary: 'Move an order of the caller’s supplier to its next status',
+      description:
+        'Along the order lifecycle; SHIPPED needs `trackingNumber` and `trackingCarrier` (`trackingUrl` optional). Cancelling gives back the stock the order took. Every change is added to the order’s `history` with the optional `note`. Send an `Idempotency-Key` to make retries safe.',
+      conflict: 'The order’s status does not allow it (details: status, requested, allowed), or the Idempotency-Key was used with another body or is still being processed',
+    },
   },
   {
     method: 'GET',
@@ -253,6 +329,29 @@ export const restRoutes: RestRoute[] = [
       tag: 'Prices',
       summary: 'Price of one product or of all',
       description: 'Every product, inactive ones included. With `productId` or `sku` (both: they must name the same product) `data` is one record; with neither, a page of all records by id.',
+    },
+  },
+  {
+    method: 'PATCH',
+    path: '/api/v1/stock/:productId',
+    document: `mutation RestUpdateStock($productId: ID!, $input: StockUpdateInput!) { updateStock(productId: $productId, input: $input) { ${STOCK_FIELDS} } }`,
+    shape: { kind: 'one', field: 'updateStock', notFound: 'Product' },
+    docs: {
+      tag: 'Stock',
+      summary: 'Change the stock of one of the caller’s supplier’s products',
+      description: 'For a key whose account acts for the product’s supplier. Only the fields sent change; a product of another supplier is not found.',
+    },
+  },
+  {
+    method: 'PATCH',
+    path: '/api/v1/prices/:productId',
+    document: `mutation RestUpdatePrice($productId: ID!, $input: PriceUpdateInput!) { updatePrice(productId: $productId, input: $input) { ${PRICE_FIELDS} } }`,
+    shape: { kind: 'one', field: 'updatePrice', notFound: 'Product' },
+    docs: {
+      tag: 'Prices',
+      summary: 'Change the price of one of the caller’s supplier’s products',
+      description:
+        'For a key whose account acts for the product’s supplier. Only the fields sent change; `compareAtPrice: null` removes the reference price, which must otherwise stay above the price. Product lists, totals and searches see the new price from the next request on. A product of another supplier is not found.',
     },
   },
 ];

@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os';
 import pg from 'pg';
 import { withCuiCheckDigit } from '../shared/cui.js';
+import { VAT_RATES, type VatCategory } from '../shared/vat.js';
 import { productSearchText, searchKey, supplierSearchText } from '../modules/products/search.js';
 import { DEMO_ACCOUNTS, DEMO_COUPONS } from './data/accounts.js';
 import { CATALOG, DESCRIPTION_COMMERCE, DESCRIPTION_USES, ORIGINS, type SubcategoryDef, type Term } from './data/catalog.js';
@@ -48,8 +49,6 @@ const WRITERS = Math.min(MAX_WRITERS, Math.max(2, availableParallelism()));
 /** Two seeders on one database (e.g. two servers starting at once) take turns. */
 const SEED_LOCK_KEY = 0x5eed_c47a;
 
-const VAT_RATES = { STANDARD: '0.21', REDUCED: '0.11', EXEMPT: '0.00' } as const;
-type VatCategory = keyof typeof VAT_RATES;
 
 export interface SeedSummary {
   seed: number;

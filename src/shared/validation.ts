@@ -155,9 +155,10 @@ function houseMessage(issue: z.core.$ZodRawIssue): string {
  * every bad parameter: `{ page: "must be an integer between 1 and 2147483647", limit: "…" }`,
  * or field of a body: `{ "items[1].quantity": "…" }`.
  */
-export function parseInput<S extends z.ZodType>(schema: S, raw: object, unknownKey = 'is not a recognised parameter'): z.output<S> {
-  // GraphQL may pass an explicit null for an optional argument: it means "not given".
-  const given = Object.fromEntries(Object.entries(raw).filter(([, v]) => v !== null && v !== undefined));
+export function parseInput<S extends z.ZodType>(schema: S, raw: object, unknownKey = 'is not a recognised parameter', nullIsValue = false): z.output<S> {
+  // GraphQL may pass an explicit null for an optional argument: it means "not given", except in
+  // an update, where null is a value ("compareAtPrice": null clears it).
+  const given = Object.fromEntries(Object.entries(raw).filter(([, v]) => v !== undefined && (nullIsValue || v !== null)));
   const result = schema.safeParse(given, { error: houseMessage });
   if (result.success) return result.data;
   // Keyed by names the client chose (`toString`, `__proto__`): a Map, which has no inherited

@@ -5,6 +5,12 @@ import { pageInput, type PageInput } from '../../shared/pagination.js';
 import {
   countRecords,
   priceRecord,
+  priceUpdateRule,
+  STOCK_MAX,
+  stockUpdateRule,
+  updatePrice,
+  updateStock,
+  WRITE_PRODUCTS,
   priceRecords,
   READ_PRICES,
   READ_STOCK,
@@ -90,5 +96,49 @@ builder.queryFields((t) => ({
     args: pageArgs,
     scopes: [READ_PRICES],
     ...withInput(pageInput, (page) => page),
+  }),
+}));
+
+const StockUpdateInput = builder.inputType('StockUpdateInput', {
+  description: 'The stock fields to change; at least one',
+  fields: (t) => ({
+    stock: t.int({ description: `0–${STOCK_MAX}` }),
+    lowStockThreshold: t.int({ description: `0–${STOCK_MAX}` }),
+    trackInventory: t.boolean({ description: 'false: stock is not counted and never runs out' }),
+  }),
+});
+
+const PriceUpdateInput = builder.inputType('PriceUpdateInput', {
+  description: 'The price fields to change; at least one',
+  fields: (t) => ({
+    price: t.field({ type: 'Decimal', description: 'RON, > 0, at most 2 decimals' }),
+    compareAtPrice: t.field({ type: 'Decimal', description: 'Reference price: above the price, or null to remove it' }),
+    vatRate: t.field({ type: 'Decimal', description: 'One of the VAT rates in use (0.21, 0.11, 0); the VAT class follows it' }),
+  }),
+});
+
+const productIdArg = builder.args((t) => ({ productId: t.id({ required: true }) }));
+
+builder.mutationFields((t) => ({
+  updateStock: t.field({
+    type: StockRecordRef,
+    nullable: true,
+    description: "Changes the stock of a product of the supplier the caller acts for; null when the supplier has no such product",
+    args: { ...productIdArg, input: t.arg({ type: StockUpdateInput, required: true }) },
+    lookupBy: 'productId',
+    scopes: [WRITE_PRODUCTS],
+    member: true,
+    ...withInput(stockUpdateRule, (input, ctx, _parent, _info, args) => updateStock(ctx, String(args.productId), input)),
+  }),
+  updatePrice: t.field({
+    type: PriceRecordRef,
+    nullable: true,
+    description:
+      'Changes the price of a product of the supplier the caller acts for; null when the supplier has no such product. Product lists, totals and searches see it from the next request on',
+    args: { ...productIdArg, input: t.arg({ type: PriceUpdateInput, required: true }) },
+    lookupBy: 'productId',
+    scopes: [WRITE_PRODUCTS],
+    member: true,
+    ...withInput(priceUpdateRule, (input, ctx, _parent, _info, args) => updatePrice(ctx, String(args.productId), input)),
   }),
 }));

@@ -1,10 +1,11 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Context } from '../../graphql/context.js';
-import { AppError, errorStatus, validationError, type ErrorCode, type ErrorDetails } from '../../shared/errors.js';
+import { AppError, asAppError, errorStatus, validationError, type ErrorCode, type ErrorDetails } from '../../shared/errors.js';
 import type { Prisma } from '../../generated/prisma/client.js';
 
-// The Idempotency-Key protocol of order creation (docs/api.md, "Idempotency"). A key belongs to an
+// The Idempotency-Key protocol of the operations that change orders (docs/api.md, "Idempotency"):
+// placing one, cancelling one, moving one on as its supplier. A key belongs to an
 // account and lives 24 h. The first request with a key claims it with a row of its own, in a
 // statement of its own, before doing anything; whoever else comes with the key either gets the
 // stored outcome (same body) or a conflict (another body), and waits while the first is still
@@ -20,7 +21,7 @@ const WAIT_MS = 4_000;
 /** Waiting polls back off from the first to the last interval, so waiters do not crowd the pool. */
 const POLL_MS = { first: 25, max: 250 };
 
-/** What was stored for a key: the order created, or the 4xx error answered. */
+/** What was stored for a key: the order created or changed, or the 4xx error answered. */
 export type StoredOutcome = { orderId: string } | { error: { code: ErrorCode; message: string; details?: ErrorDetails } };
 
 /** The request's Idempotency-Key, or null without one; a malformed key is a 400. */
@@ -133,6 +134,45 @@ export async function storeError(ctx: Context, claimId: string, error: AppError)
 /** After an unexpected failure the key is freed, so that the client's retry runs for real. */
 export async function releaseClaim(ctx: Context, claimId: string) {
   await ctx.prisma.idempotencyRecord.deleteMany({ where: { id: claimId, responseStatus: null } });
+}
+
+/**
+ * Runs `act` at most once per Idempotency-Key of the account (every time without a key) and
+ * returns the id of the order it made or changed. `body` is what a retry must repeat to be
+ * answered the same. `act` receives the claim, to complete with completeClaim in its own
+ * transaction; answering null (nothing found, nothing done) frees the key, so a retry looks again.
+ * A 4xx is stored and answered again to every retry; anything else frees the key.
+ */
+export async function onceForKey(
+  ctx: Context,
+  accountId: string,
+  body: unknown,
+  act: (claimId: string | null) => Promise<string | null>,
+): Promise<string | null> {
+  const key = idempotencyKey(ctx);
+  if (key === null) return act(null);
+  const claim = await claimKey(ctx, accountId, key, requestHash(body));
+  if (claim.kind === 'replay') {
+    const { stored } = claim;
+    reportUse(ctx, accountId, key, true);
+    if ('error' in stored) throw storedError(stored);
+    return stored.orderId;
+  }
+  let orderId: string | null;
+  try {
+    orderId = await act(claim.id);
+  } catch (error) {
+    const appError = asAppError(error);
+    if (appError && appError.status < 500) await storeError(ctx, claim.id, appError);
+    else await releaseClaim(ctx, claim.id);
+    throw error;
+  }
+  if (orderId === null) {
+    await releaseClaim(ctx, claim.id);
+    return null;
+  }
+  reportUse(ctx, accountId, key, false);
+  return orderId;
 }
 
 /** Tells the transport how this request used its key (src/graphql/context.ts, IdempotencyReport). */

@@ -1,7 +1,9 @@
 import { builder } from '../../graphql/builder.js';
 import { withInput, withInputQuery } from '../../graphql/field-rules.js';
 import { metaFor, pageArgs, PaginationMetaRef } from '../../graphql/pagination.js';
+import { cancelOrder, cancelOrderInput, MAX_NOTE, orderStatusRule, supplierOwner, updateOrderStatus } from './lifecycle.js';
 import {
+  buyerOf,
   countOrders,
   createOrder,
   createOrderRule,
@@ -18,8 +20,26 @@ import {
   type ShippingAddress,
   WRITE_ORDERS,
 } from './orders.service.js';
+import { SHIPPED } from './transitions.js';
 
 export const OrderStatusRef = builder.enumType('OrderStatus', { values: orderStatuses });
+
+// Lower-case values: the history reads the same over REST and GraphQL ("actor": "buyer").
+const OrderActorRef = builder.enumType('OrderActor', {
+  description: "Who changed an order's status: its buyer, or a member of its supplier",
+  values: { buyer: { value: 'BUYER' }, supplier: { value: 'SUPPLIER' } } as const,
+});
+
+builder.prismaObject('OrderEvent', {
+  name: 'OrderHistoryEntry',
+  description: 'A status the order took, its placing (PENDING) included',
+  fields: (t) => ({
+    status: t.expose('status', { type: OrderStatusRef }),
+    at: t.expose('at', { type: 'DateTime' }),
+    actor: t.expose('actor', { type: OrderActorRef }),
+    note: t.exposeString('note', { nullable: true, description: "The buyer's reason for cancelling, or the supplier's note" }),
+  }),
+});
 
 const ShippingAddressRef = builder.objectRef<ShippingAddress>('ShippingAddress').implement({
   description: 'Where the order is delivered: a copy made when the order was placed',
@@ -35,7 +55,7 @@ const ShippingAddressRef = builder.objectRef<ShippingAddress>('ShippingAddress')
   }),
 });
 
-// Only an order's buyer can read the order, so the account's contact data is theirs to see.
+// Only the order's buyer and the members of its supplier (who deliver it) can read an order.
 export const Buyer = builder.prismaObject('Account', {
   name: 'Buyer',
   description: 'The account that placed an order',
@@ -81,8 +101,10 @@ export const Order = builder.prismaObject('Order', {
     items: t.relation('items', { query: { orderBy: { id: 'asc' } } }),
     buyer: t.relation('buyer'),
     supplier: t.relation('supplier'),
+    history: t.relation('history', { description: 'Every status the order took, oldest first', query: { orderBy: [{ at: 'asc' }, { id: 'asc' }] } }),
   }),
 });
+
 
 const OrderList = builder.objectRef<OrderPage>('OrderList').implement({
   fields: (t) => ({
@@ -123,13 +145,23 @@ export const CreateOrderInput = builder.inputType('CreateOrderInput', {
   }),
 });
 
+const OrderStatusInput = builder.inputType('OrderStatusInput', {
+  fields: (t) => ({
+    status: t.field({ type: OrderStatusRef, required: true, description: 'The status to move to (see the order lifecycle)' }),
+    trackingNumber: t.string({ description: `Required with ${SHIPPED}, refused otherwise; at most 100 characters` }),
+    trackingCarrier: t.string({ description: `Required with ${SHIPPED}, refused otherwise; at most 100 characters` }),
+    trackingUrl: t.string({ description: `Optional with ${SHIPPED}: an http or https URL` }),
+    note: t.string({ description: `Kept in the order's history, seen by the buyer; at most ${MAX_NOTE} characters` }),
+  }),
+});
+
 builder.queryFields((t) => ({
   orders: t.field({
     type: OrderList,
     description: "The caller's orders, newest first",
     args: { ...pageArgs, status: t.arg({ type: OrderStatusRef, required: false }) },
     scopes: [READ_ORDERS],
-    ...withInput(orderListInput, (input, ctx) => orderPage(ctx, input)),
+    ...withInput(orderListInput, (input, ctx) => orderPage(buyerOf(ctx), input)),
   }),
   order: t.prismaField({
     type: 'Order',
@@ -138,7 +170,25 @@ builder.queryFields((t) => ({
     args: { id: t.arg.id({ required: true }) },
     lookupBy: 'id',
     scopes: [READ_ORDERS],
-    resolve: (query, _root, args, ctx) => orderById(ctx, String(args.id), query),
+    resolve: (query, _root, args, ctx) => orderById(ctx, buyerOf(ctx), String(args.id), query),
+  }),
+  supplierOrders: t.field({
+    type: OrderList,
+    description: 'The orders of the supplier the caller acts for, newest first',
+    args: { ...pageArgs, status: t.arg({ type: OrderStatusRef, required: false }) },
+    scopes: [READ_ORDERS],
+    member: true,
+    ...withInput(orderListInput, async (input, ctx) => orderPage(await supplierOwner(ctx), input)),
+  }),
+  supplierOrder: t.prismaField({
+    type: 'Order',
+    nullable: true,
+    description: "One of the orders of the supplier the caller acts for; null when it does not exist or is another supplier's",
+    args: { id: t.arg.id({ required: true }) },
+    lookupBy: 'id',
+    scopes: [READ_ORDERS],
+    member: true,
+    resolve: async (query, _root, args, ctx) => orderById(ctx, await supplierOwner(ctx), String(args.id), query),
   }),
 }));
 
@@ -152,5 +202,26 @@ builder.mutationFields((t) => ({
       await ctx.limitField({ parent, args: { input }, info }, 'createOrder');
       return createOrder(ctx, input, query);
     }),
+  }),
+  cancelOrder: t.prismaField({
+    type: 'Order',
+    nullable: true,
+    description:
+      "Cancels one of the caller's orders while it is PENDING or CONFIRMED, giving back its stock; null when the caller has no such order. Send an Idempotency-Key header to make retries safe",
+    args: { id: t.arg.id({ required: true }), reason: t.arg.string({ description: `Kept in the order's history; at most ${MAX_NOTE} characters` }) },
+    lookupBy: 'id',
+    scopes: [WRITE_ORDERS],
+    ...withInputQuery(cancelOrderInput, (query, input, ctx) => cancelOrder(ctx, input, query)),
+  }),
+  updateOrderStatus: t.prismaField({
+    type: 'Order',
+    nullable: true,
+    description:
+      "Moves an order of the supplier the caller acts for to its next status (see the order lifecycle); null when the supplier has no such order. Send an Idempotency-Key header to make retries safe",
+    args: { id: t.arg.id({ required: true }), input: t.arg({ type: OrderStatusInput, required: true }) },
+    lookupBy: 'id',
+    scopes: [WRITE_ORDERS],
+    member: true,
+    ...withInputQuery(orderStatusRule, (query, input, ctx, _parent, _info, args) => updateOrderStatus(ctx, String(args.id), input, query)),
   }),
 }));

@@ -3,31 +3,22 @@ import { z } from 'zod';
 import type { Scope } from '../../auth/scopes.js';
 import { keyCaller, type KeyCaller } from '../../auth/identity.js';
 import type { Context } from '../../graphql/context.js';
-import { AppError, asAppError, validationError, type ErrorDetails } from '../../shared/errors.js';
+import { AppError, validationError, type ErrorDetails } from '../../shared/errors.js';
 import { Prisma } from '../../generated/prisma/client.js';
 import { MONEY_MAX, toColumn } from '../../shared/money.js';
 import { pageParams, pageWindow, type PageInput } from '../../shared/pagination.js';
 import { enumParam, idParam } from '../../shared/validation.js';
-import {
-  claimKey,
-  completeClaim,
-  idempotencyKey,
-  releaseClaim,
-  reportUse,
-  requestHash,
-  storedError,
-  storeError,
-} from './idempotency.js';
+import { completeClaim, onceForKey } from './idempotency.js';
 import { priceOrder } from './pricing.js';
+import { orderStatuses } from './transitions.js';
+
+export { orderStatuses, type OrderStatus } from './transitions.js';
 
 // Who may see and create orders, and how an order is made (docs/api.md, "Orders"). Both interfaces
 // come through here: REST routes are GraphQL operations on the fields that call these functions.
 
 export const READ_ORDERS: Scope = 'read:orders';
 export const WRITE_ORDERS: Scope = 'write:orders';
-
-export const orderStatuses = ['PENDING', 'CONFIRMED', 'PROCESSING', 'SHIPPED', 'DELIVERED', 'CANCELLED', 'REFUNDED'] as const;
-export type OrderStatus = (typeof orderStatuses)[number];
 
 /** Items per order, and units per item: bounds that keep every amount inside NUMERIC(12, 2). */
 export const MAX_ITEMS = 100;
@@ -37,13 +28,18 @@ export const MAX_QUANTITY = 1_000_000;
 
 export const orderListInput = z.object({ ...pageParams, status: enumParam(orderStatuses).optional() }).strict();
 
-/** One page of the caller's orders, with the account already fixed. */
+/** One page of orders, with whose they are (a buyer's, a supplier's) already fixed. */
 export interface OrderPage extends PageInput {
   where: Prisma.OrderWhereInput;
 }
 
-export function orderPage(ctx: Context, { page, limit, status }: z.output<typeof orderListInput>): OrderPage {
-  return { page, limit, where: { buyerId: keyCaller(ctx.caller).accountId, ...(status ? { status } : {}) } };
+/** The orders the caller sees: as their buyer, or as a member of their supplier. */
+export type OrderOwner = { buyerId: string } | { supplierId: string };
+
+export const buyerOf = (ctx: Context): OrderOwner => ({ buyerId: keyCaller(ctx.caller).accountId });
+
+export function orderPage(owner: OrderOwner, { page, limit, status }: z.output<typeof orderListInput>): OrderPage {
+  return { page, limit, where: { ...owner, ...(status ? { status } : {}) } };
 }
 
 export async function listOrders<Q extends object>(ctx: Context, page: OrderPage, query: Q) {
@@ -55,11 +51,11 @@ export async function listOrders<Q extends object>(ctx: Context, page: OrderPage
 export const countOrders = (ctx: Context, page: OrderPage) => ctx.prisma.order.count({ where: page.where });
 
 /**
- * The caller's order by id, or null. Another account's order is exactly as absent as one that
+ * One of the owner's orders by id, or null. Anyone else's order is exactly as absent as one that
  * does not exist: the same null, so the same 404 over REST.
  */
-export async function orderById<Q extends object>(ctx: Context, id: string, query: Q) {
-  return ctx.prisma.order.findFirst({ ...query, where: { id, buyerId: keyCaller(ctx.caller).accountId } });
+export async function orderById<Q extends object>(ctx: Context, owner: OrderOwner, id: string, query: Q) {
+  return ctx.prisma.order.findFirst({ ...query, where: { id, ...owner } });
 }
 
 // ----- the CreateOrder body -----
@@ -68,7 +64,7 @@ const CONTROL_CHARS = /[\u0000-\u001f\u007f]/;
 // Notes may span lines; other control characters are never meaningful.
 const CONTROL_CHARS_BUT_LINES = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/;
 
-const line = (max: number) =>
+export const line = (max: number) =>
   z
     .string({ error: 'must be a string' })
     .trim()
@@ -76,7 +72,7 @@ const line = (max: number) =>
     .max(max, `must be at most ${max} characters`)
     .refine((v) => !CONTROL_CHARS.test(v), 'must not contain control characters');
 
-const optionalLine = (max: number) => line(max).nullable().optional();
+export const optionalLine = (max: number) => line(max).nullable().optional();
 
 export const shippingAddressInput = z
   .object({
@@ -182,31 +178,9 @@ const ORDER_NUMBER_ATTEMPTS = 5;
  */
 export async function createOrder<Q extends object>(ctx: Context, input: CreateOrderInput, query: Q) {
   const caller = keyCaller(ctx.caller);
-  const key = idempotencyKey(ctx);
-  if (key === null) return loadOrder(ctx, caller, await placeOrder(ctx, caller, input, null), query);
-
-  const claim = await claimKey(ctx, caller.accountId, key, requestHash(input));
-  if (claim.kind === 'replay') {
-    const { stored } = claim;
-    reportUse(ctx, caller.accountId, key, true);
-    if ('error' in stored) throw storedError(stored);
-    return loadOrder(ctx, caller, stored.orderId, query);
-  }
-  let orderId: string;
-  try {
-    orderId = await placeOrder(ctx, caller, input, claim.id);
-  } catch (error) {
-    const appError = asAppError(error);
-    if (appError && appError.status < 500) await storeError(ctx, claim.id, appError);
-    else await releaseClaim(ctx, claim.id);
-    throw error;
-  }
-  reportUse(ctx, caller.accountId, key, false);
-  return loadOrder(ctx, caller, orderId, query);
-}
-
-async function loadOrder<Q extends object>(ctx: Context, caller: KeyCaller, id: string, query: Q) {
-  return ctx.prisma.order.findFirstOrThrow({ ...query, where: { id, buyerId: caller.accountId } });
+  // The body is hashed as it always was, so keys stored before other operations took keys still replay.
+  const orderId = await onceForKey(ctx, caller.accountId, input, (claimId) => placeOrder(ctx, caller, input, claimId));
+  return ctx.prisma.order.findFirstOrThrow({ ...query, where: { id: orderId!, buyerId: caller.accountId } });
 }
 
 /** Runs the order's transaction, again with a fresh number in the unlikely event of a collision. */
@@ -310,8 +284,10 @@ async function orderTransaction(tx: Prisma.TransactionClient, caller: KeyCaller,
           total: toColumn(l.total),
           vatRate: l.vatRate.toFixed(2),
           tax: toColumn(l.tax),
+          stockTaken: lines[i]!.product.trackInventory,
         })),
       },
+      history: { create: { status: 'PENDING', actor: 'BUYER', accountId: caller.accountId, at: now } },
     },
     select: { id: true },
   });

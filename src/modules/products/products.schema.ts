@@ -2,6 +2,8 @@ import { builder } from '../../graphql/builder.js';
 import { withInput, withInputQuery } from '../../graphql/field-rules.js';
 import { listLimitArgs, metaFor, pageArgs, PaginationMetaRef, sortEnum } from '../../graphql/pagination.js';
 import type { PageInput } from '../../shared/pagination.js';
+import { ReviewSummaryRef } from '../reviews/reviews.schema.js';
+import { productReviewSummary } from '../reviews/reviews.service.js';
 import {
   countProducts,
   listProducts,
@@ -54,6 +56,11 @@ export const Product = builder.prismaObject('Product', {
       description: 'Newest reviews first',
       args: listLimitArgs(REVIEWS_DEFAULT),
       query: (args) => ({ take: args.limit ?? REVIEWS_DEFAULT, orderBy: [{ createdAt: 'desc' }, { id: 'asc' }] }),
+    }),
+    reviewSummary: t.field({
+      type: ReviewSummaryRef,
+      description: "Average, count and histogram of the product's reviews",
+      resolve: (p, _args, ctx) => productReviewSummary(ctx, p.id),
     }),
     reviewsConnection: t.relatedConnection('reviews', {
       cursor: 'id',

@@ -2,6 +2,8 @@ import { builder } from '../../graphql/builder.js';
 import { withInput } from '../../graphql/field-rules.js';
 import type { PageInput } from '../../shared/pagination.js';
 import { listLimitArgs, metaFor, pageArgs, PaginationMetaRef, sortEnum } from '../../graphql/pagination.js';
+import { ReviewSummaryRef } from '../reviews/reviews.schema.js';
+import { OF_ACTIVE_PRODUCTS, supplierReviewSummary } from '../reviews/reviews.service.js';
 import {
   countSuppliers,
   listSuppliers,
@@ -14,6 +16,7 @@ import {
 } from './suppliers.service.js';
 
 const SUPPLIER_PRODUCTS_DEFAULT = 12;
+const SUPPLIER_REVIEWS_DEFAULT = 10;
 
 export const SupplierSortRef = sortEnum('SupplierSort', supplierSorts);
 
@@ -56,6 +59,20 @@ export const Supplier = builder.prismaObject('Supplier', {
       cursor: 'id',
       totalCount: true,
       query: () => ({ where: { isActive: true }, orderBy: [{ createdAt: 'desc' }, { id: 'asc' }] }),
+    }),
+    reviews: t.relation('reviews', {
+      description: "Newest reviews of its active products first (a hidden product's reviews are left out)",
+      args: listLimitArgs(SUPPLIER_REVIEWS_DEFAULT),
+      query: (args) => ({
+        where: OF_ACTIVE_PRODUCTS,
+        orderBy: [{ createdAt: 'desc' }, { id: 'asc' }],
+        take: args.limit ?? SUPPLIER_REVIEWS_DEFAULT,
+      }),
+    }),
+    reviewSummary: t.field({
+      type: ReviewSummaryRef,
+      description: 'Average, count and histogram of the reviews of its active products, counted live (unlike the stored rating and reviewCount)',
+      resolve: (s, _args, ctx) => supplierReviewSummary(ctx, s.id),
     }),
     _count: t.field({
       type: SupplierCountsRef,

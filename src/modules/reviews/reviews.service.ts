@@ -1,0 +1,133 @@
+import { z } from 'zod';
+import type { Context } from '../../graphql/context.js';
+import { requestLoader } from '../../graphql/loaders.js';
+import type { Prisma } from '../../generated/prisma/client.js';
+import { money, type Money } from '../../shared/money.js';
+import { pageParams, pageWindow, type PageInput } from '../../shared/pagination.js';
+import { enumParam, idParam, intParam } from '../../shared/validation.js';
+import { productBySlug } from '../products/products.service.js';
+import { supplierById } from '../suppliers/suppliers.service.js';
+
+export const reviewSorts = ['newest', 'rating_desc', 'rating_asc'] as const;
+export type ReviewSort = (typeof reviewSorts)[number];
+
+export const RATING_MIN = 1;
+export const RATING_MAX = 5;
+
+const listParams = {
+  ...pageParams,
+  rating: intParam(RATING_MIN, RATING_MAX).optional(),
+  sortBy: enumParam(reviewSorts).default('newest'),
+};
+
+// The owner's key is part of each rule because the field's arguments are parsed whole; REST takes
+// it from the path (src/rest/derive.ts leaves it out of the query string).
+export const productReviewsInput = z.object({ slug: idParam, ...listParams }).strict();
+export const supplierReviewsInput = z.object({ id: idParam, ...listParams }).strict();
+type ReviewListInput = Omit<z.output<typeof productReviewsInput>, 'slug'>;
+
+// Ties: newest first, then id, as every list of the API ends.
+const reviewOrders: Record<ReviewSort, Prisma.ReviewOrderByWithRelationInput[]> = {
+  newest: [{ createdAt: 'desc' }, { id: 'asc' }],
+  rating_desc: [{ rating: 'desc' }, { createdAt: 'desc' }, { id: 'asc' }],
+  rating_asc: [{ rating: 'asc' }, { createdAt: 'desc' }, { id: 'asc' }],
+};
+
+/**
+ * Of a supplier's reviews, only those of its active products are shown (its list, its summary and
+ * Supplier.reviews): a hidden product is hidden with its reviews.
+ */
+export const OF_ACTIVE_PRODUCTS = { product: { isActive: true } } as const satisfies Prisma.ReviewWhereInput;
+
+/** One page of an owner's reviews, with the owner already found. */
+export interface ReviewPage extends PageInput {
+  where: Prisma.ReviewWhereInput;
+  orderBy: Prisma.ReviewOrderByWithRelationInput[];
+}
+
+function reviewPage(owner: Prisma.ReviewWhereInput, { page, limit, rating, sortBy }: ReviewListInput): ReviewPage {
+  return { page, limit, where: { ...owner, ...(rating === undefined ? {} : { rating }) }, orderBy: reviewOrders[sortBy] };
+}
+
+/** The reviews of an active product; null when the slug names none (as `product` answers). */
+export async function productReviewPage(ctx: Context, { slug, ...input }: z.output<typeof productReviewsInput>): Promise<ReviewPage | null> {
+  const product = await productBySlug(ctx, slug, { select: { id: true } });
+  return product && reviewPage({ productId: product.id }, input);
+}
+
+/** The reviews of an active supplier's active products; null when the id names no active supplier. */
+export async function supplierReviewPage(ctx: Context, { id, ...input }: z.output<typeof supplierReviewsInput>): Promise<ReviewPage | null> {
+  const supplier = await supplierById(ctx, id, { select: { id: true } });
+  return supplier && reviewPage({ supplierId: supplier.id, ...OF_ACTIVE_PRODUCTS }, input);
+}
+
+export async function listReviews<Q extends object>(ctx: Context, page: ReviewPage, query: Q) {
+  const window = pageWindow(page);
+  if (!window) return [];
+  return ctx.prisma.review.findMany({ ...query, where: page.where, orderBy: page.orderBy, ...window });
+}
+
+export const countReviews = (ctx: Context, page: ReviewPage) => ctx.prisma.review.count({ where: page.where });
+
+// ----- summaries -----
+
+export interface RatingBucket {
+  rating: number;
+  count: number;
+}
+
+export interface ReviewSummary {
+  /** Mean rating rounded half up to 2 decimals; null without reviews. */
+  average: Money | null;
+  count: number;
+  /** One bucket per rating RATING_MIN..RATING_MAX, empty ones included. */
+  histogram: RatingBucket[];
+}
+
+const RATINGS = Array.from({ length: RATING_MAX - RATING_MIN + 1 }, (_, i) => RATING_MIN + i);
+
+function summaryOf(countByRating: ReadonlyMap<number, number>): ReviewSummary {
+  let count = 0;
+  let sum = 0;
+  for (const [rating, n] of countByRating) {
+    count += n;
+    sum += rating * n;
+  }
+  return {
+    // Exact decimal arithmetic: a binary float would round 4.145 down.
+    average: count ? money(sum).div(count).toDecimalPlaces(2) : null,
+    count,
+    histogram: RATINGS.map((rating) => ({ rating, count: countByRating.get(rating) ?? 0 })),
+  };
+}
+
+/** Summaries for each owner id, from (owner, rating, count) rows. */
+function summariesByOwner(ids: readonly string[], rows: readonly { owner: string; rating: number; count: number }[]): ReviewSummary[] {
+  const counts = new Map<string, Map<number, number>>();
+  for (const { owner, rating, count } of rows) {
+    const byRating = counts.get(owner) ?? new Map<number, number>();
+    byRating.set(rating, count);
+    counts.set(owner, byRating);
+  }
+  return ids.map((id) => summaryOf(counts.get(id) ?? new Map()));
+}
+
+/** A product's review summary; the products of one request are summarised in one grouped query. */
+export function productReviewSummary(ctx: Context, productId: string): Promise<ReviewSummary> {
+  return requestLoader<string, ReviewSummary>(ctx, 'review.productSummary', async (ids) => {
+    const groups = await ctx.prisma.review.groupBy({ by: ['productId', 'rating'], where: { productId: { in: [...ids] } }, _count: { _all: true } });
+    return summariesByOwner(ids, groups.map((g) => ({ owner: g.productId, rating: g.rating, count: g._count._all })));
+  }).load(productId);
+}
+
+/** A supplier's review summary (its active products' reviews); batched like productReviewSummary. */
+export function supplierReviewSummary(ctx: Context, supplierId: string): Promise<ReviewSummary> {
+  return requestLoader<string, ReviewSummary>(ctx, 'review.supplierSummary', async (ids) => {
+    const groups = await ctx.prisma.review.groupBy({
+      by: ['supplierId', 'rating'],
+      where: { supplierId: { in: [...ids] }, ...OF_ACTIVE_PRODUCTS },
+      _count: { _all: true },
+    });
+    return summariesByOwner(ids, groups.map((g) => ({ owner: g.supplierId, rating: g.rating, count: g._count._all })));
+  }).load(supplierId);
+}
