@@ -36,17 +36,30 @@ describe('the schema declares its scopes on its fields', () => {
       orders: ['read:orders'],
       order: ['read:orders'],
       createOrder: ['write:orders'],
+      cancelOrder: ['write:orders'],
+      supplierOrders: ['read:orders'],
+      supplierOrder: ['read:orders'],
+      updateOrderStatus: ['write:orders'],
       stockRecord: ['read:stock'],
       stockRecords: ['read:stock'],
       priceRecord: ['read:prices'],
       priceRecords: ['read:prices'],
+      updateStock: ['write:products'],
+      updatePrice: ['write:products'],
     });
+  });
+
+  it('exactly the supplier-side fields need the key’s account to act for a supplier', () => {
+    expect(rootFields.filter((f) => fieldRulesOf(f).member).map((f) => f.name).sort()).toEqual(
+      ['supplierOrders', 'supplierOrder', 'updateOrderStatus', 'updateStock', 'updatePrice'].sort(),
+    );
   });
 
   it('says so in each such field’s description, from the same declaration', () => {
     for (const field of rootFields) {
       const scopes = fieldRulesOf(field).scopes;
-      if (scopes?.length) expect(field.description).toMatch(new RegExp(`\\(scope ${scopes.join(', ')}\\)$`));
+      const member = fieldRulesOf(field).member ? ', of an account acting for a supplier' : '';
+      if (scopes?.length) expect(field.description).toMatch(new RegExp(`\\(scope ${scopes.join(', ')}${member}\\)$`));
       else if (scopes) expect(field.description).toMatch(/\(any API key\)$/);
       else expect(field.description ?? '').not.toMatch(/\((scope |any API key)/);
     }
@@ -62,10 +75,16 @@ describe('REST routes derive their rules from the fields', () => {
       'GET /api/orders': true,
       'POST /api/orders': true,
       'GET /api/orders/:id': true,
+      'POST /api/orders/:id/cancel': true,
+      'GET /api/supplier/orders': true,
+      'GET /api/supplier/orders/:id': true,
+      'POST /api/supplier/orders/:id/status': true,
       'GET /api/me': true,
       'GET /api/me/addresses': true,
       'GET /api/v1/stock': true,
       'GET /api/v1/prices': true,
+      'PATCH /api/v1/stock/:productId': true,
+      'PATCH /api/v1/prices/:productId': true,
     });
     expect(Object.fromEntries([...derived].map(([name, r]) => [name, r.scopes]))).toEqual({
       'GET /api/products': [],
@@ -74,13 +93,28 @@ describe('REST routes derive their rules from the fields', () => {
       'GET /api/categories/:slug': [],
       'GET /api/suppliers': [],
       'GET /api/suppliers/:id': [],
+      'GET /api/products/:slug/reviews': [],
+      'GET /api/suppliers/:id/reviews': [],
       'GET /api/orders': ['read:orders'],
       'POST /api/orders': ['write:orders'],
       'GET /api/orders/:id': ['read:orders'],
+      'POST /api/orders/:id/cancel': ['write:orders'],
+      'GET /api/supplier/orders': ['read:orders'],
+      'GET /api/supplier/orders/:id': ['read:orders'],
+      'POST /api/supplier/orders/:id/status': ['write:orders'],
       'GET /api/me': [],
       'GET /api/me/addresses': [],
       'GET /api/v1/stock': ['read:stock'],
       'GET /api/v1/prices': ['read:prices'],
+      'PATCH /api/v1/stock/:productId': ['write:products'],
+      'PATCH /api/v1/prices/:productId': ['write:products'],
+    });
+    expect(Object.fromEntries([...derived].filter(([, r]) => r.member).map(([name]) => [name, true]))).toEqual({
+      'GET /api/supplier/orders': true,
+      'GET /api/supplier/orders/:id': true,
+      'POST /api/supplier/orders/:id/status': true,
+      'PATCH /api/v1/stock/:productId': true,
+      'PATCH /api/v1/prices/:productId': true,
     });
   });
 

@@ -68,6 +68,7 @@ const ORDER_GQL = /* GraphQL */ `
     items { id productId quantity price total product { id name slug price images } }
     buyer { id email name companyName phone }
     supplier { id companyName verified rating }
+    history { status at actor note }
   }`;
 const CREATE = `mutation($input: CreateOrderInput!) { createOrder(input: $input) { ...O } } ${ORDER_GQL}`;
 
@@ -94,8 +95,8 @@ function graphqlLiteral(value: unknown): string {
 
 const ORDER_KEYS = [
   'buyer', 'createdAt', 'currency', 'discount', 'id', 'items', 'notes', 'orderNumber', 'shippingAddress', 'shippingCost',
-  'status', 'subtotal', 'supplier', 'tax', 'total', 'trackingCarrier', 'trackingNumber', 'trackingUrl',
-];
+  'history', 'status', 'subtotal', 'supplier', 'tax', 'total', 'trackingCarrier', 'trackingNumber', 'trackingUrl',
+].sort();
 
 const NOT_FOUND_BODY = { success: false, error: { code: 'NOT_FOUND', message: 'Order not found' } };
 
@@ -238,6 +239,7 @@ describe('POST /api/orders', () => {
     expect(order.buyer).toEqual({ id: account.id, email: account.email, name: account.name, companyName: account.companyName, phone: account.phone });
     const { rows: [supplier] } = await app.sql.query(`SELECT * FROM "Supplier" WHERE id = $1`, [f.supplierId]);
     expect(order.supplier).toEqual({ id: supplier.id, companyName: supplier.companyName, verified: supplier.verified, rating: Number(supplier.rating) });
+    expect(order.history).toEqual([{ status: 'PENDING', at: order.createdAt, actor: 'buyer', note: null }]);
 
     expect(order.items).toHaveLength(3);
     const byProduct = new Map(order.items.map((i: { productId: string }) => [i.productId, i]));
@@ -616,7 +618,7 @@ describe('GET /api/orders and /api/orders/{id}', () => {
     expect(full.body.data.order).toEqual(rest.body.data);
   });
 
-  it('offers no GraphQL path to orders other than the caller-scoped fields', () => {
+  it('offers no GraphQL path to orders other than the caller-scoped and supplier-scoped fields', () => {
     const paths: string[] = [];
     for (const type of Object.values(schema.getTypeMap())) {
       if (type.name.startsWith('__') || !(isObjectType(type) || isInterfaceType(type))) continue;
@@ -626,13 +628,17 @@ describe('GET /api/orders and /api/orders/{id}', () => {
       }
     }
     expect(paths.sort()).toEqual([
+      'Mutation.cancelOrder',
       'Mutation.createOrder',
+      'Mutation.updateOrderStatus',
       'Order.buyer',
       'Order.items',
       'Order.shippingAddress',
       'OrderList.items',
       'Query.order',
       'Query.orders',
+      'Query.supplierOrder',
+      'Query.supplierOrders',
     ]);
   });
 

@@ -60,15 +60,14 @@ invite   Prints a link to set the password of the account with this e-mail (crea
          pass the link on yourself.
 plan     Sets the plan of the keys an account creates in the dashboard from now on (its
          existing keys keep theirs). Enterprise keys are made with create --plan enterprise.
-member   Who acts for a supplier. The keys of a member account reach the supplier's side of the
-         API from the next request on: with read:orders its orders, with write:orders their
-         status, with write:products its stock and prices (write:products only via create).
-           add      makes the account with this e-mail (created if there is none) a member of
-                    the supplier, which must exist and be active. An account acts for one
-                    supplier at most: to move it, member remove first. Again: nothing changes.
-           remove   ends the account's membership; for an account that is no member, nothing
-                    changes.
-           list     lists memberships (of one supplier with --supplier), by supplier, then e-mail.
+member   Who acts for a supplier (an account acts for one at most). From the next request on, a
+         member's keys with read:orders read the supplier's orders, with write:orders move them,
+         with write:products write its stock and prices (write:products: create --scopes only).
+           add      makes the account with this e-mail (created if there is none) a member of the
+                    supplier, which must exist and be active. Adding it again changes nothing; a
+                    member of another supplier is refused: member remove it first.
+           remove   ends the account's membership (no member: nothing changes).
+           list     lists memberships, of one supplier with --supplier, by supplier then e-mail.
 
   --json       machine-readable output: one JSON object (an array for list, member list) on stdout
   -h, --help   show this help`;
