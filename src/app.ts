@@ -203,7 +203,8 @@ function corsOptions(origins: string) {
   return {
     origin: list.includes('*') ? '*' : list,
     credentials: false,
-    methods: ['GET', 'HEAD', 'POST', 'OPTIONS'],
+    // /graphql's and every REST route's (PATCH for stock and prices).
+    methods: [...new Set(['GET', 'HEAD', 'POST', 'OPTIONS', ...restRoutes.map((r) => r.method)])],
     allowedHeaders: ['Content-Type', 'Accept', 'Authorization', 'X-API-Key', 'Idempotency-Key', 'X-Request-ID', 'If-None-Match'],
     exposedHeaders: [
       'X-RateLimit-Limit',

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from './helpers/app.js';
+import { accountIdOf, insertOrder } from './helpers/dashboard.js';
 
 // The whole journey of a developer with only a browser, in Debian's Chromium: from the landing page
 // to a working key and back to a revoked one. axe-core checks every page on the way (no serious or
@@ -153,8 +154,50 @@ describe.skipIf(!existsSync(CHROMIUM))('the developer dashboard in a browser (De
     await audit(page, 'address-form');
     await page.getByRole('button', { name: 'Save address' }).click();
     await page.getByText('The address is saved.').waitFor();
-    await page.getByRole('link', { name: 'Orders' }).click();
+
+    // Orders: one shipped, its history with who made each change and the notes, and its tracking
+    const accountId = await accountIdOf(app.sql, email);
+    const [supplier, other] = (await app.sql.query<{ id: string; companyName: string }>(`SELECT id, "companyName" FROM "Supplier" ORDER BY id LIMIT 2`)).rows;
+    const ago = (m: number) => new Date(Date.now() - m * 60_000);
+    const note = '<script>document.title = "owned"</script> Left the depot';
+    const shipped = await insertOrder(app.sql, {
+      buyerId: accountId,
+      supplierId: supplier!.id,
+      createdAt: ago(90),
+      history: [
+        { status: 'PENDING', actor: 'BUYER', accountId, at: ago(90) },
+        { status: 'CONFIRMED', actor: 'SUPPLIER', note: 'Confirmed, thank you', at: ago(60) },
+        { status: 'PROCESSING', actor: 'SUPPLIER', at: ago(45) },
+        { status: 'SHIPPED', actor: 'SUPPLIER', note, at: ago(30) },
+      ],
+      tracking: { number: 'AWB-1001', carrier: 'Cargus', url: `${app.base}/dashboard/keys` },
+    });
+    await page.getByRole('link', { name: 'Orders', exact: true }).click();
     await audit(page, 'orders');
+    await page.getByRole('link', { name: shipped.orderNumber }).click();
+    await page.getByRole('heading', { name: `Order ${shipped.orderNumber}` }).waitFor();
+    expect(await page.locator('main').innerText()).toContain('Status: Shipped since');
+    const history = page.getByRole('table', { name: 'History' }).getByRole('row');
+    expect(await history.count()).toBe(5);
+    expect(await history.nth(2).innerText()).toMatch(/^Confirmed\t.*UTC\tThe supplier\tConfirmed, thank you$/);
+    expect(await history.nth(4).innerText()).toMatch(/^Shipped\t.*UTC\tThe supplier\t<script>document\.title = "owned"<\/script> Left the depot$/);
+    expect(await page.title()).toBe(`Order ${shipped.orderNumber} · Marketplace API`);
+    expect(await page.getByRole('link', { name: 'Track the parcel at Cargus' }).getAttribute('href')).toBe(`${app.base}/dashboard/keys`);
+    await audit(page, 'order');
+
+    // Made a member of a supplier: its orders get a navigation entry, with the same history view
+    const placed = await insertOrder(app.sql, { buyerId: accountId, supplierId: other!.id, createdAt: ago(5) });
+    await app.sql.query(`INSERT INTO "SupplierMember" ("accountId", "supplierId") VALUES ($1, $2)`, [accountId, other!.id]);
+    await page.reload();
+    await page.getByRole('link', { name: 'Supplier orders', exact: true }).click();
+    await page.getByRole('heading', { name: `Orders of ${other!.companyName}` }).waitFor();
+    expect(await page.getByRole('row', { name: new RegExp(placed.orderNumber) }).innerText()).toContain('Pending');
+    expect(await page.getByRole('link', { name: shipped.orderNumber }).count()).toBe(0);
+    await audit(page, 'supplier-orders');
+    await page.getByRole('link', { name: placed.orderNumber }).click();
+    expect(await page.getByRole('table', { name: 'History' }).getByRole('row').nth(1).innerText()).toMatch(/^Pending\t.*UTC\tThe buyer/);
+    expect(await page.locator('main').innerText()).toContain(`POST /api/supplier/orders/${placed.id}/status`);
+    await audit(page, 'supplier-order');
     await page.getByRole('link', { name: 'Account' }).click();
     await audit(page, 'account');
 
@@ -178,6 +221,6 @@ describe.skipIf(!existsSync(CHROMIUM))('the developer dashboard in a browser (De
 
     expect(problems).toEqual([]);
     expect(offsite).toEqual([]);
-    expect(checked).toHaveLength(15);
+    expect(checked).toHaveLength(18);
   }, 180_000);
 });

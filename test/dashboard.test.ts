@@ -4,7 +4,8 @@ import { createPasswordLink } from '../src/accounts/credentials.js';
 import { createPrisma } from '../src/db/prisma.js';
 import { createTestKey } from './helpers/keys.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
-import { dashboardClient, keyIn, signedIn, textOf, type DashboardClient } from './helpers/dashboard.js';
+import { accountIdOf, dashboardClient, insertOrder, keyIn, signedIn, textOf, type DashboardClient, type Page } from './helpers/dashboard.js';
+import { byTable, without } from './helpers/statements.js';
 
 // The developer dashboard over real HTTP on a real database, as a browser uses it: cookies, forms,
 // CSRF tokens, redirects. Each test registers its own account.
@@ -416,6 +417,217 @@ describe('account, addresses and orders', () => {
     const page = await client.get('/dashboard/orders');
     expect(textOf(page.html)).toContain(data.orderNumber);
     expect(textOf(page.html)).toContain(`${data.total} RON`);
+    expect(page.html).toContain(`href="/dashboard/orders/${data.orderNumber}"`);
+    // Its page: placed by the API, so its history starts with its placing, and it can be cancelled.
+    const details = await client.get(`/dashboard/orders/${data.orderNumber}`);
+    expect(details.status).toBe(200);
+    expect(textOf(details.html)).toContain('Status: Pending since');
+    expect(historyRows(details)).toEqual([expect.stringMatching(/^Pending \d.* UTC You$/)]);
+    expect(textOf(details.html)).toContain(`You can still cancel it: POST /api/orders/${data.id}/cancel`);
+    expect(textOf(details.html)).toContain(`${product.name}`);
+  });
+});
+
+/** The rows of an order page's history table, each as its text: status, time, who, note. */
+function historyRows(page: Page): string[] {
+  const table = /<table aria-labelledby="history"[\s\S]*?<\/table>/.exec(page.html)?.[0] ?? '';
+  return [...table.matchAll(/<tbody>([\s\S]*)<\/tbody>/g)].flatMap(([, body]) => body!.split('</tr>').map(textOf).filter(Boolean));
+}
+
+/** The main content's text: the part of a page that differs from one answer to another. */
+const mainText = (page: Page) => textOf(/<main[\s\S]*<\/main>/.exec(page.html)![0]);
+
+const minutesAgo = (m: number) => new Date(Date.now() - m * 60_000);
+
+describe('orders and their history', () => {
+  let suppliers: Array<{ id: string; companyName: string }>;
+  beforeAll(async () => {
+    // Suppliers of their own for these tests (the order placed through the API above takes a popular one).
+    suppliers = (await app.sql.query(`SELECT id, "companyName" FROM "Supplier" ORDER BY id DESC LIMIT 4`)).rows;
+  });
+
+  it("shows the buyer each order's status and whole history, who made each change and its note, and the tracking", async () => {
+    const { client, email } = await signedIn(app.base);
+    const buyerId = await accountIdOf(app.sql, email);
+    const supplier = suppliers[0]!;
+    const note = `<script>alert("x")</script> & handle with care`;
+    const shipped = await insertOrder(app.sql, {
+      buyerId,
+      supplierId: supplier.id,
+      total: '138.67',
+      createdAt: minutesAgo(60),
+      history: [
+        { status: 'PENDING', actor: 'BUYER', accountId: buyerId, at: minutesAgo(60) },
+        { status: 'CONFIRMED', actor: 'SUPPLIER', note: 'Confirmed by phone', at: minutesAgo(50) },
+        { status: 'PROCESSING', actor: 'SUPPLIER', at: minutesAgo(40) },
+        { status: 'SHIPPED', actor: 'SUPPLIER', note, at: minutesAgo(30) },
+      ],
+      tracking: { number: 'AWB 123 <b>', carrier: 'Fan <Courier>', url: 'https://track.example/awb?n=123&x="y"' },
+    });
+    const cancelled = await insertOrder(app.sql, {
+      buyerId,
+      supplierId: supplier.id,
+      createdAt: minutesAgo(20),
+      history: [
+        { status: 'PENDING', actor: 'BUYER', accountId: buyerId, at: minutesAgo(20) },
+        { status: 'CANCELLED', actor: 'BUYER', accountId: buyerId, note: 'Ordered the wrong size', at: minutesAgo(10) },
+      ],
+    });
+
+    const list = await client.get('/dashboard/orders');
+    const rows = textOf(list.html);
+    expect(rows).toMatch(new RegExp(`${cancelled.orderNumber} .* Cancelled since`));
+    expect(rows).toMatch(new RegExp(`${shipped.orderNumber} .* 138\\.67 RON Shipped since`));
+    expect(rows).toContain('POST /api/supplier/orders/{id}/status');
+    expect(rows).toContain('POST /api/orders/{id}/cancel');
+
+    const page = await client.get(`/dashboard/orders/${shipped.orderNumber}`);
+    expect(page.status).toBe(200);
+    const text = textOf(page.html);
+    expect(text).toContain(`Order ${shipped.orderNumber}`);
+    expect(text).toContain('Status: Shipped since');
+    expect(text).toContain(`Supplier ${supplier.companyName}`);
+    expect(historyRows(page)).toEqual([
+      expect.stringMatching(/^Pending .* UTC You$/),
+      expect.stringMatching(/^Confirmed .* UTC The supplier Confirmed by phone$/),
+      expect.stringMatching(/^Processing .* UTC The supplier$/),
+      expect.stringMatching(/^Shipped .* UTC The supplier <script>alert\("x"\)<\/script> & handle with care$/),
+    ]);
+    // The note is text, never markup; so are the supplier's tracking values.
+    expect(page.html).not.toContain('<script>alert');
+    expect(page.html).toContain('&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; handle with care');
+    expect(page.html).not.toContain('<b>');
+    expect(text).toContain('Tracking number AWB 123 <b> Carrier Fan <Courier>');
+    expect(page.html).toContain('<a href="https://track.example/awb?n=123&amp;x=&quot;y&quot;" rel="noreferrer">Track the parcel at Fan &lt;Courier&gt;</a>');
+    // Shipped: past what a buyer may cancel; the page says which call would, and what moves it.
+    expect(text).toMatch(/It can no longer be cancelled by you: a buyer cancels a pending or confirmed order only \( ?POST \/api\/orders\/\{id\}\/cancel ?\)/);
+    expect(text).toContain('POST /api/supplier/orders/{id}/status');
+
+    const other = await client.get(`/dashboard/orders/${cancelled.orderNumber}`);
+    expect(historyRows(other)).toEqual([expect.stringMatching(/^Pending .* You$/), expect.stringMatching(/^Cancelled .* You Ordered the wrong size$/)]);
+    expect(textOf(other.html)).not.toContain('Tracking');
+  });
+
+  it('links a tracking address only when it is a web address', async () => {
+    const { client, email } = await signedIn(app.base);
+    const buyerId = await accountIdOf(app.sql, email);
+    const order = await insertOrder(app.sql, {
+      buyerId,
+      supplierId: suppliers[0]!.id,
+      history: [
+        { status: 'PENDING', actor: 'BUYER', accountId: buyerId, at: minutesAgo(5) },
+        { status: 'SHIPPED', actor: 'SUPPLIER', at: minutesAgo(1) },
+      ],
+      tracking: { number: 'X1', carrier: 'Post', url: 'javascript:alert(1)' },
+    });
+    const page = await client.get(`/dashboard/orders/${order.orderNumber}`);
+    expect(page.html).not.toMatch(/href="javascript/i);
+    expect(textOf(page.html)).toContain('javascript:alert(1) (not a web address)');
+  });
+
+  it("answers another account's order 404, exactly like one that does not exist", async () => {
+    const owner = await signedIn(app.base);
+    const order = await insertOrder(app.sql, { buyerId: await accountIdOf(app.sql, owner.email), supplierId: suppliers[0]!.id });
+    expect((await owner.client.get(`/dashboard/orders/${order.orderNumber}`)).status).toBe(200);
+    const intruder = await signedIn(app.base);
+    const theirs = await intruder.client.get(`/dashboard/orders/${order.orderNumber}`);
+    const none = await intruder.client.get(`/dashboard/orders/ORD-1-NOSUCHORDER`);
+    expect(theirs.status).toBe(404);
+    expect(none.status).toBe(404);
+    expect(mainText(theirs)).toBe(mainText(none));
+    expect(theirs.html).not.toContain(order.orderNumber);
+    // The id is no way in either, and the order is not in their list.
+    expect((await intruder.client.get(`/dashboard/orders/${order.id}`)).status).toBe(404);
+    expect(textOf((await intruder.client.get('/dashboard/orders')).html)).not.toContain(order.orderNumber);
+  });
+
+  it("shows a member of a supplier its supplier's orders, paginated, with their history; never another supplier's", async () => {
+    const [mine, theirs] = [suppliers[1]!, suppliers[2]!];
+    const buyer = await signedIn(app.base, { name: 'Ana <Buyer>' });
+    const buyerId = await accountIdOf(app.sql, buyer.email);
+    await app.sql.query(`UPDATE "Account" SET "companyName" = 'Ana & Co SRL' WHERE id = $1`, [buyerId]);
+    const { client, email } = await signedIn(app.base);
+    const memberId = await accountIdOf(app.sql, email);
+
+    // Not a member yet: no navigation entry, and the pages refuse.
+    const before = await client.get('/dashboard/orders');
+    expect(before.html).not.toContain('href="/dashboard/supplier-orders"');
+    expect((await client.get('/dashboard/supplier-orders')).status).toBe(403);
+
+    await app.sql.query(`INSERT INTO "SupplierMember" ("accountId", "supplierId") VALUES ($1, $2)`, [memberId, mine.id]);
+    const placed = await insertOrder(app.sql, {
+      buyerId,
+      supplierId: mine.id,
+      total: '42.50',
+      createdAt: minutesAgo(30),
+      history: [
+        { status: 'PENDING', actor: 'BUYER', accountId: buyerId, at: minutesAgo(30) },
+        { status: 'CONFIRMED', actor: 'SUPPLIER', accountId: memberId, note: 'In stock', at: minutesAgo(20) },
+        { status: 'CANCELLED', actor: 'BUYER', accountId: buyerId, note: 'No longer needed', at: minutesAgo(10) },
+      ],
+    });
+    const elsewhere = await insertOrder(app.sql, { buyerId, supplierId: theirs.id });
+
+    const keys = await client.get('/dashboard/keys');
+    expect(keys.html).toContain('<a href="/dashboard/supplier-orders">Supplier orders</a>');
+    const list = await client.get('/dashboard/supplier-orders');
+    expect(list.status).toBe(200);
+    expect(list.html).toContain('<a href="/dashboard/supplier-orders" aria-current="page">Supplier orders</a>');
+    const text = textOf(list.html);
+    expect(text).toContain(`Orders of ${mine.companyName}`);
+    expect(text).toMatch(new RegExp(`${placed.orderNumber} .* Ana & Co SRL · Ana <Buyer> 0 42\\.50 RON Cancelled since`));
+    expect(text).toContain('POST /api/supplier/orders/{id}/status');
+    expect(text).not.toContain(elsewhere.orderNumber);
+    expect(list.html).not.toContain('<Buyer>');
+
+    const page = await client.get(`/dashboard/supplier-orders/${placed.orderNumber}`);
+    expect(page.status).toBe(200);
+    expect(textOf(page.html)).toContain('Buyer Ana & Co SRL · Ana <Buyer>');
+    expect(historyRows(page)).toEqual([
+      expect.stringMatching(/^Pending .* UTC The buyer$/),
+      expect.stringMatching(/^Confirmed .* UTC You In stock$/),
+      expect.stringMatching(/^Cancelled .* UTC The buyer No longer needed$/),
+    ]);
+    expect(textOf(page.html)).toContain('Its status is final');
+    // Another supplier's order is as absent as none; the member is not the buyer of either.
+    const foreign = await client.get(`/dashboard/supplier-orders/${elsewhere.orderNumber}`);
+    const none = await client.get('/dashboard/supplier-orders/ORD-1-NOSUCHORDER');
+    expect(foreign.status).toBe(404);
+    expect(mainText(foreign)).toBe(mainText(none));
+    expect((await client.get(`/dashboard/orders/${placed.orderNumber}`)).status).toBe(404);
+    // The buyer is no member: the supplier's pages refuse them, their own order included.
+    expect((await buyer.client.get(`/dashboard/supplier-orders/${placed.orderNumber}`)).status).toBe(403);
+
+    // A page of 20, newest first, and the rest on the next; one statement reads the history
+    // however many orders a page shows.
+    const statementsOf = async (path: string) => {
+      const from = app.statements.length;
+      const answer = await client.get(path);
+      expect(answer.status).toBe(200);
+      // Without the session's: its last-seen time is written at most once a minute, whenever that falls.
+      return without(byTable(app.statements.slice(from)), 'Session');
+    };
+    const one = await statementsOf('/dashboard/supplier-orders');
+    for (let i = 0; i < 21; i++) await insertOrder(app.sql, { buyerId, supplierId: mine.id, createdAt: minutesAgo(29 - i) });
+    const total = Number((await app.sql.query(`SELECT count(*) AS n FROM "Order" WHERE "supplierId" = $1`, [mine.id])).rows[0].n);
+    const full = await statementsOf('/dashboard/supplier-orders');
+    expect(full).toEqual(one);
+    expect(full.OrderEvent).toBe(1);
+    const first = await client.get('/dashboard/supplier-orders');
+    expect(first.html.match(/<a href="\/dashboard\/supplier-orders\/ORD-/g)).toHaveLength(20);
+    expect(first.html).toContain('<a href="/dashboard/supplier-orders?page=2">Older orders</a>');
+    const second = await client.get('/dashboard/supplier-orders?page=2');
+    expect(second.html.match(/<a href="\/dashboard\/supplier-orders\/ORD-/g)).toHaveLength(total - 20);
+    expect(textOf(second.html)).toContain(placed.orderNumber);
+    expect(second.html).toContain('<a href="/dashboard/supplier-orders?page=1">Newer orders</a>');
+    expect((await statementsOf(`/dashboard/supplier-orders/${placed.orderNumber}`)).OrderEvent).toBe(1);
+
+    // Membership ended (keys CLI member remove): the very next page has no entry and refuses.
+    await app.sql.query(`DELETE FROM "SupplierMember" WHERE "accountId" = $1`, [memberId]);
+    const after = await client.get('/dashboard/supplier-orders');
+    expect(after.status).toBe(403);
+    expect(after.html).not.toContain('href="/dashboard/supplier-orders"');
+    expect(textOf(after.html)).toContain('does not act for a supplier');
   });
 });
 
@@ -433,6 +645,10 @@ describe('careless and hostile requests', () => {
       ['/dashboard/addresses/%E0%A4%A', { headers: { cookie } }],
       ['/dashboard/orders?page=-1', { headers: { cookie } }],
       ['/dashboard/orders?page=1e309', { headers: { cookie } }],
+      ['/dashboard/orders/%3Cscript%3E', { headers: { cookie } }],
+      ['/dashboard/orders/' + 'O'.repeat(500), { headers: { cookie } }],
+      ['/dashboard/supplier-orders?page=x', { headers: { cookie } }],
+      ['/dashboard/supplier-orders/%00', { headers: { cookie } }],
       ['/dashboard/set-password?token=<script>', {}],
       ['/dashboard/assets/../../package.json', {}],
       ['/dashboard/keys', { method: 'DELETE', headers: { cookie } }],

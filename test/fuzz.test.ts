@@ -83,7 +83,7 @@ const NUMBERISH = [
   '1,5', '1_000', 'NaN', 'Infinity', '-Infinity', '١٢', '１２', '½', 'true', '',
 ];
 
-const ENUMISH = ['newest', 'price_asc', 'price_desc', 'popular', 'PRICE_ASC', 'rating', 'name', 'products', 'PENDING', 'pending', 'SHIPPED', 'REFUNDED', 'true', 'false', '1', '0', 'TRUE', 'yes', 'on'];
+const ENUMISH = ['newest', 'price_asc', 'price_desc', 'popular', 'PRICE_ASC', 'rating', 'name', 'products', 'rating_desc', 'rating_asc', 'RATING_DESC', 'PENDING', 'pending', 'SHIPPED', 'REFUNDED', 'true', 'false', '1', '0', 'TRUE', 'yes', 'on'];
 
 function queryValue(r: Rng): string {
   return weighted(r, [
@@ -127,7 +127,7 @@ function encodedValue(r: Rng, value: string): string {
 
 const KNOWN_PARAMS = [
   'page', 'limit', 'search', 'categoryId', 'supplierId', 'minPrice', 'maxPrice', 'featured', 'sortBy', 'parentOnly',
-  'includeProducts', 'verified', 'city', 'county', 'status', 'productId', 'sku', 'query', 'variables', 'operationName', 'extensions',
+  'includeProducts', 'verified', 'city', 'county', 'status', 'productId', 'sku', 'rating', 'query', 'variables', 'operationName', 'extensions',
 ];
 
 function queryString(r: Rng): string {
@@ -185,7 +185,7 @@ const FIXTURE_VALUES = () => [
 
 const REST_TEMPLATES = [
   '/api/products', '/api/products/:slug', '/api/categories', '/api/categories/:slug', '/api/suppliers', '/api/suppliers/:id',
-  '/api/orders', '/api/orders/:id', '/api/v1/stock', '/api/v1/prices',
+  '/api/orders', '/api/orders/:id', '/api/v1/stock', '/api/v1/prices', '/api/products/:slug/reviews', '/api/suppliers/:id/reviews',
 ];
 
 function segmentValue(r: Rng): string {
@@ -364,6 +364,7 @@ function orderBody(r: Rng): Buffer {
 const GQL_TOKENS = [
   '{', '}', '(', ')', '[', ']', ':', '$', '!', '@', '...', '=', '|', '&', ',', 'query', 'mutation', 'subscription', 'fragment', 'on',
   'products', 'product', 'categories', 'suppliers', 'supplier', 'orders', 'order', 'stock', 'prices', 'productsConnection', 'createOrder',
+  'productReviews', 'supplierReviews', 'reviewSummary', 'histogram', 'rating', 'RATING_DESC',
   'items', 'name', 'meta', 'total', 'limit', 'page', 'first', 'after', 'edges', 'node', 'id', 'slug', '__typename', '__schema', '__type',
   'true', 'false', 'null', '"str"', '"""block"""', '"\\u00e9"', '"\\uD800"', '"\\x"', '123', '-1.5e3', '1e999', '0x1', '#c\n', '\u0000', 'é', 'ș', '😀',
   'Int', 'String!', '[ID!]!', 'sortBy', 'PRICE_ASC', 'search', '@skip(if: true)', '@include(if: $v)', '@deprecated',
@@ -378,6 +379,8 @@ const VALID_QUERIES = [
   '{ orders { meta { total } } }',
   '{ stock(limit: 1) { items { sku stock } } }',
   '{ product(slug: "x") { name } }',
+  'query Q($s: String!, $l: Int) { productReviews(slug: $s, limit: $l, sortBy: RATING_DESC) { items { rating title } meta { total } } }',
+  'query Q($s: ID!, $v: Int) { supplierReviews(id: $s, rating: $v) { items { id } } supplier(id: $s) { reviewSummary { average histogram { count } } } }',
   'mutation M($input: CreateOrderInput!) { createOrder(input: $input) { id total } }',
   '{ __schema { types { name } } }',
 ];

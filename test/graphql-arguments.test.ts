@@ -25,8 +25,20 @@ let logs = '';
 beforeAll(async () => {
   const sink = new Writable({ write: (chunk, _encoding, done) => ((logs += String(chunk)), done()) });
   app = await startTestApp({ logger: pino({ level: 'info' }, sink) });
-  ({ key } = await createTestKey(app.url, { plan: 'enterprise', limit: 100_000, windowSeconds: 60, scopes: ['admin:all'] }));
+  const created = await createTestKey(app.url, { plan: 'enterprise', limit: 100_000, windowSeconds: 60, scopes: ['admin:all'] });
+  key = created.key;
+  // Acting for the supplier whose id the sweep passes: the supplier-side lists are swept too.
+  const { rows } = await app.sql.query(
+    `SELECT s.id, (SELECT p.slug FROM "Product" p WHERE p."supplierId" = s.id AND p."isActive" ORDER BY p.id LIMIT 1) AS slug
+     FROM "Supplier" s WHERE s."isActive" ORDER BY s.id LIMIT 1`,
+  );
+  requiredValues.id = rows[0].id;
+  requiredValues.slug = rows[0].slug;
+  await app.sql.query(`INSERT INTO "SupplierMember" ("accountId", "supplierId") VALUES ($1, $2)`, [created.accountId, rows[0].id]);
 });
+
+/** Values for a root field's required arguments (a product's slug, a supplier's id), set before the sweep. */
+const requiredValues: Record<string, string> = {};
 afterAll(() => app?.close());
 
 const SIZE_ARGUMENTS = ['limit', 'first', 'last'];
@@ -76,7 +88,9 @@ function fieldsWithArgument(names: string[]) {
 }
 
 /** A selection of `field` with `args`, asking for as little as possible below it. */
-const select = (field: GraphQLField<unknown, unknown>, args: string, alias: string) => {
+const select = (field: GraphQLField<unknown, unknown>, given: string, alias: string) => {
+  const required = field.args.filter((a) => isNonNullType(a.type) && a.defaultValue === undefined && !given.includes(`${a.name}:`));
+  const args = [given, ...required.map((a) => `${a.name}: ${JSON.stringify(requiredValues[a.name])}`)].filter(Boolean).join(', ');
   const target = getNamedType(field.type);
   const below = isCompositeType(target) ? (field.name.endsWith('Connection') ? '{ edges { cursor } pageInfo { endCursor } }' : '{ __typename }') : '';
   return `${alias}: ${field.name}${args ? `(${args})` : ''} ${below}`;

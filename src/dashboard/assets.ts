@@ -47,6 +47,7 @@ code, .key { font-family: ui-monospace, "SFMono-Regular", Menlo, monospace; }
 .key-box input { flex: 1; font-family: ui-monospace, Menlo, monospace; }
 .status-active { color: var(--ok); font-weight: 600; }
 .status-revoked, .status-expired { color: var(--bad); font-weight: 600; }
+.history .note { white-space: pre-line; overflow-wrap: anywhere; }
 .chart { max-width: 100%; height: auto; border: 1px solid var(--line); }
 .chart .req { fill: var(--req); }
 .chart .lim { fill: var(--lim); }

@@ -270,8 +270,6 @@ const STATUS_TEXT: Record<OrderStatus, string> = {
   REFUNDED: 'Refunded',
 };
 
-export const statusText = (status: OrderStatus) => STATUS_TEXT[status];
-
 /** "a", "a or b", "a, b or c". */
 const orList = (items: readonly string[]) => (items.length < 2 ? items.join('') : `${items.slice(0, -1).join(', ')} or ${items[items.length - 1]}`);
 
@@ -298,7 +296,7 @@ export function ordersPage(side: OrderSide, orders: readonly OrderRow[], page: {
   const intro =
     side === 'buyer'
       ? html`<p>Orders placed with your keys, newest first. Read-only here: <code>GET /api/orders</code> returns them with their items, a buyer cancels a ${BUYER_CANCELS_FROM} order with <code>POST /api/orders/{id}/cancel</code>, and the supplier moves it on with <code>POST /api/supplier/orders/{id}/status</code>. Open an order for its history.</p>`
-      : html`<p>Orders placed with ${supplier ?? 'your supplier'}, which your account acts for, newest first. Read-only here: <code>GET /api/supplier/orders</code> lists them, and a member's key moves an order with <code>POST /api/supplier/orders/{id}/status</code>. Open an order for its history.</p>`;
+      : html`<p>Orders placed with ${supplier ?? 'your supplier'}, which your account acts for, newest first. Read-only here: <code>GET /api/supplier/orders</code> lists them, and a member's key moves an order with <code>POST /api/supplier/orders/{id}/status</code>; its buyer may cancel a ${BUYER_CANCELS_FROM} order with <code>POST /api/orders/{id}/cancel</code>. Open an order for its history.</p>`;
   return html`${intro}
 ${
   orders.length
@@ -408,10 +406,14 @@ ${order.trackingUrl ? html`<tr><th scope="row">Follow it</th><td>${trackingLink(
 <tbody>${order.history.map((e) => html`<tr><td>${STATUS_TEXT[e.status]}</td><td>${when(e.at)}</td><td>${whoText(side, e, viewerId)}</td><td class="note">${e.note ?? ''}</td></tr>`)}</tbody>
 </table>
 <h2 id="items">Items</h2>
-<table aria-labelledby="items">
+${
+  order.items.length
+    ? html`<table aria-labelledby="items">
 <thead><tr><th scope="col">Product</th><th scope="col">SKU</th><th scope="col">Quantity</th><th scope="col">Unit price</th><th scope="col">Total</th></tr></thead>
 <tbody>${order.items.map((i) => html`<tr><td>${i.name}</td><td>${i.sku ? html`<code>${i.sku}</code>` : ''}</td><td>${i.quantity}</td><td>${money(i.price)}</td><td>${money(i.total)}</td></tr>`)}</tbody>
-</table>
+</table>`
+    : html`<p>No items recorded.</p>`
+}
 <h2>Changing it</h2>
 ${moving}
 <p><a href="${base}">Back to ${side === 'buyer' ? 'your orders' : 'the supplier\'s orders'}</a></p>`;

@@ -1,3 +1,5 @@
+import type pg from 'pg';
+
 // A browser, as far as the dashboard can tell: it keeps cookies, sends the Origin of the page it
 // is on with each form, and fills in the form's CSRF token from the page it last loaded.
 
@@ -111,4 +113,59 @@ export async function signedIn(base: string, opts: { email?: string; password?: 
   if (signed.status !== 303) throw new Error(`sign-in answered ${signed.status}: ${textOf(signed.html).slice(0, 300)}`);
   await client.get('/dashboard/keys');
   return { client, email, password };
+}
+
+export interface OrderEventRow {
+  status: string;
+  actor: 'BUYER' | 'SUPPLIER';
+  accountId?: string | null;
+  note?: string | null;
+  at: Date;
+}
+
+export interface InsertedOrder {
+  id: string;
+  orderNumber: string;
+}
+
+let orderSeq = 0;
+
+/**
+ * An order written with SQL, as the API's lifecycle would have left it: `history` oldest first
+ * (default: its placing, PENDING by the buyer); its status is the last entry's. No items.
+ */
+export async function insertOrder(
+  sql: pg.Pool,
+  o: { buyerId: string; supplierId: string; total?: string; createdAt?: Date; history?: OrderEventRow[]; tracking?: { number: string; carrier: string; url?: string | null } },
+): Promise<InsertedOrder> {
+  const createdAt = o.createdAt ?? new Date();
+  const history = o.history ?? [{ status: 'PENDING', actor: 'BUYER', accountId: o.buyerId, at: createdAt }];
+  const n = ++orderSeq;
+  const id = `testorder${process.pid}x${n}x${Math.floor(Math.random() * 1e9)}`;
+  const orderNumber = `ORD-${createdAt.getTime()}-T${n}${Math.random().toString(36).slice(2, 6).toUpperCase()}`;
+  const total = o.total ?? '100.00';
+  await sql.query(
+    `INSERT INTO "Order" (id, "orderNumber", status, subtotal, total, "buyerId", "supplierId", "createdAt", "updatedAt", "trackingNumber", "trackingCarrier", "trackingUrl")
+     VALUES ($1, $2, $3, $4, $4, $5, $6, $7, $8, $9, $10, $11)`,
+    [id, orderNumber, history[history.length - 1]!.status, total, o.buyerId, o.supplierId, createdAt, history[history.length - 1]!.at, o.tracking?.number ?? null, o.tracking?.carrier ?? null, o.tracking?.url ?? null],
+  );
+  for (const [i, e] of history.entries()) {
+    await sql.query(`INSERT INTO "OrderEvent" (id, "orderId", status, actor, "accountId", note, at) VALUES ($1, $2, $3, $4, $5, $6, $7)`, [
+      `${id}e${i}`,
+      id,
+      e.status,
+      e.actor,
+      e.accountId ?? null,
+      e.note ?? null,
+      e.at,
+    ]);
+  }
+  return { id, orderNumber };
+}
+
+/** The id of the account with this e-mail. */
+export async function accountIdOf(sql: pg.Pool, email: string): Promise<string> {
+  const { rows } = await sql.query<{ id: string }>(`SELECT id FROM "Account" WHERE email = $1`, [email.toLowerCase()]);
+  if (!rows[0]) throw new Error(`no account ${email}`);
+  return rows[0].id;
 }

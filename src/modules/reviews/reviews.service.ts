@@ -20,13 +20,13 @@ const listParams = {
   sortBy: enumParam(reviewSorts).default('newest'),
 };
 
-// The owner's key is part of each rule because the field's arguments are parsed whole; REST takes
-// it from the path (src/rest/derive.ts leaves it out of the query string).
+// The owner (slug, id) is in each rule because a field's arguments are parsed whole; REST takes it
+// from the path (src/rest/derive.ts leaves path arguments out of the query string).
 export const productReviewsInput = z.object({ slug: idParam, ...listParams }).strict();
 export const supplierReviewsInput = z.object({ id: idParam, ...listParams }).strict();
 type ReviewListInput = Omit<z.output<typeof productReviewsInput>, 'slug'>;
 
-// Ties: newest first, then id, as every list of the API ends.
+// Ties: newest first, then by id ascending (as every list of the API ends).
 const reviewOrders: Record<ReviewSort, Prisma.ReviewOrderByWithRelationInput[]> = {
   newest: [{ createdAt: 'desc' }, { id: 'asc' }],
   rating_desc: [{ rating: 'desc' }, { createdAt: 'desc' }, { id: 'asc' }],
