@@ -186,6 +186,8 @@ const FIXTURE_VALUES = () => [
 const REST_TEMPLATES = [
   '/api/products', '/api/products/:slug', '/api/categories', '/api/categories/:slug', '/api/suppliers', '/api/suppliers/:id',
   '/api/orders', '/api/orders/:id', '/api/v1/stock', '/api/v1/prices', '/api/products/:slug/reviews', '/api/suppliers/:id/reviews',
+  '/api/orders/:id/cancel', '/api/supplier/orders', '/api/supplier/orders/:id', '/api/supplier/orders/:id/status',
+  '/api/v1/stock/:productId', '/api/v1/prices/:productId',
 ];
 
 function segmentValue(r: Rng): string {
@@ -200,7 +202,7 @@ function segmentValue(r: Rng): string {
 }
 
 function restPath(r: Rng): string {
-  let p = pick(r, REST_TEMPLATES).replace(/:(slug|id)/, () => segmentValue(r));
+  let p = pick(r, REST_TEMPLATES).replace(/:(slug|id|productId)/, () => segmentValue(r));
   p = weighted(r, [
     [10, () => p],
     [1, () => `${p}/`],
@@ -358,6 +360,66 @@ function orderBody(r: Rng): Buffer {
   ]);
 }
 
+/** The changes a supplier's member or a buyer sends: each endpoint with the object its body holds. */
+const WRITE_ENDPOINTS: ReadonlyArray<{ method: string; path: string; id: () => string[]; body: (r: Rng) => Record<string, unknown> }> = [
+  { method: 'POST', path: '/api/orders/:id/cancel', id: () => fixtures.orderIds, body: (r) => (chance(r, 0.5) ? { reason: text(r, 600) } : {}) },
+  {
+    method: 'POST',
+    path: '/api/supplier/orders/:id/status',
+    id: () => fixtures.orderIds,
+    body: (r) => ({
+      status: pick(r, ['CONFIRMED', 'PROCESSING', 'SHIPPED', 'DELIVERED', 'REFUNDED', 'CANCELLED', 'PENDING', 'shipped', '', 'LOST']),
+      ...(chance(r, 0.5) ? { trackingNumber: text(r, 120), trackingCarrier: text(r, 30) } : {}),
+      ...(chance(r, 0.3) ? { trackingUrl: pick(r, ['https://t.example/1', 'http://t.example/?a=b#c', 'javascript:alert(1)', 'ftp://x', text(r, 40), 'https://' + 'x'.repeat(600)]) } : {}),
+      ...(chance(r, 0.3) ? { note: text(r, 600) } : {}),
+    }),
+  },
+  {
+    method: 'PATCH',
+    path: '/api/v1/stock/:productId',
+    id: () => fixtures.supplier.productIds,
+    body: (r) => ({ stock: int(r, -5, 1_000), ...(chance(r, 0.3) ? { lowStockThreshold: Number(pick(r, NUMBERISH)) } : {}), ...(chance(r, 0.3) ? { trackInventory: chance(r, 0.5) } : {}) }),
+  },
+  {
+    method: 'PATCH',
+    path: '/api/v1/prices/:productId',
+    id: () => fixtures.supplier.productIds,
+    body: (r) => ({
+      price: chance(r, 0.5) ? pick(r, NUMBERISH) : Number(pick(r, NUMBERISH)),
+      ...(chance(r, 0.3) ? { compareAtPrice: chance(r, 0.3) ? null : pick(r, NUMBERISH) } : {}),
+      ...(chance(r, 0.3) ? { vatRate: pick(r, [0.21, 0.11, 0, '0.21', 0.19, -1, 21, '1e-400', 'x']) } : {}),
+    }),
+  },
+];
+
+/** A request to one of WRITE_ENDPOINTS: its path (a real id, mostly), its method (mostly), and its body, mutated or malformed. */
+function writeRequest(r: Rng): { method: string; path: string; body: Buffer } {
+  const endpoint = pick(r, WRITE_ENDPOINTS);
+  const ids = endpoint.id();
+  const path = endpoint.path.replace(/:\w+/, () => (ids.length && chance(r, 0.8) ? ids[int(r, 0, ids.length - 1)]! : segmentValue(r)));
+  const valid = () => {
+    const target = endpoint.body(r);
+    for (let i = int(r, 0, 3); i > 0; i--) {
+      const keys = Object.keys(target);
+      weighted(r, [
+        [3, () => keys.length && (target[pick(r, keys)] = jsonValue(r))],
+        [1, () => keys.length && delete target[pick(r, keys)]],
+        [1, () => (target[pick(r, ['extra', '__proto__', 'constructor', 'id', 'sku', 'supplierId', text(r, 8)])] = jsonValue(r))],
+      ]);
+    }
+    return JSON.stringify(target);
+  };
+  const body = weighted<Buffer>(r, [
+    [6, () => Buffer.from(valid())],
+    [1, () => Buffer.from(valid().slice(0, int(r, 0, 40)))],
+    [1, () => Buffer.from(pick(r, ['', ' ', 'null', '[]', '"x"', '123', '{', "{'a':1}", '{"a":1}{"b":2}', '{"stock": 1e999}', '{"price": 1e999}', '{"__proto__": {"status": "CANCELLED"}}']))],
+    [0.5, () => Buffer.from(valid(), 'utf16le')],
+    [0.5, () => { const n = int(r, 1_000, 100_000); return Buffer.from('{"note":' + '['.repeat(n) + ']'.repeat(n) + '}'); }],
+    [0.3, () => Buffer.from(JSON.stringify({ ...endpoint.body(r), note: 'ș'.repeat(int(r, 1_000, 300_000)) }))],
+  ]);
+  return { method: chance(r, 0.9) ? endpoint.method : pick(r, METHODS), path, body };
+}
+
 // ---------------------------------------------------------------------------------------------
 // GraphQL documents
 
@@ -490,6 +552,7 @@ function generate(index: number): FuzzCase {
   const kind = weighted(r, [
     [5, () => 'rest'],
     [2, () => 'order'],
+    [1.5, () => 'write'],
     [3, () => 'graphql'],
     [0.5, () => 'other'],
   ]);
@@ -509,6 +572,17 @@ function generate(index: number): FuzzCase {
         ...(chance(r, 0.3) ? { 'idempotency-key': latin1(chance(r, 0.5) ? `fuzz-${int(r, 1, 30)}` : text(r, 300)) } : {}),
       },
       body: orderBody(r),
+    };
+  } else if (kind === 'write') {
+    const write = writeRequest(r);
+    c = {
+      ...write,
+      headers: {
+        ...base,
+        'content-type': chance(r, 0.85) ? 'application/json' : pick(r, CONTENT_TYPES),
+        ...(chance(r, 0.9) ? { 'x-api-key': validKey } : authHeaders(r, validKey)),
+        ...(chance(r, 0.2) ? { 'idempotency-key': latin1(chance(r, 0.5) ? `fuzz-${int(r, 1, 30)}` : text(r, 300)) } : {}),
+      },
     };
   } else {
     const method = pick(r, METHODS);
@@ -621,12 +695,24 @@ let app: TestApp;
 
 beforeAll(async () => {
   app = await startTestApp({ env: { ORDER_CREATE_LIMIT: '100000' } });
-  const key = await createTestKey(app.url, { plan: 'enterprise', limit: 1_000_000, windowSeconds: 3600, scopes: ['read:orders', 'write:orders', 'read:stock', 'read:prices'] });
+  const key = await createTestKey(app.url, { plan: 'enterprise', limit: 1_000_000, windowSeconds: 3600, scopes: ['read:orders', 'write:orders', 'read:stock', 'read:prices', 'write:products'] });
   validKey = key.key;
   const rows = async (sql: string, params: unknown[] = []) => (await app.sql.query(sql, params)).rows as Record<string, string>[];
   const products = await rows(`SELECT id, slug, sku FROM "Product" ORDER BY id LIMIT 20`);
   const supplier = (await rows(`SELECT "supplierId" AS id FROM "Product" WHERE "isActive" GROUP BY "supplierId" HAVING count(*) >= 3 ORDER BY "supplierId" LIMIT 1`))[0]!;
   const supplierProducts = await rows(`SELECT id FROM "Product" WHERE "supplierId" = $1 AND "isActive" ORDER BY id LIMIT 5`, [supplier.id]);
+  // The key's account acts for that supplier and has orders with it: the supplier side and the
+  // cancellations reach real rows.
+  await app.sql.query(`INSERT INTO "SupplierMember" ("accountId", "supplierId") VALUES ($1, $2)`, [key.accountId, supplier.id]);
+  await app.sql.query(`UPDATE "Product" SET stock = 1000000, "minOrder" = 1 WHERE "supplierId" = $1`, [supplier.id]);
+  for (let i = 0; i < 5; i++) {
+    const placed = await app.get('/api/orders', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': key.key },
+      body: JSON.stringify({ supplierId: supplier.id, items: [{ productId: supplierProducts[i % supplierProducts.length]!.id, quantity: 1 }] }),
+    });
+    if (placed.status !== 201) throw new Error(`fixture order: ${placed.status} ${JSON.stringify(placed.body)}`);
+  }
   fixtures = {
     productIds: products.map((p) => p.id!),
     productSlugs: products.map((p) => p.slug!),
