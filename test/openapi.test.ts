@@ -13,7 +13,7 @@ import { restRoutes } from '../src/rest/routes.js';
 import { schema } from '../src/modules/schema.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { createTestKey } from './helpers/keys.js';
-import { makeOrderFixture } from './helpers/orders.js';
+import { makeOrderFixture, type OrderFixture } from './helpers/orders.js';
 
 // openapi.json is generated (npm run openapi:print) from the routes, their zod schemas and their
 // GraphQL operations. Here: it is not stale, it is valid OpenAPI 3.1, it says what the
@@ -142,7 +142,7 @@ describe('openapi.json', () => {
   it('describes every REST route, with its scopes and security', () => {
     const documented = Object.entries(doc.paths).flatMap(([p, item]) => Object.keys(item).map((m) => `${m.toUpperCase()} ${p}`));
     expect(documented.sort()).toEqual(restRoutes.map((r) => `${r.method} ${r.path.replace(/:(\w+)/g, '{$1}')}`).sort());
-    expect(documented).toHaveLength(13);
+    expect(documented).toHaveLength(21);
     const op = (method: string, path: string) => doc.paths[path]?.[method];
     expect(op('get', '/api/products')?.security).toEqual([{}, { ApiKeyAuth: [] }, { BearerAuth: [] }]);
     expect(op('get', '/api/orders')?.['x-required-scopes']).toEqual(['read:orders']);
@@ -161,6 +161,15 @@ describe('openapi.json', () => {
     expect(statuses('post', '/api/orders')).toEqual(['201', '400', '401', '403', '405', '409', '413', '415', '429', '500', '503']);
     expect(statuses('get', '/api/v1/stock')).toEqual(['200', '304', '400', '401', '403', '404', '405', '429', '500', '503']);
     expect(statuses('get', '/api/me')).toEqual(['200', '304', '400', '401', '405', '429', '500', '503']);
+    expect(statuses('post', '/api/orders/{id}/cancel')).toEqual(['200', '400', '401', '403', '404', '405', '409', '413', '415', '429', '500', '503']);
+    expect(statuses('post', '/api/supplier/orders/{id}/status')).toEqual(['200', '400', '401', '403', '404', '405', '409', '413', '415', '429', '500', '503']);
+    expect(statuses('patch', '/api/v1/prices/{productId}')).toEqual(['200', '400', '401', '403', '404', '405', '413', '415', '429', '500', '503']);
+    expect(statuses('get', '/api/products/{slug}/reviews')).toEqual(['200', '304', '400', '401', '404', '405', '429', '500', '503']);
+    expect(op('patch', '/api/v1/stock/{productId}')?.security).toEqual([{ ApiKeyAuth: ['write:products'] }, { BearerAuth: ['write:products'] }]);
+    expect(op('get', '/api/supplier/orders')?.responses['403']).toMatchObject({ description: expect.stringContaining('requiredMembership') });
+    // The cancellation's body may be left out; a status change's may not.
+    expect(op('post', '/api/orders/{id}/cancel')?.requestBody?.required).toBe(false);
+    expect(op('post', '/api/supplier/orders/{id}/status')?.requestBody?.required).toBe(true);
     expect(Object.keys(doc.components.headers)).toEqual(
       expect.arrayContaining(['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'RateLimit-Policy', 'RateLimit', 'Retry-After']),
     );
@@ -205,14 +214,23 @@ describe('openapi.json', () => {
 describe('the running app answers as documented', () => {
   let app: TestApp;
   let adminKey: string;
+  let adminAccountId: string;
   let catalogueKey: string;
 
   beforeAll(async () => {
     app = await startTestApp();
-    adminKey = (await createTestKey(app.url, { scopes: ['admin:all'] })).key;
+    const admin = await createTestKey(app.url, { scopes: ['admin:all'] });
+    adminKey = admin.key;
+    adminAccountId = admin.accountId;
+    // Acting for a supplier, the key reaches the supplier side's parameters too.
+    await app.sql.query(`INSERT INTO "SupplierMember" ("accountId", "supplierId") SELECT $1, id FROM "Supplier" WHERE "isActive" ORDER BY id LIMIT 1`, [admin.accountId]);
     catalogueKey = (await createTestKey(app.url, { scopes: ['read:products'] })).key;
   });
   afterAll(() => app?.close());
+
+  let fixture: Promise<OrderFixture> | undefined;
+  /** The order fixture, made once per database. */
+  const orderFixture = () => (fixture ??= makeOrderFixture(app.sql));
 
   const get = async (path: string, key?: string, init: RequestInit = {}) => {
     const res = await app.get(path, { ...init, headers: { ...(key ? { 'x-api-key': key } : {}), ...(init.headers as Record<string, string>) } });
@@ -260,7 +278,7 @@ describe('the running app answers as documented', () => {
   });
 
   it('orders, stock and prices', async () => {
-    const f = await makeOrderFixture(app.sql);
+    const f = await orderFixture();
     const created = await get('/api/orders', adminKey, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
@@ -273,6 +291,30 @@ describe('the running app answers as documented', () => {
     expect((await get(`/api/v1/stock?productId=${f.a.id}`, adminKey)).status).toBe(200);
     expect((await get(`/api/v1/prices?sku=${encodeURIComponent(f.b.sku)}`, adminKey)).status).toBe(200);
     expect((await get('/api/v1/prices', adminKey)).status).toBe(200);
+  });
+
+  it('the order lifecycle, the supplier side, and stock and price writes', async () => {
+    const f = await orderFixture();
+    await app.sql.query(`UPDATE "SupplierMember" SET "supplierId" = $2 WHERE "accountId" = $1`, [adminAccountId, f.supplierId]);
+    const post = (path: string, body?: unknown, method = 'POST') =>
+      get(path, adminKey, { method, ...(body === undefined ? {} : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }) });
+    const order = async () => (await post('/api/orders', { supplierId: f.supplierId, items: [{ productId: f.a.id, quantity: 1 }] })).body.data.id as string;
+    const first = await order();
+    expect((await post(`/api/orders/${first}/cancel`)).status).toBe(200);
+    expect((await post(`/api/orders/${first}/cancel`, { reason: 'again' })).status).toBe(409);
+    expect((await post('/api/orders/c000000000000000000000000/cancel')).status).toBe(404);
+    const second = await order();
+    expect((await get('/api/supplier/orders?status=PENDING', adminKey)).status).toBe(200);
+    expect((await get(`/api/supplier/orders/${second}`, adminKey)).status).toBe(200);
+    expect((await post(`/api/supplier/orders/${second}/status`, { status: 'CONFIRMED', note: 'ok' })).status).toBe(200);
+    expect((await post(`/api/supplier/orders/${second}/status`, { status: 'SHIPPED' })).status).toBe(400);
+    expect((await post(`/api/v1/stock/${f.b.id}`, { lowStockThreshold: 3 }, 'PATCH')).status).toBe(200);
+    expect((await post(`/api/v1/prices/${f.b.id}`, { compareAtPrice: 99.99 }, 'PATCH')).status).toBe(200);
+    expect((await post(`/api/v1/prices/${f.foreign.id}`, { price: 1 }, 'PATCH')).status).toBe(404);
+    expect((await get(`/api/products/${f.a.slug}/reviews?sortBy=rating_desc`)).status).toBe(200);
+    expect((await get(`/api/suppliers/${f.supplierId}/reviews?rating=5`)).status).toBe(200);
+    // 403 for an account acting for no supplier, as documented.
+    expect((await get('/api/supplier/orders', catalogueKey)).status).toBe(403);
   });
 
   it('the caller’s account and addresses', async () => {

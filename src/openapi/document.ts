@@ -191,7 +191,8 @@ const responseName = (code: ErrorCode) =>
 const ERROR_DESCRIPTIONS: Record<ErrorCode, string> = {
   VALIDATION_ERROR: 'A parameter, header or the body is invalid; `details` names each bad one',
   UNAUTHORIZED: 'No API key where one is required, or an unknown, revoked or expired key, or two headers with different keys',
-  FORBIDDEN: 'The key lacks a scope the endpoint needs; `details.requiredScopes` lists the missing ones',
+  FORBIDDEN:
+    'The key lacks a scope the endpoint needs (`details.requiredScopes` lists the missing ones), or, on a supplier’s endpoint, its account acts for no supplier (`details.requiredMembership`)',
   NOT_FOUND: 'Nothing is found',
   METHOD_NOT_ALLOWED: 'The path does not take this method; `Allow` lists those it takes',
   CONFLICT: 'The request conflicts with the current state',
@@ -215,8 +216,12 @@ function detailsSchema(code: ErrorCode): JsonSchema | undefined {
     case 'FORBIDDEN':
       return {
         type: 'object',
-        required: ['requiredScopes'],
-        properties: { requiredScopes: { type: 'array', items: { type: 'string', enum: [...SCOPES] } } },
+        minProperties: 1,
+        additionalProperties: false,
+        properties: {
+          requiredScopes: { type: 'array', items: { type: 'string', enum: [...SCOPES] } },
+          requiredMembership: { type: 'string', const: 'supplier' },
+        },
       };
     case 'CONFLICT':
       return { type: 'object', description: 'What conflicts, e.g. per short item `{"items[0]": {"productId", "requested", "available"}}`' };
@@ -476,7 +481,11 @@ function buildOperation(declared: RestRoute, schema: GraphQLSchema, commonHeader
     400: errorRef('VALIDATION_ERROR'),
     401: errorRef('UNAUTHORIZED'),
   };
-  if (route.scopes.length) responses[403] = errorRef('FORBIDDEN');
+  if (route.scopes.length) {
+    responses[403] = route.member
+      ? errorRef('FORBIDDEN', 'The key lacks a scope (`details.requiredScopes`), or its account acts for no supplier (`details.requiredMembership`)')
+      : errorRef('FORBIDDEN', 'The key lacks a scope the endpoint needs; `details.requiredScopes` lists the missing ones');
+  }
   // The router answers 404 when a lookup's field is null.
   const notFound = shapes.flatMap((s) => (s.notFound ? [`${s.notFound} not found`] : []));
   if (notFound.length) responses[404] = errorRef('NOT_FOUND', notFound.join('; '));
