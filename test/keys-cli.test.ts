@@ -1,8 +1,6 @@
-import { execFile } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setPasswordWithToken, signIn } from '../src/accounts/credentials.js';
 import { authenticateKey } from '../src/auth/keys.js';
@@ -11,32 +9,11 @@ import { startEmbeddedPostgres } from '../src/db/embedded.js';
 import { createPrisma, type PrismaClient } from '../src/db/prisma.js';
 import { MemoryRateLimitStore } from '../src/ratelimit/memory-store.js';
 import { createTestDatabase, type TestDatabase } from './helpers/db.js';
+import { runKeysCli } from './helpers/keys-cli.js';
 
 // `npm run keys` as a real process: what an operator types, what a script parses.
 
-const root = fileURLToPath(new URL('..', import.meta.url));
-const tsx = path.join(root, 'node_modules/.bin/tsx');
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-function cli(args: string[], env: Record<string, string>): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(
-      tsx,
-      ['src/cli/keys.ts', ...args],
-      // LOG_LEVEL=info: the CLI's own progress lines are on, and must still stay off stdout.
-      { cwd: root, env: { ...process.env, LOG_LEVEL: 'info', ...env }, timeout: 120_000 },
-      (error, stdout, stderr) => {
-        const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0;
-        resolve({ code, stdout, stderr });
-      },
-    );
-  });
-}
+const cli = runKeysCli;
 
 const databases: TestDatabase[] = [];
 let db: TestDatabase;

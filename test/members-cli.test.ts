@@ -1,32 +1,11 @@
-import { execFile } from 'node:child_process';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPrisma, type PrismaClient } from '../src/db/prisma.js';
 import { createTestDatabase, type TestDatabase } from './helpers/db.js';
+import { runKeysCli } from './helpers/keys-cli.js';
 
 // `npm run keys -- member …` as a real process against a database of its own, as in keys-cli.test.ts.
 
-const root = fileURLToPath(new URL('..', import.meta.url));
-const tsx = path.join(root, 'node_modules/.bin/tsx');
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-function cli(args: string[]): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(
-      tsx,
-      ['src/cli/keys.ts', 'member', ...args],
-      // LOG_LEVEL=info: progress lines are on, and must still stay off stdout.
-      { cwd: root, env: { ...process.env, LOG_LEVEL: 'info', DATABASE_URL: db.url }, timeout: 120_000 },
-      (error, stdout, stderr) => resolve({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, stdout, stderr }),
-    );
-  });
-}
+const cli = (args: string[]) => runKeysCli(['member', ...args], { DATABASE_URL: db.url });
 
 let db: TestDatabase;
 let prisma: PrismaClient;

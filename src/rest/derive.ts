@@ -144,23 +144,29 @@ function bodyOf(rule: Extract<InputRule, { argument: string }>, variable: string
   };
 }
 
-/** A GET's query parameters: the rule's arguments less those its path gives (the slug of /api/products/:slug/reviews). */
-function withoutPathArguments(rule: z.ZodObject, selection: FieldNode, path: string): z.ZodObject {
+/** The field's arguments whose values the path gives (the slug of /api/products/:slug/reviews), as omit() takes them. */
+function pathArguments(selection: FieldNode, path: string): Record<string, true> {
+  const segments = new Set(path.split('/').filter((s) => s.startsWith(':')).map((s) => s.slice(1)));
   const fromPath: Record<string, true> = {};
   for (const argument of selection.arguments ?? []) {
-    if (argument.value.kind === Kind.VARIABLE && path.includes(`:${argument.value.name.value}`)) fromPath[argument.name.value] = true;
+    if (argument.value.kind === Kind.VARIABLE && segments.has(argument.value.name.value)) fromPath[argument.name.value] = true;
   }
+  return fromPath;
+}
+
+/** A GET's query parameters: the rule's arguments less those its path gives. */
+function withoutPathArguments(rule: z.ZodObject, selection: FieldNode, path: string): z.ZodObject {
+  const fromPath = pathArguments(selection, path);
   // omit() refuses a refined object: only a rule with path arguments is narrowed.
   return Object.keys(fromPath).length ? rule.omit(fromPath) : rule;
 }
 
 /** The body is the field's arguments that the path does not give, each passed as the variable of its name. */
 function argumentsBody(rule: z.ZodObject, selection: FieldNode, path: string, where: string): RestBody {
-  const fromPath: Record<string, true> = {};
+  const fromPath = pathArguments(selection, path);
   for (const argument of selection.arguments ?? []) {
-    const variable = argument.value.kind === Kind.VARIABLE ? argument.value.name.value : undefined;
-    if (variable && path.includes(`:${variable}`)) fromPath[argument.name.value] = true;
-    else if (variable !== argument.name.value) throw new Error(`${where}: ${argument.name.value} must be passed as $${argument.name.value}`);
+    const passedByName = argument.value.kind === Kind.VARIABLE && argument.value.name.value === argument.name.value;
+    if (!fromPath[argument.name.value] && !passedByName) throw new Error(`${where}: ${argument.name.value} must be passed as $${argument.name.value}`);
   }
   const schema = rule.omit(fromPath);
   return {

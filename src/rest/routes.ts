@@ -51,6 +51,10 @@ const PRICE_FIELDS = 'id sku price compareAtPrice vatRate updatedAt';
 
 const META = 'meta { page limit total totalPages }';
 
+/** When a status change (a cancellation included) answers 409. */
+const STATUS_CONFLICT =
+  'The order’s status does not allow it (details: status, requested, allowed), or the Idempotency-Key was used with another body or is still being processed';
+
 /**
  * How the operation's result becomes the envelope: a list (items, and meta when paginated) or one
  * record. `notFound` names what a lookup answering null did not find (404: a record, or the owner
@@ -239,7 +243,7 @@ export const restRoutes: RestRoute[] = [
       summary: 'Cancel one of the caller’s orders',
       description:
         'While the order is PENDING or CONFIRMED. The units it took go back to stock in the same transaction, and the cancellation (with the optional `reason`) is added to its `history`. The body may be left out. Send an `Idempotency-Key` to make retries safe.',
-      conflict: 'The order’s status does not allow it (details: status, requested, allowed), or the Idempotency-Key was used with another body or is still being processed',
+      conflict: STATUS_CONFLICT,
     },
   },
   {
@@ -273,7 +277,7 @@ export const restRoutes: RestRoute[] = [
       summary: 'Move an order of the caller’s supplier to its next status',
       description:
         'Along the order lifecycle; SHIPPED needs `trackingNumber` and `trackingCarrier` (`trackingUrl` optional). Cancelling gives back the stock the order took. Every change is added to the order’s `history` with the optional `note`. Send an `Idempotency-Key` to make retries safe.',
-      conflict: 'The order’s status does not allow it (details: status, requested, allowed), or the Idempotency-Key was used with another body or is still being processed',
+      conflict: STATUS_CONFLICT,
     },
   },
   {
