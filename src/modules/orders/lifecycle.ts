@@ -5,7 +5,7 @@ import type { Context } from '../../graphql/context.js';
 import type { Prisma } from '../../generated/prisma/client.js';
 import { enumParam, idParam } from '../../shared/validation.js';
 import { completeClaim, onceForKey } from './idempotency.js';
-import { buyerOf, line, orderById, type OrderOwner } from './orders.service.js';
+import { buyerOf, line, lockProducts, orderById, type OrderOwner } from './orders.service.js';
 import { CANCELLED, checkTransition, orderStatuses, SHIPPED, type Actor, type OrderStatus } from './transitions.js';
 
 // Moving an order along its life (transitions.ts): the buyer cancels, the supplier's members do
@@ -136,16 +136,12 @@ async function moveOrder(ctx: Context, id: string, move: Move, claimId: string |
 
 /**
  * Puts back on the shelf the units the order took, once: the lines are marked as given back in
- * the same transaction. Products are locked in id order, as placing an order locks them, so a
- * cancellation and an order sharing products cannot deadlock.
+ * the same transaction. The products are locked as placing an order locks them (lockProducts).
  */
 async function giveBackStock(tx: Prisma.TransactionClient, orderId: string): Promise<void> {
   const lines = await tx.orderItem.findMany({ where: { orderId, stockTaken: true }, select: { productId: true } });
   if (!lines.length) return;
-  await tx.$queryRawUnsafe(
-    `SELECT id FROM "Product" WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE`,
-    lines.map((l) => l.productId),
-  );
+  await lockProducts(tx, lines.map((l) => l.productId));
   // Capped at the column's range rather than failing: stock set by its supplier since may be near it.
   await tx.$executeRawUnsafe(
     `UPDATE "Product" AS p SET stock = LEAST(p.stock::bigint + i.quantity, 2147483647)::int, "updatedAt" = now()

@@ -318,6 +318,14 @@ export function couponProblem(
 }
 
 /**
+ * Locks products' rows for the rest of the transaction and reads their stock under the lock. Every
+ * transaction that changes several products' stock (placing an order, cancelling one) locks them
+ * through here, in id order, so two of them sharing products cannot deadlock.
+ */
+export const lockProducts = (tx: Prisma.TransactionClient, ids: readonly string[]) =>
+  tx.$queryRawUnsafe<{ id: string; stock: number }[]>(`SELECT id, stock FROM "Product" WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE`, ids);
+
+/**
  * Takes the units off the shelf in the order's transaction. Rows are locked in id order (so two
  * orders sharing products cannot deadlock) and read under the lock, so `available` is the truth
  * and no concurrent order can sell the same units: not enough → 409 naming every short item.
@@ -325,11 +333,7 @@ export function couponProblem(
 async function takeStock(tx: Prisma.TransactionClient, wanted: { productId: string; quantity: number; index: number }[]) {
   if (wanted.length === 0) return;
   const ids = wanted.map((w) => w.productId);
-  const rows = await tx.$queryRawUnsafe<{ id: string; stock: number }[]>(
-    `SELECT id, stock FROM "Product" WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE`,
-    ids,
-  );
-  const stock = new Map(rows.map((r) => [r.id, r.stock]));
+  const stock = new Map((await lockProducts(tx, ids)).map((r) => [r.id, r.stock]));
   const short: ErrorDetails = {};
   for (const w of wanted) {
     const available = Math.max(0, stock.get(w.productId) ?? 0);
