@@ -130,7 +130,7 @@ export function normaliseKeyInput(input: CreateApiKeyInput, now: Date = new Date
 }
 
 /** The owner's e-mail as stored (see normaliseEmail), or a KeyInputError. */
-function normaliseOwner(owner: string): string {
+export function normaliseOwner(owner: string): string {
   const email = normaliseEmail(owner);
   if (email === null) throw new KeyInputError(`The owner must be an e-mail address, got ${JSON.stringify(owner)}`);
   return email;

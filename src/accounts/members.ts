@@ -4,8 +4,7 @@
 
 import type { PrismaClient } from '../db/prisma.js';
 import type { Prisma } from '../generated/prisma/client.js';
-import { KeyInputError } from './api-keys.js';
-import { normaliseEmail } from './input.js';
+import { KeyInputError, normaliseOwner } from './api-keys.js';
 
 /** One membership as shown (list rows, and the subject of add/remove). */
 export interface MembershipView {
@@ -47,12 +46,6 @@ function toView(row: MemberRow): MembershipView {
   return { email: row.account.email, accountId: row.accountId, supplierId: row.supplierId, supplierName: row.supplier.companyName, since: row.createdAt };
 }
 
-function ownerEmail(owner: string): string {
-  const email = normaliseEmail(owner);
-  if (email === null) throw new KeyInputError(`The owner must be an e-mail address, got ${JSON.stringify(owner)}`);
-  return email;
-}
-
 const describeSupplier = (id: string, name: string) => `${id} (${name})`;
 
 /**
@@ -62,7 +55,7 @@ const describeSupplier = (id: string, name: string) => `${id} (${name})`;
  * member of this one: nothing changes (`added: false`).
  */
 export async function addMember(prisma: PrismaClient, owner: string, supplierId: string): Promise<AddMemberResult> {
-  const email = ownerEmail(owner);
+  const email = normaliseOwner(owner);
   return prisma.$transaction(async (tx) => {
     // FOR SHARE: the supplier can be neither deleted nor deactivated until this commits, so what
     // was checked is what the membership is made for.
@@ -97,7 +90,7 @@ export async function addMember(prisma: PrismaClient, owner: string, supplierId:
  * (`removed: null`). An unknown e-mail is a KeyInputError, so a typo does not pass for success.
  */
 export async function removeMember(prisma: PrismaClient, owner: string): Promise<RemoveMemberResult> {
-  const email = ownerEmail(owner);
+  const email = normaliseOwner(owner);
   return prisma.$transaction(async (tx) => {
     const account = await tx.account.findUnique({ where: { email }, select: { id: true } });
     if (!account) throw new KeyInputError(`No account has the e-mail ${JSON.stringify(email)}`);

@@ -260,21 +260,14 @@ ${form(`/dashboard/addresses/${address.id}/delete`, csrf, '', 'Delete address', 
 /** Whose side of an order a page shows: the buyer's own, or its supplier's (to a member). */
 export type OrderSide = 'buyer' | 'supplier';
 
-const STATUS_TEXT: Record<OrderStatus, string> = {
-  PENDING: 'Pending',
-  CONFIRMED: 'Confirmed',
-  PROCESSING: 'Processing',
-  SHIPPED: 'Shipped',
-  DELIVERED: 'Delivered',
-  CANCELLED: 'Cancelled',
-  REFUNDED: 'Refunded',
-};
+/** A status in words: PENDING → Pending. */
+const statusText = (status: OrderStatus) => status.charAt(0) + status.slice(1).toLowerCase();
 
 /** "a", "a or b", "a, b or c". */
 const orList = (items: readonly string[]) => (items.length < 2 ? items.join('') : `${items.slice(0, -1).join(', ')} or ${items[items.length - 1]}`);
 
 /** The statuses a buyer may cancel from, read off the transition table: "pending or confirmed". */
-const BUYER_CANCELS_FROM = orList(orderStatuses.filter((s) => allowedNext(s, 'buyer').includes(CANCELLED)).map((s) => STATUS_TEXT[s].toLowerCase()));
+const BUYER_CANCELS_FROM = orList(orderStatuses.filter((s) => allowedNext(s, 'buyer').includes(CANCELLED)).map((s) => statusText(s).toLowerCase()));
 
 const ORDER_PATH: Record<OrderSide, string> = { buyer: '/dashboard/orders', supplier: '/dashboard/supplier-orders' };
 
@@ -309,7 +302,7 @@ ${
 <td>${o.party}</td>
 <td>${o.items}</td>
 <td>${o.total} ${o.currency}</td>
-<td>${STATUS_TEXT[o.status]}${o.since ? html`<br><span class="hint">since ${when(o.since)}</span>` : ''}</td>
+<td>${statusText(o.status)}${o.since ? html`<br><span class="hint">since ${when(o.since)}</span>` : ''}</td>
 </tr>`,
       )}</tbody>
 </table>`
@@ -374,11 +367,11 @@ export function orderPage(side: OrderSide, order: OrderView, viewerId: string): 
             : html`It can no longer be cancelled by you: a buyer cancels a ${BUYER_CANCELS_FROM} order only (<code>POST /api/orders/{id}/cancel</code>).`
         } The supplier moves it on with <code>POST /api/supplier/orders/{id}/status</code>.</p>`
       : next.length
-        ? html`<p>From here it can become ${orList(next.map((s) => STATUS_TEXT[s]))}. A key of a member of the supplier moves it: <code>POST /api/supplier/orders/${order.id}/status</code> with a JSON body such as <code>{"status": "${next[0]!}"}</code> (<code>status</code> one of ${next.map((s, i) => html`${i ? ', ' : ''}<code>${s}</code>`)}) and an optional <code>note</code>. ${
-            next.includes(SHIPPED) ? html`${STATUS_TEXT[SHIPPED]} needs <code>trackingNumber</code> and <code>trackingCarrier</code> (<code>trackingUrl</code> optional).` : ''
+        ? html`<p>From here it can become ${orList(next.map((s) => statusText(s)))}. A key of a member of the supplier moves it: <code>POST /api/supplier/orders/${order.id}/status</code> with a JSON body such as <code>{"status": "${next[0]!}"}</code> (<code>status</code> one of ${next.map((s, i) => html`${i ? ', ' : ''}<code>${s}</code>`)}) and an optional <code>note</code>. ${
+            next.includes(SHIPPED) ? html`${statusText(SHIPPED)} needs <code>trackingNumber</code> and <code>trackingCarrier</code> (<code>trackingUrl</code> optional).` : ''
           }</p>`
         : html`<p>Its status is final: it cannot change any more. (Orders move with <code>POST /api/supplier/orders/{id}/status</code>.)</p>`;
-  return html`<p class="meter">Status: <strong>${STATUS_TEXT[order.status]}</strong>${last ? html` since ${when(last.at)}` : ''}.</p>
+  return html`<p class="meter">Status: <strong>${statusText(order.status)}</strong>${last ? html` since ${when(last.at)}` : ''}.</p>
 <table>
 <tbody>
 <tr><th scope="row">Order number</th><td><code>${order.orderNumber}</code></td></tr>
@@ -403,7 +396,7 @@ ${order.trackingUrl ? html`<tr><th scope="row">Follow it</th><td>${trackingLink(
 <h2 id="history">History</h2>
 <table aria-labelledby="history" class="history">
 <thead><tr><th scope="col">Status</th><th scope="col">When</th><th scope="col">By</th><th scope="col">Note</th></tr></thead>
-<tbody>${order.history.map((e) => html`<tr><td>${STATUS_TEXT[e.status]}</td><td>${when(e.at)}</td><td>${whoText(side, e, viewerId)}</td><td class="note">${e.note ?? ''}</td></tr>`)}</tbody>
+<tbody>${order.history.map((e) => html`<tr><td>${statusText(e.status)}</td><td>${when(e.at)}</td><td>${whoText(side, e, viewerId)}</td><td class="note">${e.note ?? ''}</td></tr>`)}</tbody>
 </table>
 <h2 id="items">Items</h2>
 ${

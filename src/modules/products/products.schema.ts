@@ -3,7 +3,7 @@ import { withInput, withInputQuery } from '../../graphql/field-rules.js';
 import { listLimitArgs, metaFor, pageArgs, PaginationMetaRef, sortEnum } from '../../graphql/pagination.js';
 import type { PageInput } from '../../shared/pagination.js';
 import { ReviewSummaryRef } from '../reviews/reviews.schema.js';
-import { productReviewSummary } from '../reviews/reviews.service.js';
+import { NEWEST_REVIEWS_FIRST, productReviewSummary } from '../reviews/reviews.service.js';
 import {
   countProducts,
   listProducts,
@@ -55,7 +55,7 @@ export const Product = builder.prismaObject('Product', {
     reviews: t.relation('reviews', {
       description: 'Newest reviews first',
       args: listLimitArgs(REVIEWS_DEFAULT),
-      query: (args) => ({ take: args.limit ?? REVIEWS_DEFAULT, orderBy: [{ createdAt: 'desc' }, { id: 'asc' }] }),
+      query: (args) => ({ take: args.limit ?? REVIEWS_DEFAULT, orderBy: NEWEST_REVIEWS_FIRST }),
     }),
     reviewSummary: t.field({
       type: ReviewSummaryRef,
@@ -65,7 +65,7 @@ export const Product = builder.prismaObject('Product', {
     reviewsConnection: t.relatedConnection('reviews', {
       cursor: 'id',
       totalCount: true,
-      query: () => ({ orderBy: [{ createdAt: 'desc' }, { id: 'asc' }] }),
+      query: () => ({ orderBy: NEWEST_REVIEWS_FIRST }),
     }),
     // In the list's own statement: with relationJoins each count is a correlated subquery on the index.
     _count: t.field({

@@ -26,11 +26,13 @@ export const productReviewsInput = z.object({ slug: idParam, ...listParams }).st
 export const supplierReviewsInput = z.object({ id: idParam, ...listParams }).strict();
 type ReviewListInput = Omit<z.output<typeof productReviewsInput>, 'slug'>;
 
-// Ties: newest first, then by id ascending (as every list of the API ends).
+/** Reviews newest first, then by id (as every list of the API ends): every list of reviews, and every tie. */
+export const NEWEST_REVIEWS_FIRST: Prisma.ReviewOrderByWithRelationInput[] = [{ createdAt: 'desc' }, { id: 'asc' }];
+
 const reviewOrders: Record<ReviewSort, Prisma.ReviewOrderByWithRelationInput[]> = {
-  newest: [{ createdAt: 'desc' }, { id: 'asc' }],
-  rating_desc: [{ rating: 'desc' }, { createdAt: 'desc' }, { id: 'asc' }],
-  rating_asc: [{ rating: 'asc' }, { createdAt: 'desc' }, { id: 'asc' }],
+  newest: NEWEST_REVIEWS_FIRST,
+  rating_desc: [{ rating: 'desc' }, ...NEWEST_REVIEWS_FIRST],
+  rating_asc: [{ rating: 'asc' }, ...NEWEST_REVIEWS_FIRST],
 };
 
 /**

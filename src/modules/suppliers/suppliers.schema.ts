@@ -3,7 +3,7 @@ import { withInput } from '../../graphql/field-rules.js';
 import type { PageInput } from '../../shared/pagination.js';
 import { listLimitArgs, metaFor, pageArgs, PaginationMetaRef, sortEnum } from '../../graphql/pagination.js';
 import { ReviewSummaryRef } from '../reviews/reviews.schema.js';
-import { OF_ACTIVE_PRODUCTS, supplierReviewSummary } from '../reviews/reviews.service.js';
+import { NEWEST_REVIEWS_FIRST, OF_ACTIVE_PRODUCTS, supplierReviewSummary } from '../reviews/reviews.service.js';
 import {
   countSuppliers,
   listSuppliers,
@@ -65,7 +65,7 @@ export const Supplier = builder.prismaObject('Supplier', {
       args: listLimitArgs(SUPPLIER_REVIEWS_DEFAULT),
       query: (args) => ({
         where: OF_ACTIVE_PRODUCTS,
-        orderBy: [{ createdAt: 'desc' }, { id: 'asc' }],
+        orderBy: NEWEST_REVIEWS_FIRST,
         take: args.limit ?? SUPPLIER_REVIEWS_DEFAULT,
       }),
     }),
