@@ -23,6 +23,9 @@ import { createRateLimitStore } from './ratelimit/create-store.js';
 import type { RateLimitStore } from './ratelimit/store.js';
 import { createRestRouter, type GetEnveloped } from './rest/router.js';
 import { createRouteNamer } from './rest/paths.js';
+import { createRepresenter } from './rest/represent.js';
+import { createOutbox } from './modules/webhooks/outbox.js';
+import { outboxBacklog, startWebhookWorker } from './modules/webhooks/worker.js';
 import { restRoutes } from './rest/routes.js';
 import type { Config } from './runtime/config.js';
 import type { Logger } from './runtime/logger.js';
@@ -85,9 +88,19 @@ export async function createApp({ prisma, databaseUrl, logger, config, now, ...g
   // Start counting in Redis from the first request rather than in the fallback while it connects;
   // an unreachable Redis does not stop the start (the store says so and counts in memory).
   await store.waitUntilReady();
-  const metrics = createMetrics(store, () => poolStats(prisma));
+  const metrics = createMetrics(store, () => poolStats(prisma), () => outboxBacklog(prisma));
+  // An event's data is its resource's REST representation, read in the event's transaction by the
+  // route's own operation, as the event's reader would be answered.
+  const represent = createRepresenter(schema, restRoutes, (db, caller) => ({
+    ...contextOf({ request: new Request('http://webhooks.internal/'), caller }, () => caller),
+    // A transaction's client reads like the pool's: every delegate plugin-prisma uses is there.
+    prisma: db as PrismaClient,
+  }));
+  const webhookPolicy = { allowPrivate: config.WEBHOOK_ALLOW_PRIVATE, requireHttps: config.NODE_ENV === 'production' };
   const contextOf = createContextFactory({
     prisma,
+    events: createOutbox(represent),
+    webhookPolicy,
     fieldLimiter: createFieldRateLimiter(store, { now }),
     fieldLimits: { createOrder: { max: config.ORDER_CREATE_LIMIT, windowMs: 60_000, unit: 'orders' } },
     listTotals: createListTotals(prisma),
@@ -124,6 +137,7 @@ export async function createApp({ prisma, databaseUrl, logger, config, now, ...g
   const httpsFrom = createHttpsDetector(config.TRUSTED_PROXIES);
   const dashboard = createDashboard({
     prisma,
+    webhookPolicy,
     store,
     onKeyRevoked: (keyId) => keyCache.forgetId(keyId),
     flushCounts: async () => {
@@ -133,6 +147,16 @@ export async function createApp({ prisma, databaseUrl, logger, config, now, ...g
     clientIp,
     isHttps: (request, server) => httpsFrom((server as ServerContext).req?.socket.remoteAddress, request.headers.get('x-forwarded-proto')),
     now,
+  });
+
+  const webhooks = config.WEBHOOK_WORKER && startWebhookWorker({
+    prisma,
+    databaseUrl,
+    logger,
+    metrics: { attempt: (outcome) => metrics.webhookAttempts.inc({ outcome }), finished: (outcome) => metrics.webhookDeliveries.inc({ outcome }) },
+    retrySchedule: config.WEBHOOK_RETRY_SCHEDULE,
+    timeoutMs: config.WEBHOOK_TIMEOUT_SECONDS * 1000,
+    policy: webhookPolicy,
   });
 
   const rest = createRestRouter({ schema, routes: restRoutes, maskError });
@@ -184,6 +208,7 @@ export async function createApp({ prisma, databaseUrl, logger, config, now, ...g
       {
         async onDispose() {
           overload.close();
+          if (webhooks) await webhooks.stop();
           await keyCache.close();
           await lastUsed.stop();
           if (!given.usage) await usage.stop();

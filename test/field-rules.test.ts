@@ -29,7 +29,7 @@ const keyWith = (...scopes: string[]): Caller => ({
 describe('the schema declares its scopes on its fields', () => {
   const rootFields = [schema.getQueryType()!, schema.getMutationType()!].flatMap((type) => Object.values(type.getFields()));
 
-  it('exactly orders, stock and prices need a key, each with its own scope, and me any key', () => {
+  it('exactly orders, stock, prices and webhooks need a key, each with its own scope, and me any key', () => {
     const declared = Object.fromEntries(rootFields.flatMap((f) => (fieldRulesOf(f).scopes ? [[f.name, fieldRulesOf(f).scopes]] : [])));
     expect(declared).toEqual({
       me: [],
@@ -46,6 +46,13 @@ describe('the schema declares its scopes on its fields', () => {
       priceRecords: ['read:prices'],
       updateStock: ['write:products'],
       updatePrice: ['write:products'],
+      webhookEndpoints: ['read:orders'],
+      webhookEndpoint: ['read:orders'],
+      webhookDeliveries: ['read:orders'],
+      createWebhookEndpoint: ['read:orders'],
+      deleteWebhookEndpoint: ['read:orders'],
+      testWebhookEndpoint: ['read:orders'],
+      enableWebhookEndpoint: ['read:orders'],
     });
   });
 
@@ -85,6 +92,13 @@ describe('REST routes derive their rules from the fields', () => {
       'GET /api/v1/prices': true,
       'PATCH /api/v1/stock/:productId': true,
       'PATCH /api/v1/prices/:productId': true,
+      'POST /api/webhooks': true,
+      'GET /api/webhooks': true,
+      'GET /api/webhooks/:id': true,
+      'DELETE /api/webhooks/:id': true,
+      'POST /api/webhooks/:id/test': true,
+      'POST /api/webhooks/:id/enable': true,
+      'GET /api/webhooks/:id/deliveries': true,
     });
     expect(Object.fromEntries([...derived].map(([name, r]) => [name, r.scopes]))).toEqual({
       'GET /api/products': [],
@@ -108,6 +122,13 @@ describe('REST routes derive their rules from the fields', () => {
       'GET /api/v1/prices': ['read:prices'],
       'PATCH /api/v1/stock/:productId': ['write:products'],
       'PATCH /api/v1/prices/:productId': ['write:products'],
+      'POST /api/webhooks': ['read:orders'],
+      'GET /api/webhooks': ['read:orders'],
+      'GET /api/webhooks/:id': ['read:orders'],
+      'DELETE /api/webhooks/:id': ['read:orders'],
+      'POST /api/webhooks/:id/test': ['read:orders'],
+      'POST /api/webhooks/:id/enable': ['read:orders'],
+      'GET /api/webhooks/:id/deliveries': ['read:orders'],
     });
     expect(Object.fromEntries([...derived].filter(([, r]) => r.member).map(([name]) => [name, true]))).toEqual({
       'GET /api/supplier/orders': true,

@@ -187,7 +187,7 @@ const REST_TEMPLATES = [
   '/api/products', '/api/products/:slug', '/api/categories', '/api/categories/:slug', '/api/suppliers', '/api/suppliers/:id',
   '/api/orders', '/api/orders/:id', '/api/v1/stock', '/api/v1/prices', '/api/products/:slug/reviews', '/api/suppliers/:id/reviews',
   '/api/orders/:id/cancel', '/api/supplier/orders', '/api/supplier/orders/:id', '/api/supplier/orders/:id/status',
-  '/api/v1/stock/:productId', '/api/v1/prices/:productId',
+  '/api/v1/stock/:productId', '/api/v1/prices/:productId', '/api/webhooks', '/api/webhooks/:id', '/api/webhooks/:id/deliveries',
 ];
 
 function segmentValue(r: Rng): string {
@@ -390,6 +390,31 @@ const WRITE_ENDPOINTS: ReadonlyArray<{ method: string; path: string; id: () => s
       ...(chance(r, 0.3) ? { vatRate: pick(r, [0.21, 0.11, 0, '0.21', 0.19, -1, 21, '1e-400', 'x']) } : {}),
     }),
   },
+  {
+    method: 'POST',
+    path: '/api/webhooks',
+    id: () => [],
+    body: (r) => ({
+      url: pick(r, [
+        'https://hooks.example/x',
+        'http://127.0.0.1/x',
+        'http://localhost/x',
+        'http://169.254.169.254/latest/meta-data/',
+        'http://[::ffff:7f00:1]/',
+        'http://0x7f.1/',
+        'https://user:pw@hooks.example/',
+        'javascript:alert(1)',
+        'file:///etc/passwd',
+        'gopher://x:70/_',
+        text(r, 40),
+        'https://' + 'x'.repeat(3000),
+      ]),
+      events: chance(r, 0.8) ? [pick(r, ['order.created', 'order.status_changed', 'stock.low', 'webhook.test', '', 'ORDER.CREATED'])] : pick(r, [[], 'order.created', null, {}]),
+      ...(chance(r, 0.3) ? { description: text(r, 600) } : {}),
+    }),
+  },
+  { method: 'POST', path: '/api/webhooks/:id/test', id: () => [], body: () => ({}) },
+  { method: 'DELETE', path: '/api/webhooks/:id', id: () => [], body: () => ({}) },
 ];
 
 /** A request to one of WRITE_ENDPOINTS: its path (a real id, mostly), its method (mostly), and its body, mutated or malformed. */

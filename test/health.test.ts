@@ -133,8 +133,8 @@ describe('/readyz', () => {
       for (const socket of sockets) socket.destroy();
       await new Promise<void>((resolve) => silent.close(() => resolve()));
     });
-    // Without the key cache, whose listening connection would be one more (test/key-cache.test.ts).
-    const app = await startHealthApp(`postgresql://nobody:secret@127.0.0.1:${(silent.address() as AddressInfo).port}/nothing`, { KEY_CACHE_SECONDS: '0' });
+    // Without the key cache and the webhook worker, whose connections would be more (test/key-cache.test.ts).
+    const app = await startHealthApp(`postgresql://nobody:secret@127.0.0.1:${(silent.address() as AddressInfo).port}/nothing`, { KEY_CACHE_SECONDS: '0', WEBHOOK_WORKER: 'false' });
 
     // Five probes at once share one SELECT 1, so one connection attempt, not five; the migration
     // check is not even tried while the database does not answer.

@@ -11,6 +11,9 @@ import { createTestKey } from './helpers/keys.js';
 import { byTable, tablesOf } from './helpers/statements.js';
 import { FREE_SHIPPING_FROM, makeOrderFixture, SHIPPING_FEE, WORKED_EXAMPLE_TOTALS, workedExample, type OrderFixture } from './helpers/orders.js';
 import { createListTotals } from '../src/modules/products/list-totals.js';
+import { createOutbox } from '../src/modules/webhooks/outbox.js';
+import { createRepresenter } from '../src/rest/represent.js';
+import { restRoutes } from '../src/rest/routes.js';
 
 let app: TestApp;
 let f: OrderFixture;
@@ -160,6 +163,8 @@ describe('orders service (a hand-made caller)', () => {
     caller: { kind: 'key', ip: '127.0.0.1', keyId: 'k', accountId, plan: 'PRO', scopes, rateLimit: null, rateWindowSeconds: null },
     loaders: new Map(),
     totals: createListTotals(prisma).forRequest(),
+    events: createOutbox(createRepresenter(schema, restRoutes, (db, caller) => ({ ...ctxFor(caller.accountId, caller.scopes), prisma: db as PrismaClient }))),
+    webhookPolicy: { allowPrivate: false, requireHttps: false },
     limitField: async () => undefined,
   });
 

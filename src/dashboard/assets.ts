@@ -74,7 +74,7 @@ document.addEventListener('click', async (event) => {
     await navigator.clipboard.writeText(input.value);
     if (status) status.textContent = 'Copied to the clipboard.';
   } catch {
-    if (status) status.textContent = 'Copy did not work here: the key is selected, copy it with your keyboard.';
+    if (status) status.textContent = 'Copy did not work here: the text is selected, copy it with your keyboard.';
   }
 });
 // A form with errors: move the focus to its summary, so a keyboard or screen-reader user starts there.

@@ -3,7 +3,21 @@ import { changePassword, registerAccount, setPasswordWithToken, signIn } from '.
 import { accountProfile, addressOf, createAddress, deleteAddress, listAddresses, updateProfile, updateAddress } from '../accounts/profile.js';
 import { createSession, csrfMatches, csrfTokenFor, deleteEndedSessions, endSession, readSession, SESSION_ABSOLUTE_MS } from '../accounts/sessions.js';
 import type { PrismaClient } from '../db/prisma.js';
+import type { WebhookPolicy } from '../graphql/context.js';
 import type { Prisma } from '../generated/prisma/client.js';
+import { MAX_ENDPOINTS, WEBHOOK_EVENTS, type WebhookEventName } from '../modules/webhooks/events.js';
+import {
+  countDeliveries,
+  createEndpoint,
+  deleteEndpoint,
+  deliveryPage,
+  enableEndpoint,
+  endpointById,
+  endpointInput,
+  listDeliveries,
+  listEndpoints,
+  sendTestEvent,
+} from '../modules/webhooks/webhooks.service.js';
 import type { RateLimitStore } from '../ratelimit/store.js';
 import { readLimited } from '../rest/body.js';
 import { withoutTrailingSlash } from '../rest/paths.js';
@@ -28,6 +42,8 @@ import { Response } from '../shared/fetch-api.js';
 
 export interface DashboardDeps {
   prisma: PrismaClient;
+  /** Where webhooks may be sent (the same rule as the API's). */
+  webhookPolicy: WebhookPolicy;
   /** The rate-limit store the gate counts in: sign-in throttling and each key's live window. */
   store: RateLimitStore;
   /** Told of a key revoked here, so the gate stops it on the very next request. */
@@ -45,6 +61,7 @@ const PRESESSION_COOKIE = 'mp_presession';
 /** Forms are a few hundred bytes; nothing a person types here comes near this. */
 const FORM_MAX_BYTES = 16 * 1024;
 const ORDERS_PER_PAGE = 20;
+const DELIVERIES_PER_PAGE = 20;
 /** Ended sessions are deleted at a sign-in, at most this often per process. */
 const SESSION_SWEEP_MS = 10 * 60_000;
 
@@ -84,6 +101,9 @@ const NOTICES: Record<string, string> = {
   'profile-saved': 'Your profile is saved.',
   'address-saved': 'The address is saved.',
   'address-deleted': 'The address is deleted.',
+  'webhook-test-sent': 'A test event is on its way: its delivery is listed below (reload to follow it).',
+  'webhook-enabled': 'The endpoint is enabled: new events are sent to it again.',
+  'webhook-deleted': 'The endpoint is deleted: nothing more is sent to it.',
 };
 
 const ID = '([A-Za-z0-9_-]{1,64})';
@@ -107,6 +127,13 @@ export function createDashboard(deps: DashboardDeps) {
     { method: 'GET', pattern: new RegExp(`^/dashboard/keys/${ID}$`), who: 'member', handle: getKey },
     { method: 'GET', pattern: new RegExp(`^/dashboard/keys/${ID}/revoke$`), who: 'member', handle: getRevoke },
     { method: 'POST', pattern: new RegExp(`^/dashboard/keys/${ID}/revoke$`), who: 'member', handle: postRevoke },
+    { method: 'GET', pattern: /^\/dashboard\/webhooks$/, who: 'member', handle: (v) => showWebhooks(v, 200) },
+    { method: 'POST', pattern: /^\/dashboard\/webhooks$/, who: 'member', handle: postWebhook },
+    { method: 'GET', pattern: new RegExp(`^/dashboard/webhooks/${ID}$`), who: 'member', handle: getWebhook },
+    { method: 'POST', pattern: new RegExp(`^/dashboard/webhooks/${ID}/test$`), who: 'member', handle: postWebhookTest },
+    { method: 'POST', pattern: new RegExp(`^/dashboard/webhooks/${ID}/enable$`), who: 'member', handle: postWebhookEnable },
+    { method: 'GET', pattern: new RegExp(`^/dashboard/webhooks/${ID}/delete$`), who: 'member', handle: getDeleteWebhook },
+    { method: 'POST', pattern: new RegExp(`^/dashboard/webhooks/${ID}/delete$`), who: 'member', handle: postDeleteWebhook },
     { method: 'GET', pattern: /^\/dashboard\/account$/, who: 'member', handle: (v) => showAccount(v, 200) },
     { method: 'POST', pattern: /^\/dashboard\/account$/, who: 'member', handle: postProfile },
     { method: 'POST', pattern: /^\/dashboard\/account\/password$/, who: 'member', handle: postPassword },
@@ -320,6 +347,86 @@ export function createDashboard(deps: DashboardDeps) {
     if (!revoked) throw new AppError('NOT_FOUND', 'There is no such key among yours.');
     deps.onKeyRevoked(revoked.id);
     return redirect(v, '/dashboard/keys?done=revoked');
+  }
+
+  // ---- webhooks ----
+  // The account's endpoints, as /api/webhooks manages them: the dashboard registers as the account
+  // itself (no key, so no scopes), and offers members-only event types (stock.low) to members only.
+
+  const NO_ENDPOINT = 'There is no such webhook endpoint among yours.';
+
+  async function showWebhooks(v: Visit, status: number, form?: { values: pages.WebhookFormValues; errors: Record<string, string>; message?: string }): Promise<Response> {
+    const endpoints = await listEndpoints(prisma, signedInAs(v).accountId);
+    const body = pages.webhooksPage(csrfOf(v), { endpoints, member: v.member !== null, requireHttps: deps.webhookPolicy.requireHttps, max: MAX_ENDPOINTS, ...form });
+    return show(v, status, { title: 'Webhooks', current: 'webhooks', body });
+  }
+
+  async function postWebhook(v: Visit): Promise<Response> {
+    const form = await formOf(v);
+    const values = { url: form.get('url') ?? '', events: form.getAll('events'), description: form.get('description') ?? '' };
+    const parsed = endpointInput.safeParse({ url: values.url, events: values.events, ...(values.description.trim() ? { description: values.description } : {}) });
+    const errors: Record<string, string> = {};
+    if (!parsed.success) for (const issue of parsed.error.issues) errors[String(issue.path[0] ?? 'url')] ??= issue.message;
+    // The service would refuse these too; the dashboard says why in its own words, with the other problems.
+    const membersOnly = values.events.filter((e): e is WebhookEventName => Object.hasOwn(WEBHOOK_EVENTS, e) && WEBHOOK_EVENTS[e as WebhookEventName].membersOnly);
+    if (membersOnly.length && !v.member && !errors.events) {
+      errors.events = `The event ${membersOnly.join(', ')} is sent only to accounts that act for a supplier, and yours does not.`;
+    }
+    if (!parsed.success || Object.keys(errors).length) return showWebhooks(v, 400, { values, errors });
+    try {
+      const endpoint = await createEndpoint(prisma, { accountId: signedInAs(v).accountId, scopes: null, member: v.member !== null }, parsed.data, deps.webhookPolicy);
+      // The secret is in this page only: never in a URL, never cached, never shown again.
+      return show(v, 201, { title: 'Your new webhook endpoint', current: 'webhooks', body: pages.newWebhookPage(endpoint) });
+    } catch (error) {
+      const known = asAppError(error);
+      if (known?.code === 'VALIDATION_ERROR') {
+        const fields = Object.fromEntries(Object.entries(known.details ?? {}).map(([name, text]) => [name, String(text)]));
+        return showWebhooks(v, 400, { values, errors: fields, message: Object.keys(fields).length ? undefined : known.message });
+      }
+      if (known?.code === 'CONFLICT') return showWebhooks(v, 409, { values, errors: {}, message: known.message });
+      throw error;
+    }
+  }
+
+  async function webhookOrNotFound(v: Visit, id: string) {
+    const endpoint = await endpointById(prisma, signedInAs(v).accountId, id);
+    if (!endpoint) throw new AppError('NOT_FOUND', NO_ENDPOINT);
+    return endpoint;
+  }
+
+  async function getWebhook(v: Visit, [id]: string[]): Promise<Response> {
+    const accountId = signedInAs(v).accountId;
+    const endpoint = await webhookOrNotFound(v, id!);
+    const number = pageNumber(v);
+    const found = await deliveryPage(prisma, accountId, { id: endpoint.id, page: number, limit: DELIVERIES_PER_PAGE });
+    // Deleted in between: as absent as one that never existed.
+    if (!found) throw new AppError('NOT_FOUND', NO_ENDPOINT);
+    const [deliveries, total] = await Promise.all([listDeliveries(prisma, found), countDeliveries(prisma, found)]);
+    const body = pages.webhookPage(csrfOf(v), { endpoint, deliveries, page: { number, total, perPage: DELIVERIES_PER_PAGE } });
+    return show(v, 200, { title: 'Webhook endpoint', current: 'webhooks', body });
+  }
+
+  async function postWebhookTest(v: Visit, [id]: string[]): Promise<Response> {
+    await formOf(v);
+    if (!(await sendTestEvent(prisma, signedInAs(v).accountId, id!))) throw new AppError('NOT_FOUND', NO_ENDPOINT);
+    return redirect(v, `/dashboard/webhooks/${id}?done=webhook-test-sent`);
+  }
+
+  async function postWebhookEnable(v: Visit, [id]: string[]): Promise<Response> {
+    await formOf(v);
+    if (!(await enableEndpoint(prisma, signedInAs(v).accountId, id!))) throw new AppError('NOT_FOUND', NO_ENDPOINT);
+    return redirect(v, `/dashboard/webhooks/${id}?done=webhook-enabled`);
+  }
+
+  async function getDeleteWebhook(v: Visit, [id]: string[]): Promise<Response> {
+    const endpoint = await webhookOrNotFound(v, id!);
+    return show(v, 200, { title: 'Delete webhook endpoint', current: 'webhooks', body: pages.deleteWebhookPage(csrfOf(v), endpoint) });
+  }
+
+  async function postDeleteWebhook(v: Visit, [id]: string[]): Promise<Response> {
+    await formOf(v);
+    if (!(await deleteEndpoint(prisma, signedInAs(v).accountId, id!))) throw new AppError('NOT_FOUND', NO_ENDPOINT);
+    return redirect(v, '/dashboard/webhooks?done=webhook-deleted');
   }
 
   // ---- account ----

@@ -27,11 +27,12 @@ export interface PageOptions {
   body: HtmlValue;
 }
 
-type NavEntry = 'keys' | 'account' | 'addresses' | 'orders' | 'supplier-orders';
+type NavEntry = 'keys' | 'webhooks' | 'account' | 'addresses' | 'orders' | 'supplier-orders';
 
 /** The last element marks an entry shown to supplier members only. */
 const NAV: Array<[NavEntry, string, string, 'members'?]> = [
   ['keys', '/dashboard/keys', 'API keys'],
+  ['webhooks', '/dashboard/webhooks', 'Webhooks'],
   ['addresses', '/dashboard/addresses', 'Addresses'],
   ['orders', '/dashboard/orders', 'Orders'],
   ['supplier-orders', '/dashboard/supplier-orders', 'Supplier orders', 'members'],
@@ -94,6 +95,9 @@ const FIELD_LABELS: Record<string, string> = {
   postalCode: 'Postal code',
   scopes: 'Scopes',
   expires: 'Expiry',
+  url: 'Endpoint URL',
+  events: 'Events',
+  description: 'Description',
 };
 
 /** A field's error as a sentence: "Password must be at least 10 characters long". */

@@ -6,6 +6,7 @@ import { anonymousBucket, type RateLimitPolicy } from '../ratelimit/policy.js';
 import type { RateLimitDecision } from '../ratelimit/store.js';
 import type { Caller } from '../auth/identity.js';
 import type { PrismaClient } from '../db/prisma.js';
+import type { Prisma } from '../generated/prisma/client.js';
 import type { ListedCondition } from '../db/catalog-changes.js';
 
 /**
@@ -45,6 +46,10 @@ export interface Context extends RequestState {
   loaders: Map<string, DataLoader<unknown, unknown>>;
   /** Product-list totals, kept and carried across catalogue changes (src/modules/products/list-totals.ts). */
   totals: TotalsOfRequest;
+  /** What a change tells webhook subscribers, in the change's own transaction (src/modules/webhooks/outbox.ts). */
+  events: EventsOfChange;
+  /** Where webhooks may be sent (config WEBHOOK_ALLOW_PRIVATE, and https in production). */
+  webhookPolicy: WebhookPolicy;
   /**
    * Counts one call of the resolving field against a per-field limit for this caller (the
    * account for a key, else the client) and throws RATE_LIMIT_EXCEEDED when over.
@@ -66,8 +71,41 @@ export interface TotalsOfRequest {
   products(conditions: ListedCondition[]): Promise<number>;
 }
 
+export interface WebhookPolicy {
+  allowPrivate: boolean;
+  requireHttps: boolean;
+}
+
+/** A status change as its event tells it. */
+export interface StatusChange {
+  from: string;
+  to: string;
+  actor: 'buyer' | 'supplier';
+}
+
+/** A product's stock as one change left it, for the low-stock rule. */
+export interface StockChange {
+  productId: string;
+  before: number;
+  after: number;
+  lowStockThreshold: number;
+  trackInventory: boolean;
+}
+
+/**
+ * The events of a change, written with `tx` (the change's transaction) so that an event exists
+ * exactly when its change does: the transactional outbox, delivered by src/modules/webhooks/worker.ts.
+ */
+export interface EventsOfChange {
+  orderCreated(tx: Prisma.TransactionClient, orderId: string): Promise<void>;
+  orderStatusChanged(tx: Prisma.TransactionClient, orderId: string, change: StatusChange): Promise<void>;
+  stockChanged(tx: Prisma.TransactionClient, supplierId: string, changes: readonly StockChange[]): Promise<void>;
+}
+
 export interface ContextDeps {
   prisma: PrismaClient;
+  events: EventsOfChange;
+  webhookPolicy: WebhookPolicy;
   fieldLimiter: FieldRateLimiter;
   fieldLimits: FieldLimits;
   listTotals: { forRequest(): TotalsOfRequest };
@@ -83,7 +121,7 @@ const fieldLimitPer = (caller: Caller) => (caller.kind === 'key' ? 'account (all
  * come through it, once per request, after the gate (src/http/gate.ts) has set the caller.
  * `anonymous` names the client of a request the gate did not see (none does today).
  */
-export function createContextFactory({ prisma, fieldLimiter, fieldLimits, listTotals }: ContextDeps) {
+export function createContextFactory({ prisma, events, webhookPolicy, fieldLimiter, fieldLimits, listTotals }: ContextDeps) {
   return (state: RequestState & { request: Request }, anonymous: () => Caller): Context => {
     const caller = state.caller ?? anonymous();
     return {
@@ -93,6 +131,8 @@ export function createContextFactory({ prisma, fieldLimiter, fieldLimits, listTo
       caller,
       loaders: new Map(),
       totals: listTotals.forRequest(),
+      events,
+      webhookPolicy,
       limitField: ({ parent, args, info }, name) =>
         fieldLimiter.check({ identity: fieldLimitIdentity(caller), per: fieldLimitPer(caller), ...fieldLimits[name], parent, args: { ...args }, info }),
     };

@@ -3,7 +3,13 @@ import type { poolStats } from '../db/prisma.js';
 import type { RateLimitStore } from '../ratelimit/store.js';
 
 /** The Prometheus registry served at /metrics; one per app, so tests and instances never mix. */
-export function createMetrics(store: RateLimitStore, pool: () => ReturnType<typeof poolStats>) {
+/** What the webhook outbox holds now: deliveries not yet made, and how long the oldest has waited. */
+export interface OutboxBacklog {
+  pending: number;
+  oldestSeconds: number;
+}
+
+export function createMetrics(store: RateLimitStore, pool: () => ReturnType<typeof poolStats>, outbox: () => Promise<OutboxBacklog>) {
   const registry = new Registry();
   const httpRequests = new Counter({
     name: 'http_requests_total',
@@ -62,7 +68,38 @@ export function createMetrics(store: RateLimitStore, pool: () => ReturnType<type
       this.set({ state: 'max' }, stats.max);
     },
   });
-  return { registry, rateLimitRejections, httpRequests, httpDuration };
+  const webhookAttempts = new Counter({
+    name: 'webhook_delivery_attempts_total',
+    help: 'Webhook delivery attempts made by this instance, by outcome (success, http_error, timeout, connection_error, refused_target)',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+  });
+  const webhookDeliveries = new Counter({
+    name: 'webhook_deliveries_total',
+    help: 'Webhook deliveries this instance finished, by outcome: delivered, or failed after the whole retry schedule',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+  });
+  // Read from the database at each scrape: the backlog is every instance's, not this one's.
+  new Gauge({
+    name: 'webhook_outbox_backlog',
+    help: 'Webhook deliveries not yet made (due or waiting for a retry), all instances',
+    registers: [registry],
+    async collect() {
+      const now = await outbox().catch(() => null);
+      if (now) this.set(now.pending);
+    },
+  });
+  new Gauge({
+    name: 'webhook_outbox_oldest_seconds',
+    help: 'How long the oldest webhook delivery not yet made has waited, in seconds',
+    registers: [registry],
+    async collect() {
+      const now = await outbox().catch(() => null);
+      if (now) this.set(now.oldestSeconds);
+    },
+  });
+  return { registry, rateLimitRejections, httpRequests, httpDuration, webhookAttempts, webhookDeliveries };
 }
 
 export type Metrics = ReturnType<typeof createMetrics>;

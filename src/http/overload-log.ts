@@ -1,5 +1,5 @@
-import { GraphQLError } from 'graphql';
 import type { Logger } from '../runtime/logger.js';
+import { causeOf } from '../shared/errors.js';
 
 // The database being down or saturated is expected from time to time and answered 503 with
 // Retry-After. Logging each such answer as an error with a stack buried the logs (thousands of
@@ -24,23 +24,6 @@ export interface OverloadLog {
 const QUIET_MS = 2_000;
 const SUMMARY_EVERY_MS = 30_000;
 
-/**
- * The cause in a line: the code and the last line of the first driver or Prisma error in the
- * chain (Prisma's message begins with the invocation and its source location; GraphQL's wrappers
- * may quote the caller's input, so they are skipped).
- */
-export function causeOf(error: unknown): string {
-  const queue: unknown[] = [error];
-  for (let seen = 0; queue.length && seen < 10; seen++) {
-    const current = queue.shift();
-    if (typeof current !== 'object' || current === null) continue;
-    const { message, code, originalError, cause, meta } = current as Record<string, unknown>;
-    const line = typeof message === 'string' ? (message.split('\n').filter((l) => l.trim()).pop() ?? '').trim() : '';
-    if (line && !(current instanceof GraphQLError)) return `${typeof code === 'string' ? `${code}: ` : ''}${line}`.slice(0, 200);
-    queue.push(originalError, cause, (meta as Record<string, unknown> | undefined)?.driverAdapterError);
-  }
-  return 'unknown cause';
-}
 
 export function createOverloadLog(logger: Logger, { quietMs = QUIET_MS, summaryEveryMs = SUMMARY_EVERY_MS }: OverloadLogOptions = {}): OverloadLog {
   let burst: { startedAt: number; lastAt: number; summarisedAt: number; total: number; sinceSummary: number; causes: Map<string, number> } | undefined;

@@ -8,6 +8,7 @@ import './reviews/reviews.schema.js';
 import './orders/orders.schema.js';
 import './me/me.schema.js';
 import './inventory/inventory.schema.js';
+import './webhooks/webhooks.schema.js';
 
 builder.queryType({});
 builder.mutationType({});

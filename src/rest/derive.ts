@@ -161,14 +161,18 @@ function withoutPathArguments(rule: z.ZodObject, selection: FieldNode, path: str
   return Object.keys(fromPath).length ? rule.omit(fromPath) : rule;
 }
 
-/** The body is the field's arguments that the path does not give, each passed as the variable of its name. */
-function argumentsBody(rule: z.ZodObject, selection: FieldNode, path: string, where: string): RestBody {
+/**
+ * The body is the field's arguments that the path does not give, each passed as the variable of its
+ * name; none left (DELETE /api/webhooks/:id): the route takes no body.
+ */
+function argumentsBody(rule: z.ZodObject, selection: FieldNode, path: string, where: string): RestBody | undefined {
   const fromPath = pathArguments(selection, path);
   for (const argument of selection.arguments ?? []) {
     const passedByName = argument.value.kind === Kind.VARIABLE && argument.value.name.value === argument.name.value;
     if (!fromPath[argument.name.value] && !passedByName) throw new Error(`${where}: ${argument.name.value} must be passed as $${argument.name.value}`);
   }
   const schema = rule.omit(fromPath);
+  if (!Object.keys(schema.shape).length) return undefined;
   return {
     schema,
     optional: schema.safeParse({}).success,

@@ -51,6 +51,10 @@ const PRICE_FIELDS = 'id sku price compareAtPrice vatRate updatedAt';
 
 const META = 'meta { page limit total totalPages }';
 
+const WEBHOOK_FIELDS = 'id url events description status disabledAt failingSince createdAt';
+const DELIVERY_FIELDS =
+  'id event { id type createdAt } status attempts lastStatus lastError nextRetryAt deliveredAt createdAt attemptLog { number startedAt finishedAt outcome statusCode error responseBody durationMs }';
+
 /** When a status change (a cancellation included) answers 409. */
 const STATUS_CONFLICT =
   'The order’s status does not allow it (details: status, requested, allowed), or the Idempotency-Key was used with another body or is still being processed';
@@ -66,7 +70,7 @@ export type RestShape = { kind: 'list' | 'one'; field: string; notFound?: string
 /** A shape chosen by the parameters; `variants` lists every shape it can choose, for the OpenAPI document. */
 export type RestShapeChoice = ((query: Record<string, unknown>) => RestShape) & { variants: readonly RestShape[] };
 
-export type RestMethod = 'GET' | 'POST' | 'PATCH';
+export type RestMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 
 /** What the OpenAPI document (src/openapi/) says of a route beyond its schemas and its operation. */
 export interface RestDocs {
@@ -356,6 +360,73 @@ export const restRoutes: RestRoute[] = [
       summary: 'Change the price of one of the caller’s supplier’s products',
       description:
         'For a key whose account acts for the product’s supplier. Only the fields sent change; `compareAtPrice: null` removes the reference price, which must otherwise stay above the price. Product lists, totals and searches see the new price from the next request on. A product of another supplier is not found.',
+    },
+  },
+  {
+    method: 'POST',
+    path: '/api/webhooks',
+    document: `mutation RestCreateWebhook($input: WebhookEndpointInput!) { createWebhookEndpoint(input: $input) { ${WEBHOOK_FIELDS} secret } }`,
+    shape: { kind: 'one', field: 'createWebhookEndpoint' },
+    status: 201,
+    docs: {
+      tag: 'Webhooks',
+      summary: 'Register a webhook endpoint',
+      description:
+        'Events of the chosen types are POSTed to `url`, signed per Standard Webhooks with the `secret` this answer holds: it is shown this once. The URL must be https in production and must not resolve to a private, loopback or link-local address. `stock.low` needs an account acting for a supplier and a key with read:stock.',
+      conflict: 'The account already has the most endpoints it may have (details: limit)',
+    },
+  },
+  {
+    method: 'GET',
+    path: '/api/webhooks',
+    document: `query RestWebhooks { webhookEndpoints { items { ${WEBHOOK_FIELDS} } } }`,
+    shape: { kind: 'list', field: 'webhookEndpoints' },
+    docs: { tag: 'Webhooks', summary: 'The account’s webhook endpoints', description: 'Oldest first, never paginated; secrets are never shown again.' },
+  },
+  {
+    method: 'GET',
+    path: '/api/webhooks/:id',
+    document: `query RestWebhook($id: ID!) { webhookEndpoint(id: $id) { ${WEBHOOK_FIELDS} } }`,
+    shape: { kind: 'one', field: 'webhookEndpoint', notFound: 'Webhook endpoint' },
+    docs: { tag: 'Webhooks', summary: 'One of the account’s webhook endpoints', description: '`status` is DISABLED once it failed for a whole retry schedule (3 days by default).' },
+  },
+  {
+    method: 'DELETE',
+    path: '/api/webhooks/:id',
+    document: `mutation RestDeleteWebhook($id: ID!) { deleteWebhookEndpoint(id: $id) { ${WEBHOOK_FIELDS} } }`,
+    shape: { kind: 'one', field: 'deleteWebhookEndpoint', notFound: 'Webhook endpoint' },
+    docs: { tag: 'Webhooks', summary: 'Delete a webhook endpoint', description: 'Its pending deliveries are dropped with it; the answer is the endpoint as it was.' },
+  },
+  {
+    method: 'POST',
+    path: '/api/webhooks/:id/test',
+    document: `mutation RestTestWebhook($id: ID!) { testWebhookEndpoint(id: $id) { ${DELIVERY_FIELDS} } }`,
+    shape: { kind: 'one', field: 'testWebhookEndpoint', notFound: 'Webhook endpoint' },
+    status: 202,
+    docs: {
+      tag: 'Webhooks',
+      summary: 'Send a webhook.test event to an endpoint',
+      description: 'Queued like any event (a disabled endpoint is sent it too); the answer is its delivery, to follow in the delivery log.',
+    },
+  },
+  {
+    method: 'POST',
+    path: '/api/webhooks/:id/enable',
+    document: `mutation RestEnableWebhook($id: ID!) { enableWebhookEndpoint(id: $id) { ${WEBHOOK_FIELDS} } }`,
+    shape: { kind: 'one', field: 'enableWebhookEndpoint', notFound: 'Webhook endpoint' },
+    docs: { tag: 'Webhooks', summary: 'Enable a disabled webhook endpoint', description: 'New events are sent to it again; deliveries that failed while it was disabled stay failed.' },
+  },
+  {
+    method: 'GET',
+    path: '/api/webhooks/:id/deliveries',
+    document: `query RestWebhookDeliveries($id: ID!, $page: Int, $limit: Int, $status: WebhookDeliveryStatus) {
+      webhookDeliveries(id: $id, page: $page, limit: $limit, status: $status) { items { ${DELIVERY_FIELDS} } ${META} }
+    }`,
+    shape: { kind: 'list', field: 'webhookDeliveries', notFound: 'Webhook endpoint' },
+    docs: {
+      tag: 'Webhooks',
+      summary: 'The delivery log of a webhook endpoint',
+      description: 'Newest first: each event sent to it, its status, attempts (every one in `attemptLog`, with at most 1 KB of each answer), last HTTP status and when the next retry is due.',
     },
   },
 ];

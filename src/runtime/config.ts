@@ -8,6 +8,9 @@ import { createClientIpResolver } from '../shared/client-ip.js';
 /** A yes/no variable: true, false, 1 or 0. */
 const flag = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 
+/** Seconds between webhook attempts: from 10 s up to a day, 3 days in all, then the delivery has failed. */
+const DEFAULT_RETRY_SCHEDULE = [10, 60, 300, 1800, 3600, 7200, 14_400, 28_800, 43_200, 72_000, 86_400];
+
 const envSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   PORT: z.coerce.number().int().min(0).max(65535).default(4000),
@@ -68,6 +71,28 @@ const envSchema = z.object({
   GRAPHQL_BATCH_LIMIT: z.coerce.number().int().min(0).max(100).default(0),
   /** Schema introspection (and so GraphiQL's docs and autocompletion); unset: on, production included (the schema is public). */
   GRAPHQL_INTROSPECTION: flag.optional(),
+  /**
+   * Seconds to wait before each retry of a failed webhook delivery, comma-separated; after the
+   * last one fails the delivery has failed, and an endpoint that failed throughout is disabled.
+   * The default spreads 11 retries over 3 days.
+   */
+  WEBHOOK_RETRY_SCHEDULE: z
+    .string()
+    .default(DEFAULT_RETRY_SCHEDULE.join(','))
+    .transform((text, ctx) => {
+      const delays = text.split(',').map((part) => Number(part.trim()));
+      if (delays.length > 50 || delays.some((d) => !Number.isFinite(d) || d < 0 || d > 7 * 86_400) || text.trim() === '') {
+        ctx.addIssue({ code: 'custom', message: 'must be up to 50 comma-separated numbers of seconds, each 0–604800' });
+        return z.NEVER;
+      }
+      return delays;
+    }),
+  /** Webhook targets on loopback, private and link-local addresses: for development and tests only. */
+  WEBHOOK_ALLOW_PRIVATE: flag.default(false),
+  /** This instance delivers webhooks (every instance may); false: it only writes events for others to deliver. */
+  WEBHOOK_WORKER: flag.default(true),
+  /** How long a receiver has to answer one webhook delivery. */
+  WEBHOOK_TIMEOUT_SECONDS: z.coerce.number().min(0.1).max(60).default(10),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 

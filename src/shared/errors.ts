@@ -113,3 +113,21 @@ export function contractError(error: GraphQLError): AppError {
   const known = isContractCode(code) ? code : 'VALIDATION_ERROR';
   return new AppError(known, error.message, details && typeof details === 'object' ? (details as ErrorDetails) : undefined);
 }
+
+/**
+ * The cause in a line: the code and the last line of the first driver or Prisma error in the
+ * chain (Prisma's message begins with the invocation and its source location; GraphQL's wrappers
+ * may quote the caller's input, so they are skipped).
+ */
+export function causeOf(error: unknown): string {
+  const queue: unknown[] = [error];
+  for (let seen = 0; queue.length && seen < 10; seen++) {
+    const current = queue.shift();
+    if (typeof current !== 'object' || current === null) continue;
+    const { message, code, originalError, cause, meta } = current as Record<string, unknown>;
+    const line = typeof message === 'string' ? (message.split('\n').filter((l) => l.trim()).pop() ?? '').trim() : '';
+    if (line && !(current instanceof GraphQLError)) return `${typeof code === 'string' ? `${code}: ` : ''}${line}`.slice(0, 200);
+    queue.push(originalError, cause, (meta as Record<string, unknown> | undefined)?.driverAdapterError);
+  }
+  return 'unknown cause';
+}

@@ -127,17 +127,24 @@ export const priceUpdateInput = z
 /** updatePrice's rule for its `input` argument, which is also the REST body. */
 export const priceUpdateRule = { schema: priceUpdateInput, argument: 'input', message: 'Invalid price update', unknownKey: 'is not a recognised field', nullIsValue: true } as const;
 
-const isNotFound = (error: unknown) => error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2025';
 
-/** Sets a product's stock fields, for a member of its supplier; null when the supplier has no such product. */
+/**
+ * Sets a product's stock fields, for a member of its supplier; null when the supplier has no such
+ * product. The row is read under a lock, so the low-stock event compares the stock this change
+ * found with the one it left.
+ */
 export async function updateStock(ctx: Context, productId: string, input: z.output<typeof stockUpdateInput>): Promise<StockRecord | null> {
   const supplierId = await requireMembership(ctx);
-  try {
-    return await ctx.prisma.product.update({ where: { id: productId, supplierId }, data: input, select: stockFields });
-  } catch (error) {
-    if (isNotFound(error)) return null;
-    throw error;
-  }
+  return ctx.prisma.$transaction(async (tx) => {
+    const [before] = await tx.$queryRaw<{ stock: number }[]>`
+      SELECT stock FROM "Product" WHERE id = ${productId} AND "supplierId" = ${supplierId} FOR UPDATE`;
+    if (!before) return null;
+    const record = await tx.product.update({ where: { id: productId }, data: input, select: stockFields });
+    await ctx.events.stockChanged(tx, supplierId, [
+      { productId, before: before.stock, after: record.stock, lowStockThreshold: record.lowStockThreshold, trackInventory: record.trackInventory },
+    ]);
+    return record;
+  });
 }
 
 /**

@@ -126,6 +126,7 @@ async function moveOrder(ctx: Context, id: string, move: Move, claimId: string |
         select: { id: true },
       });
       if (move.to === CANCELLED) await giveBackStock(tx, id);
+      await ctx.events.orderStatusChanged(tx, id, { from: order.status, to: move.to, actor: move.actor });
       if (claimId) await completeClaim(tx, claimId, id, 200);
       return id;
     },

@@ -2,7 +2,7 @@ import { randomInt } from 'node:crypto';
 import { z } from 'zod';
 import type { Scope } from '../../auth/scopes.js';
 import { keyCaller, type KeyCaller } from '../../auth/identity.js';
-import type { Context } from '../../graphql/context.js';
+import type { Context, EventsOfChange, StockChange } from '../../graphql/context.js';
 import { AppError, validationError, type ErrorDetails } from '../../shared/errors.js';
 import { Prisma } from '../../generated/prisma/client.js';
 import { MONEY_MAX, toColumn } from '../../shared/money.js';
@@ -187,7 +187,7 @@ export async function createOrder<Q extends object>(ctx: Context, input: CreateO
 async function placeOrder(ctx: Context, caller: KeyCaller, input: CreateOrderInput, claimId: string | null): Promise<string> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await ctx.prisma.$transaction((tx) => orderTransaction(tx, caller, input, claimId), {
+      return await ctx.prisma.$transaction((tx) => orderTransaction(tx, ctx.events, caller, input, claimId), {
         // Many orders may queue for the pool and for a popular product's row lock.
         maxWait: 10_000,
         timeout: 15_000,
@@ -213,7 +213,7 @@ const productFields = {
   trackInventory: true,
 } satisfies Prisma.ProductSelect;
 
-async function orderTransaction(tx: Prisma.TransactionClient, caller: KeyCaller, input: CreateOrderInput, claimId: string | null): Promise<string> {
+async function orderTransaction(tx: Prisma.TransactionClient, events: EventsOfChange, caller: KeyCaller, input: CreateOrderInput, claimId: string | null): Promise<string> {
   const now = new Date();
   const productIds = input.items.map((i) => i.productId);
   const [supplier, products, address, coupon] = await Promise.all([
@@ -254,7 +254,7 @@ async function orderTransaction(tx: Prisma.TransactionClient, caller: KeyCaller,
   if (priced.total.greaterThan(MONEY_MAX)) details.items = 'make the order total exceed 9999999999.99 RON';
   if (Object.keys(details).length) throw validationError(details, 'Invalid order');
 
-  await takeStock(
+  const stockChanges = await takeStock(
     tx,
     lines.flatMap((l, index) => (l.product.trackInventory ? [{ productId: l.product.id, quantity: l.quantity, index }] : [])),
   );
@@ -291,6 +291,8 @@ async function orderTransaction(tx: Prisma.TransactionClient, caller: KeyCaller,
     },
     select: { id: true },
   });
+  await events.orderCreated(tx, order.id);
+  await events.stockChanged(tx, input.supplierId, stockChanges);
   if (claimId) await completeClaim(tx, claimId, order.id, 201);
   return order.id;
 }
@@ -323,17 +325,22 @@ export function couponProblem(
  * through here, in id order, so two of them sharing products cannot deadlock.
  */
 export const lockProducts = (tx: Prisma.TransactionClient, ids: readonly string[]) =>
-  tx.$queryRawUnsafe<{ id: string; stock: number }[]>(`SELECT id, stock FROM "Product" WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE`, ids);
+  tx.$queryRawUnsafe<{ id: string; stock: number; lowStockThreshold: number; trackInventory: boolean }[]>(
+    `SELECT id, stock, "lowStockThreshold", "trackInventory" FROM "Product" WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE`,
+    ids,
+  );
 
 /**
  * Takes the units off the shelf in the order's transaction. Rows are locked in id order (so two
  * orders sharing products cannot deadlock) and read under the lock, so `available` is the truth
  * and no concurrent order can sell the same units: not enough → 409 naming every short item.
+ * Answers each product's stock before and after, for the low-stock event.
  */
-async function takeStock(tx: Prisma.TransactionClient, wanted: { productId: string; quantity: number; index: number }[]) {
-  if (wanted.length === 0) return;
+async function takeStock(tx: Prisma.TransactionClient, wanted: { productId: string; quantity: number; index: number }[]): Promise<StockChange[]> {
+  if (wanted.length === 0) return [];
   const ids = wanted.map((w) => w.productId);
-  const stock = new Map((await lockProducts(tx, ids)).map((r) => [r.id, r.stock]));
+  const locked = new Map((await lockProducts(tx, ids)).map((r) => [r.id, r]));
+  const stock = new Map([...locked.values()].map((r) => [r.id, r.stock]));
   const short: ErrorDetails = {};
   for (const w of wanted) {
     const available = Math.max(0, stock.get(w.productId) ?? 0);
@@ -349,4 +356,8 @@ async function takeStock(tx: Prisma.TransactionClient, wanted: { productId: stri
   );
   // The rows are locked, so this cannot happen; if it ever did, selling anyway would oversell.
   if (updated !== wanted.length) throw new Error('Stock changed under a row lock');
+  return wanted.map((w) => {
+    const row = locked.get(w.productId)!;
+    return { productId: w.productId, before: row.stock, after: row.stock - w.quantity, lowStockThreshold: row.lowStockThreshold, trackInventory: row.trackInventory };
+  });
 }
