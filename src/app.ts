@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createKeyCache } from './auth/key-cache.js';
 import { authenticateKey, type CheckedKey } from './auth/keys.js';
 import { createLastUsedRecorder } from './auth/last-used.js';
-import { DB_TIMEOUTS, poolStats, type PrismaClient } from './db/prisma.js';
+import { createPrisma, DB_TIMEOUTS, poolStats, type PrismaClient } from './db/prisma.js';
 import { createContextFactory, type Context, type RequestState } from './graphql/context.js';
 import { createGate } from './http/gate.js';
 import { renderLocalGraphiQL, serveGraphiQLAsset } from './http/graphiql.js';
@@ -66,6 +66,9 @@ export interface AppDeps {
 }
 
 export type App = YogaServerInstance<ServerContext, Context>;
+
+/** Connections of the webhook worker's pool: a claim, and the outcomes of attempts being recorded. */
+const WEBHOOK_POOL_MAX = 3;
 
 /**
  * Builds the whole HTTP surface: /graphql (with GraphiQL) and the REST adapter under /api, both
@@ -149,8 +152,10 @@ export async function createApp({ prisma, databaseUrl, logger, config, now, ...g
     now,
   });
 
-  const webhooks = config.WEBHOOK_WORKER && startWebhookWorker({
-    prisma,
+  // The worker has a small pool of its own: deliveries never wait for, nor hold, a request's connection.
+  const webhookPrisma = config.WEBHOOK_WORKER ? createPrisma({ url: databaseUrl, poolMax: WEBHOOK_POOL_MAX }) : undefined;
+  const webhooks = webhookPrisma && startWebhookWorker({
+    prisma: webhookPrisma,
     databaseUrl,
     logger,
     metrics: { attempt: (outcome) => metrics.webhookAttempts.inc({ outcome }), finished: (outcome) => metrics.webhookDeliveries.inc({ outcome }) },
@@ -209,6 +214,7 @@ export async function createApp({ prisma, databaseUrl, logger, config, now, ...g
         async onDispose() {
           overload.close();
           if (webhooks) await webhooks.stop();
+          await webhookPrisma?.$disconnect();
           await keyCache.close();
           await lastUsed.stop();
           if (!given.usage) await usage.stop();

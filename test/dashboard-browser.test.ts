@@ -5,7 +5,9 @@ import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from './helpers/app.js';
+import { Webhook } from 'standardwebhooks';
 import { accountIdOf, insertOrder } from './helpers/dashboard.js';
+import { startReceiver } from './helpers/receiver.js';
 
 // The whole journey of a developer with only a browser, in Debian's Chromium: from the landing page
 // to a working key and back to a revoked one. axe-core checks every page on the way (no serious or
@@ -34,7 +36,7 @@ describe.skipIf(!existsSync(CHROMIUM))('the developer dashboard in a browser (De
   const checked: string[] = [];
 
   beforeAll(async () => {
-    app = await startTestApp();
+    app = await startTestApp({ env: { WEBHOOK_ALLOW_PRIVATE: 'true' } });
     browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS, timeout: 60_000 });
     // The pages' CSP allows scripts of their own origin only: axe is injected past it.
     context = await browser.newContext({ bypassCSP: true, viewport: { width: 1280, height: 900 } });
@@ -201,6 +203,36 @@ describe.skipIf(!existsSync(CHROMIUM))('the developer dashboard in a browser (De
     await page.getByRole('link', { name: 'Account' }).click();
     await audit(page, 'account');
 
+    // Webhooks: an endpoint added (its secret shown once), sent a test event by a real receiver's
+    // address, and its delivery log showing the delivery made
+    const receiver = await startReceiver();
+    try {
+      await page.getByRole('link', { name: 'Webhooks' }).click();
+      await page.getByRole('heading', { name: 'Add an endpoint' }).waitFor();
+      await audit(page, 'webhooks');
+      await page.getByLabel('Endpoint URL').fill(receiver.url);
+      await page.getByRole('checkbox', { name: /order\.created/ }).check();
+      await page.getByRole('checkbox', { name: /stock\.low/ }).check();
+      await page.getByRole('button', { name: 'Add endpoint' }).click();
+      const secret = await page.locator('#new-secret').inputValue();
+      expect(secret).toMatch(/^whsec_/);
+      await audit(page, 'new-webhook');
+      await page.getByRole('link', { name: 'See this endpoint and send it a test event' }).click();
+      await page.getByRole('button', { name: 'Send test event' }).click();
+      await page.getByText('A test event is on its way').waitFor();
+      const [received] = await receiver.waitFor((r) => r.json?.type === 'webhook.test');
+      expect(new Webhook(secret).verify(received!.body, received!.headers as Record<string, string>)).toMatchObject({ type: 'webhook.test' });
+      for (let i = 0; i < 50 && !/Delivered/.test(await page.getByRole('table', { name: 'Deliveries' }).innerText()); i++) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        await page.reload();
+      }
+      expect(await page.getByRole('table', { name: 'Deliveries' }).innerText()).toMatch(/webhook\.test[\s\S]*Delivered/);
+      expect(await page.locator('main').innerText()).not.toContain(secret);
+      await audit(page, 'webhook');
+    } finally {
+      await receiver.close();
+    }
+
     // Sign out; a wrong password is refused; repeated guesses are throttled
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByText('You are signed out.').waitFor();
@@ -221,6 +253,6 @@ describe.skipIf(!existsSync(CHROMIUM))('the developer dashboard in a browser (De
 
     expect(problems).toEqual([]);
     expect(offsite).toEqual([]);
-    expect(checked).toHaveLength(18);
+    expect(checked).toHaveLength(21);
   }, 180_000);
 });

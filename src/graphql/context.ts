@@ -71,8 +71,11 @@ export interface TotalsOfRequest {
   products(conditions: ListedCondition[]): Promise<number>;
 }
 
+/** Where webhooks may be sent (src/modules/webhooks/targets.ts applies it). */
 export interface WebhookPolicy {
+  /** WEBHOOK_ALLOW_PRIVATE=true: loopback, private and link-local targets allowed (development, tests). */
   allowPrivate: boolean;
+  /** NODE_ENV=production: https URLs only. */
   requireHttps: boolean;
 }
 

@@ -89,4 +89,4 @@ export function createOutbox(represent: Represent): EventsOfChange {
 export const isLowStockFall = (c: StockChange) => c.trackInventory && c.before > c.lowStockThreshold && c.after <= c.lowStockThreshold;
 
 /** The data of a test event. */
-export const testEventData = (endpointId: string) => ({ endpointId, message: `A test event (${TEST_EVENT}) sent from the dashboard or POST /api/webhooks/{id}/test` });
+export const testEventData = (endpointId: string) => ({ endpointId, message: `A ${TEST_EVENT} event, sent on request: deliveries reach this endpoint.` });

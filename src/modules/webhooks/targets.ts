@@ -1,14 +1,10 @@
 import dns from 'node:dns';
 import net from 'node:net';
 import ipaddr from 'ipaddr.js';
+import type { WebhookPolicy } from '../../graphql/context.js';
 
-/** Which webhook targets are acceptable (SSRF rules). */
-export interface TargetPolicy {
-  /** WEBHOOK_ALLOW_PRIVATE=true: loopback/private/link-local targets allowed (development, tests). */
-  allowPrivate: boolean;
-  /** NODE_ENV=production: only https URLs. */
-  requireHttps: boolean;
-}
+/** Which webhook targets are acceptable (SSRF rules): the policy the app builds from its config. */
+export type TargetPolicy = WebhookPolicy;
 
 export const MAX_URL_LENGTH = 2000;
 const RESOLVE_TIMEOUT_MS = 5000;

@@ -145,7 +145,8 @@ export function startWebhookWorker(options: WebhookWorkerOptions): WebhookWorker
     const ok = result.outcome === 'success';
     const delay = ok ? null : retryDelayMs(retrySchedule, d.attempts);
     return prisma.$transaction(async (tx) => {
-      await tx.webhookAttempt.update({
+      // updateMany: the endpoint (and with it this attempt) may have been deleted meanwhile.
+      await tx.webhookAttempt.updateMany({
         where: { id: d.attemptId },
         data: {
           finishedAt: new Date(),
