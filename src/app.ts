@@ -162,7 +162,10 @@ export async function createApp({ prisma, databaseUrl, logger, config, now, ...g
     retrySchedule: config.WEBHOOK_RETRY_SCHEDULE,
     timeoutMs: config.WEBHOOK_TIMEOUT_SECONDS * 1000,
     policy: webhookPolicy,
+    connectMs: DB_TIMEOUTS.connectMs,
   });
+  // As with the key cache: events committed from the first request on wake the worker at once.
+  await webhooks?.ready;
 
   const rest = createRestRouter({ schema, routes: restRoutes, maskError });
   const health = createHealthHandler({ prisma, databaseUrl, logger });

@@ -330,6 +330,17 @@ describe('delivering events', () => {
     expect(target.received).toHaveLength(0);
   });
 
+  it('deletes an endpoint while its failing deliveries are being retried, every time', async () => {
+    for (let round = 0; round < 8; round++) {
+      const hook = await register(buyer, `http://127.0.0.1:${await freePort()}/hooks`, ['order.created']);
+      await Promise.all(Array.from({ length: 4 }, () => send('POST', `/api/webhooks/${hook.id}/test`, buyer)));
+      await new Promise((resolve) => setTimeout(resolve, 150 + 40 * round));
+      const deleted = await send('DELETE', `/api/webhooks/${hook.id}`, buyer);
+      expect([deleted.status, deleted.body.error]).toEqual([200, undefined]);
+    }
+    expect((await app.sql.query(`SELECT count(*)::int AS n FROM "WebhookDelivery"`)).rows[0].n).toBe(0);
+  });
+
   it('sends a test event on request, to that endpoint only', async () => {
     const r = await receiver();
     const other = await receiver();
@@ -392,9 +403,10 @@ describe('delivering events', () => {
 
   it('counts deliveries by outcome and the backlog on /metrics', async () => {
     const r = await receiver();
+    r.answer = (_req, n) => (n === 1 ? { status: 500 } : { status: 204 });
     await register(buyer, r.url, ['order.created']);
     await placeOrder();
-    await r.waitFor(() => true);
+    await r.waitFor(() => true, 2);
     await eventually('recorded', async () => (await app.get('/metrics')).body as string, (m) => /webhook_deliveries_total\{outcome="delivered"\} [1-9]/.test(m));
     const metrics = (await app.get('/metrics')).body as string;
     expect(metrics).toMatch(/webhook_delivery_attempts_total\{outcome="success"\} [1-9]/);

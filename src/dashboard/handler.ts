@@ -5,7 +5,7 @@ import { createSession, csrfMatches, csrfTokenFor, deleteEndedSessions, endSessi
 import type { PrismaClient } from '../db/prisma.js';
 import type { WebhookPolicy } from '../graphql/context.js';
 import type { Prisma } from '../generated/prisma/client.js';
-import { MAX_ENDPOINTS, WEBHOOK_EVENTS, type WebhookEventName } from '../modules/webhooks/events.js';
+import { MAX_ENDPOINTS } from '../modules/webhooks/events.js';
 import {
   countDeliveries,
   createEndpoint,
@@ -367,12 +367,8 @@ export function createDashboard(deps: DashboardDeps) {
     const parsed = endpointInput.safeParse({ url: values.url, events: values.events, ...(values.description.trim() ? { description: values.description } : {}) });
     const errors: Record<string, string> = {};
     if (!parsed.success) for (const issue of parsed.error.issues) errors[String(issue.path[0] ?? 'url')] ??= issue.message;
-    // The service would refuse these too; the dashboard says why in its own words, with the other problems.
-    const membersOnly = values.events.filter((e): e is WebhookEventName => Object.hasOwn(WEBHOOK_EVENTS, e) && WEBHOOK_EVENTS[e as WebhookEventName].membersOnly);
-    if (membersOnly.length && !v.member && !errors.events) {
-      errors.events = `The event ${membersOnly.join(', ')} is sent only to accounts that act for a supplier, and yours does not.`;
-    }
-    if (!parsed.success || Object.keys(errors).length) return showWebhooks(v, 400, { values, errors });
+    // Who may hear what (stock.low: members only) is the service's rule: its refusal comes back below.
+    if (!parsed.success) return showWebhooks(v, 400, { values, errors });
     try {
       const endpoint = await createEndpoint(prisma, { accountId: signedInAs(v).accountId, scopes: null, member: v.member !== null }, parsed.data, deps.webhookPolicy);
       // The secret is in this page only: never in a URL, never cached, never shown again.

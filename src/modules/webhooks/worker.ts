@@ -42,6 +42,8 @@ export interface WebhookWorkerOptions {
   retrySchedule: readonly number[];
   timeoutMs: number;
   policy: WebhookPolicy;
+  /** How long opening the listening connection may take (a database that accepts and never answers). */
+  connectMs: number;
 }
 
 interface Claimed {
@@ -59,6 +61,8 @@ interface Claimed {
 }
 
 export interface WebhookWorker {
+  /** Settles once the worker first tried to listen for new events (never rejects): until then it only polls. */
+  readonly ready: Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -86,7 +90,7 @@ export function startWebhookWorker(options: WebhookWorkerOptions): WebhookWorker
   let wake: (() => void) | undefined;
   const nudge = () => wake?.();
 
-  const listener = listen(options.databaseUrl, nudge, logger, () => stopped);
+  const listener = listen(options.databaseUrl, options.connectMs, nudge, logger, () => stopped);
 
   /** Claims up to `n` due deliveries, each with its attempt row, in one statement. */
   async function claim(n: number): Promise<Claimed[]> {
@@ -145,6 +149,9 @@ export function startWebhookWorker(options: WebhookWorkerOptions): WebhookWorker
     const ok = result.outcome === 'success';
     const delay = ok ? null : retryDelayMs(retrySchedule, d.attempts);
     return prisma.$transaction(async (tx) => {
+      // The endpoint's row first, as deleting it locks it first and then its deliveries and their
+      // attempts: the same order, so a delete racing this record waits instead of deadlocking.
+      await tx.$executeRaw`SELECT 1 FROM "WebhookEndpoint" WHERE id = ${d.endpointId} FOR NO KEY UPDATE`;
       // updateMany: the endpoint (and with it this attempt) may have been deleted meanwhile.
       await tx.webhookAttempt.updateMany({
         where: { id: d.attemptId },
@@ -256,6 +263,7 @@ export function startWebhookWorker(options: WebhookWorkerOptions): WebhookWorker
 
   const running = loop();
   return {
+    ready: listener.ready,
     async stop() {
       stopped = true;
       nudge();
@@ -268,13 +276,13 @@ export function startWebhookWorker(options: WebhookWorkerOptions): WebhookWorker
 }
 
 /** LISTENs for the outbox's NOTIFY on a connection of its own, reconnecting after a failure. */
-function listen(databaseUrl: string, onNotify: () => void, logger: Logger, stopped: () => boolean) {
+function listen(databaseUrl: string, connectMs: number, onNotify: () => void, logger: Logger, stopped: () => boolean) {
   let client: pg.Client | undefined;
   let retry: NodeJS.Timeout | undefined;
   async function connect() {
     retry = undefined;
     if (stopped()) return;
-    const connection = new pg.Client({ connectionString: databaseUrl, keepAlive: true, connectionTimeoutMillis: 10_000 });
+    const connection = new pg.Client({ connectionString: databaseUrl, keepAlive: true, connectionTimeoutMillis: connectMs });
     client = connection;
     const again = () => {
       if (client !== connection) return;
@@ -294,8 +302,9 @@ function listen(databaseUrl: string, onNotify: () => void, logger: Logger, stopp
       again();
     }
   }
-  void connect();
+  const ready = connect();
   return {
+    ready,
     async close() {
       if (retry) clearTimeout(retry);
       const connection = client;
