@@ -311,6 +311,23 @@ describe('delivering events', () => {
     expect(delivery.attemptLog[0].durationMs).toBeGreaterThanOrEqual(900);
   });
 
+  it('lets no hanging receiver hold back the events of another endpoint', async () => {
+    const stuck = await receiver();
+    stuck.answer = () => 'hang';
+    const stuckHook = await register(outsider, stuck.url, ['order.created']);
+    // More events for the hanging receiver than a worker sends at once, all due before the order's.
+    await Promise.all(Array.from({ length: 20 }, () => send('POST', `/api/webhooks/${stuckHook.id}/test`, outsider)));
+    await stuck.waitFor(() => true);
+    const r = await receiver();
+    await register(buyer, r.url, ['order.created']);
+    await placeOrder();
+    const placedAt = Date.now();
+    const [got] = await r.waitFor(() => true, 1, 3000);
+    expect(got!.at - placedAt).toBeLessThan(700);
+    // One attempt at a time to the hanging receiver, not a worker's every slot.
+    expect(stuck.received.length).toBeLessThan(4);
+  });
+
   it('keeps at most 1 KB of an answer, and does not follow redirects', async () => {
     const target = await receiver();
     const r = await receiver();

@@ -15,7 +15,7 @@ import { sendWebhook, type AttemptOutcome, type SendResult } from './send.js';
 // delivery is due again for whichever worker comes first. A worker wakes on the outbox's NOTIFY
 // (sent as an event's transaction commits), when a retry falls due, and every POLL_MS regardless.
 
-/** Deliveries one worker sends at once. */
+/** Deliveries one worker sends at once, to as many endpoints (one at a time to each). */
 const CONCURRENCY = 8;
 /** The longest a worker sleeps without looking at the outbox (a NOTIFY missed while reconnecting). */
 const POLL_MS = 2000;
@@ -24,6 +24,8 @@ const LEASE_MARGIN_MS = 5000;
 /** Delays are spread over ±20% so that retries of many deliveries failing together do not come back together. */
 const JITTER = 0.2;
 const RECONNECT_MS = 5000;
+/** A due delivery another worker is claiming right now cannot be claimed: look again a little later. */
+const IDLE_MIN_MS = 50;
 /** Delivered and failed events are kept this long for the delivery log, then deleted. */
 export const OUTBOX_RETENTION_DAYS = 30;
 const PRUNE_EVERY_MS = 60 * 60_000;
@@ -86,21 +88,31 @@ export function startWebhookWorker(options: WebhookWorkerOptions): WebhookWorker
   const { prisma, logger, metrics, retrySchedule, timeoutMs, policy } = options;
   const leaseMs = timeoutMs + LEASE_MARGIN_MS;
   const inFlight = new Set<Promise<void>>();
+  /** Endpoints this worker has an attempt under way to. */
+  const busy = new Set<string>();
   let stopped = false;
   let wake: (() => void) | undefined;
   const nudge = () => wake?.();
 
   const listener = listen(options.databaseUrl, options.connectMs, nudge, logger, () => stopped);
 
-  /** Claims up to `n` due deliveries, each with its attempt row, in one statement. */
+  /**
+   * Claims up to `n` due deliveries, each with its attempt row, in one statement: the earliest due
+   * of each endpoint this worker is not already sending to, so that one slow or hanging receiver
+   * holds one slot of a worker, never all of them, and an endpoint's events tend to go in order.
+   */
   async function claim(n: number): Promise<Claimed[]> {
     return prisma.$queryRaw<Claimed[]>`
-      WITH due AS (
-        SELECT id FROM "WebhookDelivery"
-        WHERE status = 'PENDING' AND "nextAttemptAt" <= now()
-        ORDER BY "nextAttemptAt"
+      WITH candidates AS (
+        SELECT id, "nextAttemptAt", row_number() OVER (PARTITION BY "endpointId" ORDER BY "nextAttemptAt", id) AS place
+        FROM "WebhookDelivery"
+        WHERE status = 'PENDING' AND "nextAttemptAt" <= now() AND "endpointId" <> ALL(${[...busy]}::text[])
+      ), due AS (
+        SELECT d.id FROM "WebhookDelivery" d JOIN candidates c ON c.id = d.id
+        WHERE c.place = 1 AND d.status = 'PENDING' AND d."nextAttemptAt" <= now()
+        ORDER BY c."nextAttemptAt"
         LIMIT ${n}::int
-        FOR UPDATE SKIP LOCKED
+        FOR UPDATE OF d SKIP LOCKED
       ), claimed AS (
         UPDATE "WebhookDelivery" d
         SET attempts = d.attempts + 1, "nextAttemptAt" = now() + make_interval(secs => ${leaseMs / 1000}::float8)
@@ -201,10 +213,14 @@ export function startWebhookWorker(options: WebhookWorkerOptions): WebhookWorker
     });
   }
 
-  /** When the next delivery falls due, in ms from now (capped at POLL_MS). */
+  /**
+   * When the next delivery this worker may claim falls due, in ms from now (capped at POLL_MS);
+   * one for an endpoint it is sending to waits for that attempt to end, which wakes the loop.
+   */
   async function untilNextDue(): Promise<number> {
     const [row] = await prisma.$queryRaw<{ ms: number | null }[]>`
-      SELECT (EXTRACT(EPOCH FROM min("nextAttemptAt") - now()) * 1000)::float8 AS ms FROM "WebhookDelivery" WHERE status = 'PENDING'`;
+      SELECT (EXTRACT(EPOCH FROM min("nextAttemptAt") - now()) * 1000)::float8 AS ms FROM "WebhookDelivery"
+      WHERE status = 'PENDING' AND "endpointId" <> ALL(${[...busy]}::text[])`;
     return Math.min(POLL_MS, Math.max(0, row?.ms ?? POLL_MS));
   }
 
@@ -233,12 +249,14 @@ export function startWebhookWorker(options: WebhookWorkerOptions): WebhookWorker
         const free = CONCURRENCY - inFlight.size;
         const claimed = free > 0 ? await claim(free) : [];
         for (const d of claimed) {
+          busy.add(d.endpointId);
           const running: Promise<void> = deliver(d)
             // Its lease runs out and it is attempted again: at least once still holds.
             .catch((error: unknown) =>
               logger.warn({ cause: causeOf(error), webhook: { deliveryId: d.id } }, 'webhook attempt could not be recorded; it is made again once its lease ends'),
             )
             .finally(() => {
+              busy.delete(d.endpointId);
               inFlight.delete(running);
               nudge();
             });
@@ -250,7 +268,7 @@ export function startWebhookWorker(options: WebhookWorkerOptions): WebhookWorker
         }
         if (stopped) break;
         if (claimed.length && claimed.length === free) continue;
-        await sleep(inFlight.size >= CONCURRENCY ? POLL_MS : await untilNextDue());
+        await sleep(inFlight.size >= CONCURRENCY ? POLL_MS : Math.max(claimed.length ? 0 : IDLE_MIN_MS, await untilNextDue()));
       } catch (error) {
         if (stopped) break;
         // An unavailable database is expected now and then: one line when it starts, none per poll.
