@@ -1,10 +1,9 @@
 import type { Scope } from '../../auth/scopes.js';
+import { READ_STOCK } from '../inventory/inventory.service.js';
+import { READ_ORDERS } from '../orders/orders.service.js';
 
 // The events an endpoint can subscribe to, declared once: the API's validation, the dashboard's
 // checkboxes, the docs' table and the outbox's fan-out all read this table.
-
-export const READ_ORDERS: Scope = 'read:orders';
-export const READ_STOCK: Scope = 'read:stock';
 
 export interface WebhookEventType {
   description: string;

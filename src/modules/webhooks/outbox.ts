@@ -18,7 +18,7 @@ export const OUTBOX_CHANNEL = 'webhook_outbox';
 const eventId = () => `msg_${Date.now().toString(36)}${randomBytes(12).toString('base64url')}`;
 
 /** The payload every event has (Standard Webhooks): `data` is the REST representation of the resource. */
-export const eventPayload = (type: string, at: Date, data: unknown) => JSON.stringify({ type, timestamp: at.toISOString(), data });
+const eventPayload = (type: string, at: Date, data: unknown) => JSON.stringify({ type, timestamp: at.toISOString(), data });
 
 /** Writes an event and its deliveries with `tx`; `endpointIds` must not be empty. */
 export async function writeEvent(tx: Prisma.TransactionClient, type: string, data: unknown, endpointIds: readonly string[]): Promise<{ eventId: string }> {
@@ -86,7 +86,7 @@ export function createOutbox(represent: Represent): EventsOfChange {
 }
 
 /** stock.low's rule: a tracked product's stock went from above its threshold to at or below it. */
-export const isLowStockFall = (c: StockChange) => c.trackInventory && c.before > c.lowStockThreshold && c.after <= c.lowStockThreshold;
+const isLowStockFall = (c: StockChange) => c.trackInventory && c.before > c.lowStockThreshold && c.after <= c.lowStockThreshold;
 
 /** The data of a test event. */
 export const testEventData = (endpointId: string) => ({ endpointId, message: `A ${TEST_EVENT} event, sent on request: deliveries reach this endpoint.` });

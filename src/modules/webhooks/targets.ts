@@ -8,7 +8,7 @@ export type TargetPolicy = WebhookPolicy;
 
 export const MAX_URL_LENGTH = 2000;
 const RESOLVE_TIMEOUT_MS = 5000;
-export const PRIVATE_ADDRESS_PROBLEM = 'must not point to a private, loopback or link-local address';
+const PRIVATE_ADDRESS_PROBLEM = 'must not point to a private, loopback or link-local address';
 
 /** Every currently allocated global unicast IPv6 address is in 2000::/3. */
 const IPV6_GLOBAL_UNICAST = ipaddr.IPv6.parseCIDR('2000::/3');

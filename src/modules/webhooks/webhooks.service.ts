@@ -52,7 +52,7 @@ export interface EndpointOwner {
   member: boolean;
 }
 
-export const endpointSelect = {
+const endpointSelect = {
   id: true,
   url: true,
   events: true,
@@ -128,7 +128,7 @@ export async function enableEndpoint(prisma: PrismaClient, accountId: string, id
 
 // ----- deliveries -----
 
-export const deliverySelect = {
+const deliverySelect = {
   id: true,
   status: true,
   attempts: true,

@@ -27,7 +27,7 @@ const RECONNECT_MS = 5000;
 /** A due delivery another worker is claiming right now cannot be claimed: look again a little later. */
 const IDLE_MIN_MS = 50;
 /** Delivered and failed events are kept this long for the delivery log, then deleted. */
-export const OUTBOX_RETENTION_DAYS = 30;
+const OUTBOX_RETENTION_DAYS = 30;
 const PRUNE_EVERY_MS = 60 * 60_000;
 
 export interface WorkerMetrics {
@@ -69,7 +69,7 @@ export interface WebhookWorker {
 }
 
 /** The delay before retry `n` (1-based) with jitter; null when the schedule has no retry `n`. */
-export function retryDelayMs(schedule: readonly number[], n: number, random = Math.random): number | null {
+function retryDelayMs(schedule: readonly number[], n: number, random = Math.random): number | null {
   const seconds = schedule[n - 1];
   if (seconds === undefined) return null;
   return Math.round(seconds * 1000 * (1 - JITTER + 2 * JITTER * random()));
