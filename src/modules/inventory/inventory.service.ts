@@ -127,7 +127,6 @@ export const priceUpdateInput = z
 /** updatePrice's rule for its `input` argument, which is also the REST body. */
 export const priceUpdateRule = { schema: priceUpdateInput, argument: 'input', message: 'Invalid price update', unknownKey: 'is not a recognised field', nullIsValue: true } as const;
 
-
 /**
  * Sets a product's stock fields, for a member of its supplier; null when the supplier has no such
  * product. The row is read under a lock, so the low-stock event compares the stock this change

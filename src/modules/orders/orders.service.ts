@@ -340,10 +340,9 @@ async function takeStock(tx: Prisma.TransactionClient, wanted: { productId: stri
   if (wanted.length === 0) return [];
   const ids = wanted.map((w) => w.productId);
   const locked = new Map((await lockProducts(tx, ids)).map((r) => [r.id, r]));
-  const stock = new Map([...locked.values()].map((r) => [r.id, r.stock]));
   const short: ErrorDetails = {};
   for (const w of wanted) {
-    const available = Math.max(0, stock.get(w.productId) ?? 0);
+    const available = Math.max(0, locked.get(w.productId)?.stock ?? 0);
     if (available < w.quantity) short[`items[${w.index}]`] = { productId: w.productId, requested: w.quantity, available };
   }
   if (Object.keys(short).length) throw new AppError('CONFLICT', 'Not enough stock for this order', short);

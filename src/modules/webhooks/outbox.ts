@@ -70,16 +70,17 @@ export function createOutbox(represent: Represent): EventsOfChange {
     orderCreated: (tx, orderId) => orderEvent(tx, 'order.created', orderId),
     orderStatusChanged: (tx, orderId, change) => orderEvent(tx, 'order.status_changed', orderId, change),
     async stockChanged(tx, supplierId, changes) {
+      const type: WebhookEventName = 'stock.low';
       const fell = changes.filter(isLowStockFall);
       if (!fell.length) return;
       const audience = await tx.$queryRaw<{ id: string; accountId: string }[]>`
         SELECT e.id, e."accountId" FROM "WebhookEndpoint" e
         JOIN "SupplierMember" m ON m."accountId" = e."accountId" AND m."supplierId" = ${supplierId}
-        WHERE e."disabledAt" IS NULL AND 'stock.low' = ANY(e.events)`;
+        WHERE e."disabledAt" IS NULL AND ${type} = ANY(e.events)`;
       if (!audience.length) return;
       for (const change of fell) {
-        const record = await represent(tx, readerOf(audience[0]!.accountId, 'stock.low'), '/api/v1/stock', { query: { productId: change.productId } });
-        await writeEvent(tx, 'stock.low', record, audience.map((a) => a.id));
+        const record = await represent(tx, readerOf(audience[0]!.accountId, type), '/api/v1/stock', { query: { productId: change.productId } });
+        await writeEvent(tx, type, record, audience.map((a) => a.id));
       }
     },
   };

@@ -69,10 +69,10 @@ export interface WebhookWorker {
 }
 
 /** The delay before retry `n` (1-based) with jitter; null when the schedule has no retry `n`. */
-function retryDelayMs(schedule: readonly number[], n: number, random = Math.random): number | null {
+function retryDelayMs(schedule: readonly number[], n: number): number | null {
   const seconds = schedule[n - 1];
   if (seconds === undefined) return null;
-  return Math.round(seconds * 1000 * (1 - JITTER + 2 * JITTER * random()));
+  return Math.round(seconds * 1000 * (1 - JITTER + 2 * JITTER * Math.random()));
 }
 
 /** Only the host of an endpoint is logged: its path or query may hold a token of the receiver's. */
