@@ -4,7 +4,9 @@ import { createKeyCache } from './auth/key-cache.js';
 import { authenticateKey, type CheckedKey } from './auth/keys.js';
 import { createLastUsedRecorder } from './auth/last-used.js';
 import { createPrisma, DB_TIMEOUTS, poolStats, type PrismaClient } from './db/prisma.js';
-import { createContextFactory, type Context, type RequestState } from './graphql/context.js';
+import { createContextFactory, type ApiContext, type RequestState } from './context/context.js';
+import { IDEMPOTENCY_HEADER } from './modules/orders/idempotency.js';
+import { createRepresentation } from './modules/representations.js';
 import { createGate } from './http/gate.js';
 import { renderLocalGraphiQL, serveGraphiQLAsset } from './http/graphiql.js';
 import { createMaskError, graphqlMethodNotAllowed, useContractErrorCodes } from './http/graphql-errors.js';
@@ -23,7 +25,6 @@ import { createRateLimitStore } from './ratelimit/create-store.js';
 import type { RateLimitStore } from './ratelimit/store.js';
 import { createRestRouter, type GetEnveloped } from './rest/router.js';
 import { createRouteNamer } from './rest/paths.js';
-import { createRepresenter } from './rest/represent.js';
 import { createOutbox } from './modules/webhooks/outbox.js';
 import { outboxBacklog, startWebhookWorker } from './modules/webhooks/worker.js';
 import { restRoutes } from './rest/routes.js';
@@ -65,7 +66,7 @@ export interface AppDeps {
   rateLimitStore?: RateLimitStore;
 }
 
-export type App = YogaServerInstance<ServerContext, Context>;
+export type App = YogaServerInstance<ServerContext, ApiContext>;
 
 /** Connections of the webhook worker's pool: a claim, and the outcomes of attempts being recorded. */
 const WEBHOOK_POOL_MAX = 3;
@@ -74,7 +75,7 @@ const WEBHOOK_POOL_MAX = 3;
  * Builds the whole HTTP surface: /graphql (with GraphiQL) and the REST adapter under /api, both
  * behind one gate (authentication, rate limits). `app.dispose()` releases what it holds.
  */
-export async function createApp({ prisma, databaseUrl, logger, config, now, ...given }: AppDeps): Promise<App> {
+export async function createApp({ prisma, databaseUrl, logger, config, now, ...injected }: AppDeps): Promise<App> {
   const overload = createOverloadLog(logger);
   const maskError = createMaskError(logger, overload);
 
@@ -82,7 +83,7 @@ export async function createApp({ prisma, databaseUrl, logger, config, now, ...g
   const clientIp = (request: Request, server: unknown) =>
     resolveIp((server as ServerContext).req?.socket.remoteAddress, request.headers.get('x-forwarded-for'));
   const store =
-    given.rateLimitStore ??
+    injected.rateLimitStore ??
     createRateLimitStore({
       redisUrl: config.REDIS_URL,
       onEvent: (e) => (e.type === 'recovered' ? logger.info(e.message) : logger.error(e.message)),
@@ -92,27 +93,24 @@ export async function createApp({ prisma, databaseUrl, logger, config, now, ...g
   // an unreachable Redis does not stop the start (the store says so and counts in memory).
   await store.waitUntilReady();
   const metrics = createMetrics(store, () => poolStats(prisma), () => outboxBacklog(prisma));
-  // An event's data is its resource's REST representation, read in the event's transaction by the
-  // route's own operation, as the event's reader would be answered.
-  const represent = createRepresenter(schema, restRoutes, (db, caller) => ({
-    ...contextOf({ request: new Request('http://webhooks.internal/'), caller }, () => caller),
-    // A transaction's client reads like the pool's: every delegate plugin-prisma uses is there.
-    prisma: db as PrismaClient,
-  }));
   const webhookPolicy = { allowPrivate: config.WEBHOOK_ALLOW_PRIVATE, requireHttps: config.NODE_ENV === 'production' };
-  const contextOf = createContextFactory({
-    prisma,
-    events: createOutbox(represent),
-    webhookPolicy,
-    fieldLimiter: createFieldRateLimiter(store, { now }),
-    fieldLimits: { createOrder: { max: config.ORDER_CREATE_LIMIT, windowMs: 60_000, unit: 'orders' } },
-    listTotals: createListTotals(prisma),
-  });
+  // The one context factory of every face this process serves (API, dashboard, webhook worker).
+  const contexts = createContextFactory(
+    { prisma, logger, webhookPolicy, now },
+    {
+      // An event's data is its resource's representation, read in the event's transaction as the
+      // event's reader would be answered over the API.
+      events: (factory) => createOutbox(createRepresentation(schema, factory.forEvent)),
+      fieldLimiter: createFieldRateLimiter(store, { now }),
+      fieldLimits: { createOrder: { max: config.ORDER_CREATE_LIMIT, windowMs: 60_000, unit: 'orders' } },
+      listTotals: createListTotals(prisma),
+    },
+  );
   const lastUsed = createLastUsedRecorder(prisma, {
     onError: (error: unknown) => logger.error({ err: error }, 'recording key last use failed'),
   });
   const usage =
-    given.usage ??
+    injected.usage ??
     createUsageRecorder(prisma, {
       onError: (error: unknown) => logger.error({ err: error }, 'recording key usage failed'),
       now,
@@ -185,7 +183,7 @@ export async function createApp({ prisma, databaseUrl, logger, config, now, ...g
   );
   const hardening = graphqlHardening(config);
 
-  return createYoga<ServerContext, Context>({
+  return createYoga<ServerContext, ApiContext>({
     schema,
     graphqlEndpoint: '/graphql',
     landingPage: false,
@@ -201,7 +199,12 @@ export async function createApp({ prisma, databaseUrl, logger, config, now, ...g
       error: (...args) => logger.debug(args.map(String).join(' ')),
     },
     // The request's state (its server context) is the base of its context: Yoga extends it.
-    context: (initial) => contextOf(initial, () => ({ kind: 'anonymous', ip: clientIp(initial.request, initial) })),
+    // The face reads what services need of the request (the Idempotency-Key); the factory does the rest.
+    context: (initial) =>
+      contexts.forApi(initial, {
+        anonymous: () => ({ kind: 'anonymous', ip: clientIp(initial.request, initial) }),
+        idempotencyKey: initial.request.headers.get(IDEMPOTENCY_HEADER),
+      }),
     maskedErrors: { isDev: false, maskError },
     ...hardening.yogaOptions,
     cors: corsOptions(config.CORS_ORIGINS),
@@ -220,8 +223,8 @@ export async function createApp({ prisma, databaseUrl, logger, config, now, ...g
           await webhookPrisma?.$disconnect();
           await keyCache.close();
           await lastUsed.stop();
-          if (!given.usage) await usage.stop();
-          if (!given.rateLimitStore) await store.close();
+          if (!injected.usage) await usage.stop();
+          if (!injected.rateLimitStore) await store.close();
         },
       },
     ],

@@ -2,8 +2,8 @@ import SchemaBuilder from '@pothos/core';
 import { graphql, type GraphQLSchema } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import type { Caller } from '../src/auth/identity.js';
-import type { Context } from '../src/graphql/context.js';
+import type { Caller } from '../src/context/actor.js';
+import type { ApiContext } from '../src/context/context.js';
 import { fieldRulesOf, fieldRulesPlugin, withInput } from '../src/graphql/field-rules.js';
 import { schema } from '../src/modules/schema.js';
 import { deriveRoute } from '../src/rest/derive.js';
@@ -190,7 +190,7 @@ describe('REST routes derive their rules from the fields', () => {
 
 describe('the field-rules plugin, on a schema of its own', () => {
   // Only this plugin: the `prisma` option plugin-prisma's types ask of every builder is not needed.
-  const builder = new SchemaBuilder<{ Context: Context }>({ plugins: [fieldRulesPlugin] } as never);
+  const builder = new SchemaBuilder<{ Context: ApiContext }>({ plugins: [fieldRulesPlugin] } as never);
   const Colour = builder.enumType('Colour', { values: { RED: { value: 'red' }, BLUE: { value: 'blue' } } });
   const pickInput = z.object({ count: intParam(1, 5).default(2), colour: enumParam(['red', 'blue']).optional() }).strict();
   let seen: unknown;
@@ -221,7 +221,7 @@ describe('the field-rules plugin, on a schema of its own', () => {
   const small: GraphQLSchema = builder.toSchema();
   const run = async (caller: Caller, source: string) => {
     seen = undefined;
-    const result = await graphql({ schema: small, source, contextValue: { caller } as Context });
+    const result = await graphql({ schema: small, source, contextValue: { actor: caller, loaders: new Map() } as unknown as ApiContext });
     return { data: result.data, error: result.errors?.[0] as (Error & { extensions?: Record<string, unknown> }) | undefined };
   };
 

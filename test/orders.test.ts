@@ -1,6 +1,6 @@
 import { getNamedType, isInterfaceType, isObjectType } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Context } from '../src/graphql/context.js';
+import type { ApiContext } from '../src/context/context.js';
 import { createPrisma, type PrismaClient } from '../src/db/prisma.js';
 import { allocate, round2 } from '../src/shared/money.js';
 import { buyerOf, createOrder, orderById, orderNumbers } from '../src/modules/orders/orders.service.js';
@@ -10,10 +10,7 @@ import { startTestApp, type TestApp } from './helpers/app.js';
 import { createTestKey } from './helpers/keys.js';
 import { byTable, tablesOf } from './helpers/statements.js';
 import { FREE_SHIPPING_FROM, makeOrderFixture, SHIPPING_FEE, WORKED_EXAMPLE_TOTALS, workedExample, type OrderFixture } from './helpers/orders.js';
-import { createListTotals } from '../src/modules/products/list-totals.js';
-import { createOutbox } from '../src/modules/webhooks/outbox.js';
-import { createRepresenter } from '../src/rest/represent.js';
-import { restRoutes } from '../src/rest/routes.js';
+import { testContexts } from './helpers/context.js';
 
 let app: TestApp;
 let f: OrderFixture;
@@ -156,17 +153,15 @@ describe('money', () => {
 });
 
 describe('orders service (a hand-made caller)', () => {
-  const ctxFor = (accountId: string, scopes: string[], headers: Record<string, string> = {}): Context => ({
-    prisma,
-    request: new Request('http://test/graphql', { headers }),
-    requestId: 'test',
-    caller: { kind: 'key', ip: '127.0.0.1', keyId: 'k', accountId, plan: 'PRO', scopes, rateLimit: null, rateWindowSeconds: null },
-    loaders: new Map(),
-    totals: createListTotals(prisma).forRequest(),
-    events: createOutbox(createRepresenter(schema, restRoutes, (db, caller) => ({ ...ctxFor(caller.accountId, caller.scopes), prisma: db as PrismaClient }))),
-    webhookPolicy: { allowPrivate: false, requireHttps: false },
-    limitField: async () => undefined,
-  });
+  // The app's own factory, as the API face asks it: a key of `accountId` with `scopes`.
+  let made: ReturnType<typeof testContexts> | undefined;
+  afterAll(() => made?.close());
+  const ctxFor = (accountId: string, scopes: string[], idempotencyKey: string | null = null): ApiContext => {
+    made ??= testContexts(prisma);
+    const { contexts } = made;
+    const actor = { kind: 'key', ip: '127.0.0.1', keyId: 'k', accountId, plan: 'PRO', scopes, rateLimit: null, rateWindowSeconds: null } as const;
+    return contexts.forApi({ actor }, { anonymous: () => actor, idempotencyKey });
+  };
 
   // Scopes are the fields' to check (test/field-rules.test.ts and the HTTP tests below): the
   // service trusts its caller, and refuses only to run without a key at all, as a programming error.
@@ -177,7 +172,7 @@ describe('orders service (a hand-made caller)', () => {
     expect((await orderById(own, buyerOf(own), order.id, {}))?.id).toBe(order.id);
     const other = ctxFor(rival.accountId, ['read:orders']);
     expect(await orderById(other, buyerOf(other), order.id, {})).toBeNull();
-    const anonymous: Context = { ...ctxFor(buyer.accountId, []), caller: { kind: 'anonymous', ip: '127.0.0.1' } };
+    const anonymous: ApiContext = { ...ctxFor(buyer.accountId, []), actor: { kind: 'anonymous', ip: '127.0.0.1' } };
     expect(() => buyerOf(anonymous)).toThrow(/must declare its scopes/);
   });
 });

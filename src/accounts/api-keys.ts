@@ -1,7 +1,7 @@
 // API keys of accounts: created, listed and revoked (the keys CLI; the demo key of a first start).
 // What a key looks like and how a presented one is checked is src/auth/keys.ts.
 
-import type { Plan } from '../auth/identity.js';
+import type { Plan } from '../context/actor.js';
 import { generateApiKey } from '../auth/keys.js';
 import { SCOPES, SELF_SERVICE_SCOPES, isScope, type Scope } from '../auth/scopes.js';
 import type { PrismaClient } from '../db/prisma.js';

@@ -5,7 +5,7 @@
 // its hash is stored, so a copy of the Session table opens no session.
 
 import crypto from 'node:crypto';
-import type { Plan } from '../auth/identity.js';
+import type { Plan } from '../context/actor.js';
 import type { PrismaClient } from '../db/prisma.js';
 import type { Prisma } from '../generated/prisma/client.js';
 import { hashToken, looksLikeToken, newToken } from '../shared/tokens.js';

@@ -7,7 +7,7 @@
 // src/accounts/api-keys.ts.
 
 import { hashToken, randomToken, TOKEN_BODY } from '../shared/tokens.js';
-import type { KeyCaller } from './identity.js';
+import type { KeyCaller } from '../context/actor.js';
 import type { PrismaClient } from '../db/prisma.js';
 import type { Prisma } from '../generated/prisma/client.js';
 import type { KeyCache } from './key-cache.js';

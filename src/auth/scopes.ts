@@ -1,4 +1,4 @@
-import type { Caller, KeyCaller } from './identity.js';
+import type { Caller, KeyCaller } from '../context/actor.js';
 import { AppError } from '../shared/errors.js';
 
 /** Every scope a key can carry (spec, Authentication). */

@@ -16,7 +16,7 @@ import { normaliseEmail } from '../accounts/input.js';
 import { addMember, listMembers, removeMember, type MembershipView } from '../accounts/members.js';
 import { SCOPES } from '../auth/scopes.js';
 import { ConfigError, loadConfig, type Config } from '../runtime/config.js';
-import type { Plan } from '../auth/identity.js';
+import type { Plan } from '../context/actor.js';
 import { MigrationError } from '../db/migrate.js';
 import { createPrisma, type PrismaClient } from '../db/prisma.js';
 import { idParam } from '../shared/validation.js';

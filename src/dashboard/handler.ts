@@ -3,7 +3,7 @@ import { changePassword, registerAccount, setPasswordWithToken, signIn } from '.
 import { accountProfile, addressOf, createAddress, deleteAddress, listAddresses, updateProfile, updateAddress } from '../accounts/profile.js';
 import { createSession, csrfMatches, csrfTokenFor, deleteEndedSessions, endSession, readSession, SESSION_ABSOLUTE_MS } from '../accounts/sessions.js';
 import type { PrismaClient } from '../db/prisma.js';
-import type { WebhookPolicy } from '../graphql/context.js';
+import type { WebhookPolicy } from '../context/context.js';
 import type { Prisma } from '../generated/prisma/client.js';
 import { MAX_ENDPOINTS } from '../modules/webhooks/events.js';
 import {
@@ -26,7 +26,7 @@ import { AppError, asAppError } from '../shared/errors.js';
 import { FormError } from '../shared/form-error.js';
 import { looksLikeToken, randomToken } from '../shared/tokens.js';
 import { currentWindow, hourlyUsage } from '../usage/read.js';
-import type { Plan } from '../auth/identity.js';
+import type { Plan } from '../context/actor.js';
 import { serveAsset } from './assets.js';
 import { ASSET_PATH, BRAND, page, type PageOptions } from './layout.js';
 import * as pages from './pages.js';

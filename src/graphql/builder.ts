@@ -2,14 +2,14 @@ import SchemaBuilder from '@pothos/core';
 import PrismaPlugin from '@pothos/plugin-prisma';
 import RelayPlugin from '@pothos/plugin-relay';
 import { fieldRulesPlugin } from './field-rules.js';
-import type { Context } from './context.js';
+import type { ApiContext } from '../context/context.js';
 import type { Money } from '../shared/money.js';
 import type PrismaTypes from '../generated/pothos-prisma-types.js';
 import { getDatamodel } from '../generated/pothos-prisma-types.js';
 
 // The one SchemaBuilder: plugins and scalar shapes only. Types live in src/modules/*.
 export const builder = new SchemaBuilder<{
-  Context: Context;
+  Context: ApiContext;
   PrismaTypes: PrismaTypes;
   DefaultFieldNullability: false;
   Scalars: {

@@ -14,7 +14,7 @@ import { requireScopes, type Scope } from '../auth/scopes.js';
 import { asAppError, AppError, validationError, type ErrorDetails } from '../shared/errors.js';
 import { limitParam } from '../shared/pagination.js';
 import { idParam, parseInput } from '../shared/validation.js';
-import type { Context } from './context.js';
+import type { ApiContext } from '../context/context.js';
 
 // The rules of a field, applied by a builder plugin before its resolver runs.
 //
@@ -153,11 +153,11 @@ export function parseWithRule(rule: InputRule, raw: object): unknown {
  */
 export function withInput<S extends z.ZodType, Parent, R>(
   input: InputRule<S>,
-  resolve: (input: z.output<S>, ctx: Context, parent: Parent, info: GraphQLResolveInfo, args: Readonly<Record<string, unknown>>) => R,
+  resolve: (input: z.output<S>, ctx: ApiContext, parent: Parent, info: GraphQLResolveInfo, args: Readonly<Record<string, unknown>>) => R,
 ) {
   return {
     input,
-    resolve: (parent: Parent, args: object, ctx: Context, info: GraphQLResolveInfo) => resolve(inputOf(input, args), ctx, parent, info, args as Record<string, unknown>),
+    resolve: (parent: Parent, args: object, ctx: ApiContext, info: GraphQLResolveInfo) => resolve(inputOf(input, args), ctx, parent, info, args as Record<string, unknown>),
   };
 }
 
@@ -167,11 +167,11 @@ export function withInput<S extends z.ZodType, Parent, R>(
  */
 export function withInputQuery<S extends z.ZodType, Parent, R>(
   input: InputRule<S>,
-  resolve: (query: object, input: z.output<S>, ctx: Context, parent: Parent, info: GraphQLResolveInfo, args: Readonly<Record<string, unknown>>) => R,
+  resolve: (query: object, input: z.output<S>, ctx: ApiContext, parent: Parent, info: GraphQLResolveInfo, args: Readonly<Record<string, unknown>>) => R,
 ) {
   return {
     input,
-    resolve: (query: object, parent: Parent, args: object, ctx: Context, info: GraphQLResolveInfo) =>
+    resolve: (query: object, parent: Parent, args: object, ctx: ApiContext, info: GraphQLResolveInfo) =>
       resolve(query, inputOf(input, args), ctx, parent, info, args as Record<string, unknown>),
   };
 }
@@ -235,8 +235,8 @@ export class FieldRulesPlugin<Types extends SchemaTypes> extends BasePlugin<Type
       return resolver(parent, input ? parseArguments(input, args as Record<string, unknown>, listChecked) : args, context, info);
     };
     return (parent, args, context, info) => {
-      if (scopes) requireScopes((context as Context).caller, ...scopes);
-      if (member) return requireMembership(context as Context).then(() => resolveChecked(parent, args, context, info));
+      if (scopes) requireScopes((context as ApiContext).actor, ...scopes);
+      if (member) return requireMembership(context as ApiContext).then(() => resolveChecked(parent, args, context, info));
       return resolveChecked(parent, args, context, info);
     };
   }

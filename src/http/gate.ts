@@ -1,6 +1,6 @@
 import { invalidKey, presentedKey } from '../auth/authenticate.js';
-import type { Caller } from '../auth/identity.js';
-import type { RequestState } from '../graphql/context.js';
+import type { Caller } from '../context/actor.js';
+import type { RequestState } from '../context/context.js';
 import { DB_RETRY_AFTER_SECONDS } from '../db/prisma.js';
 import { asAppError, rateLimited, serviceUnavailable, type AppError } from '../shared/errors.js';
 import {
@@ -113,7 +113,7 @@ export function createGate(deps: GateDeps) {
       }
       if (identity.refusal) return refusal(shape, identity.refusal, headers);
       if (identity.caller.kind === 'key') deps.onKeyUsed?.(identity.caller.keyId);
-      state.caller = identity.caller;
+      state.actor = identity.caller;
       return undefined;
     },
 

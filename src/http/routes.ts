@@ -1,5 +1,5 @@
 import type { Plugin } from 'graphql-yoga';
-import type { RequestState } from '../graphql/context.js';
+import type { RequestState } from '../context/context.js';
 import { AppError } from '../shared/errors.js';
 import { errorResponse } from '../rest/envelope.js';
 import { withoutTrailingSlash } from '../rest/paths.js';

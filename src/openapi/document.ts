@@ -10,7 +10,7 @@ import {
 } from 'graphql';
 import { z } from 'zod';
 import { SCOPES } from '../auth/scopes.js';
-import type { Caller } from '../auth/identity.js';
+import type { Caller } from '../context/actor.js';
 import { errorStatus, type ErrorCode } from '../shared/errors.js';
 import { cacheControl } from '../rest/caching.js';
 import { rateLimitHeaders } from '../ratelimit/policy.js';

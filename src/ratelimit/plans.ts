@@ -1,4 +1,4 @@
-import type { Plan } from '../auth/identity.js';
+import type { Plan } from '../context/actor.js';
 
 /**
  * Requests per window of each plan (docs/api.md, Rate limits); the rate limiter reads the same

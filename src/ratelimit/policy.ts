@@ -1,5 +1,5 @@
 import ipaddr from 'ipaddr.js';
-import type { Caller, Plan } from '../auth/identity.js';
+import type { Caller, Plan } from '../context/actor.js';
 import { PLAN_LIMITS } from './plans.js';
 import type { RateLimitDecision } from './store.js';
 

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Caller } from '../auth/identity.js';
+import type { Caller } from '../context/actor.js';
 import { Response } from '../shared/fetch-api.js';
 
 // HTTP caching of GET /api responses: an ETag on every one (If-None-Match → 304), public caching

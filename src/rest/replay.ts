@@ -1,4 +1,4 @@
-import type { Context, IdempotencyReport } from '../graphql/context.js';
+import type { ApiContext, IdempotencyReport } from '../context/context.js';
 
 // A REST replay is the first answer's very bytes (docs/api.md, "Idempotency"): the order domain
 // stores what a key produced (an order, or a rejection), and this keeps the REST body that was
@@ -11,13 +11,13 @@ export const REPLAYED_HEADER = 'Idempotent-Replayed';
 const recordOf = ({ accountId, key }: IdempotencyReport) => ({ accountId, key });
 
 /** The body first sent over REST for the key, or null (first answered over GraphQL, or not kept). */
-export async function keptRestBody(ctx: Context, report: IdempotencyReport): Promise<string | null> {
+export async function keptRestBody(ctx: ApiContext, report: IdempotencyReport): Promise<string | null> {
   const record = await ctx.prisma.idempotencyRecord.findUnique({ where: { accountId_key: recordOf(report) }, select: { restBody: true } });
   return record?.restBody ?? null;
 }
 
 /** Keeps the body of the first answer for the key, once the order it tells of is committed. */
-export async function keepRestBody(ctx: Context, report: IdempotencyReport, body: string): Promise<void> {
+export async function keepRestBody(ctx: ApiContext, report: IdempotencyReport, body: string): Promise<void> {
   await ctx.prisma.idempotencyRecord.updateMany({
     where: { ...recordOf(report), responseStatus: { not: null }, restBody: null },
     data: { restBody: body },

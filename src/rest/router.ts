@@ -1,7 +1,7 @@
 import { GraphQLError, type ExecutionArgs, type ExecutionResult, type GraphQLSchema } from 'graphql';
 import { requireMembership } from '../auth/membership.js';
 import { requireScopes } from '../auth/scopes.js';
-import type { Context } from '../graphql/context.js';
+import type { ApiContext } from '../context/context.js';
 import { AppError, asAppError, contractError, notFound, validationError } from '../shared/errors.js';
 import { readLimited } from './body.js';
 import type { PaginationMeta } from '../shared/pagination.js';
@@ -108,10 +108,10 @@ export function createRestRouter({ schema, routes, maskError }: RestRouterDeps) 
   const compiled = routes.map((r) => compile(r, schema));
   let getEnveloped: GetEnveloped | undefined;
 
-  async function run(route: CompiledRoute, match: RegExpExecArray, request: Request, url: URL, ctx: Context, pipeline: ReturnType<GetEnveloped>) {
+  async function run(route: CompiledRoute, match: RegExpExecArray, request: Request, url: URL, ctx: ApiContext, pipeline: ReturnType<GetEnveloped>) {
     // The fields' scopes first (they check them again as they run): a caller who may not use the
     // route learns nothing about its input.
-    if (route.keyRequired) requireScopes(ctx.caller, ...route.scopes);
+    if (route.keyRequired) requireScopes(ctx.actor, ...route.scopes);
     if (route.member) await requireMembership(ctx);
     const params = pathParams(route, match);
     const query = route.parseQuery(queryObject(url));
@@ -150,7 +150,7 @@ export function createRestRouter({ schema, routes, maskError }: RestRouterDeps) 
       await keepRestBody(ctx, report, text).catch(maskError);
     }
     if (route.method !== 'GET') return jsonTextResponse(status, text, { 'cache-control': 'no-store' });
-    return conditionalJson(request, status, text, cacheControl(route.path, ctx.caller));
+    return conditionalJson(request, status, text, cacheControl(route.path, ctx.actor));
   }
 
   return {
@@ -177,7 +177,7 @@ export function createRestRouter({ schema, routes, maskError }: RestRouterDeps) 
         if (!getEnveloped) throw new Error('The REST router was used before Yoga handed it its pipeline');
         // As Yoga does for /graphql: the request joins its state, which becomes the context.
         const pipeline = getEnveloped(Object.assign(state, { request }));
-        const ctx = (await pipeline.contextFactory()) as Context;
+        const ctx = (await pipeline.contextFactory()) as ApiContext;
         return await run(found.route, found.match, request, url, ctx, pipeline);
       } catch (error) {
         const appError = asAppError(error) ?? contractError(error instanceof GraphQLError ? error : (maskError(error) as GraphQLError));

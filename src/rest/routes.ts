@@ -1,59 +1,17 @@
 import type { z } from 'zod';
 import { MAX_ADDRESSES } from '../accounts/profile.js';
 import { booleanParam } from '../shared/validation.js';
+import { ADDRESS_FIELDS, CATEGORY_FIELDS, DELIVERY_FIELDS, ORDER_FIELDS, PRICE_FIELDS, PRODUCT_FIELDS, REVIEW_FIELDS, STOCK_FIELDS, SUPPLIER_FIELDS, WEBHOOK_FIELDS } from '../modules/representations.js';
 
-// The documented REST paths, each one GraphQL operation on the same schema. The selection set
-// is the REST representation: what a path returns is read here and nowhere else. Scopes, query
-// parameters, body and variables are not restated here: src/rest/derive.ts reads them from the
-// fields the operation selects.
+// The documented REST paths, each one GraphQL operation on the same schema. The selection set is
+// the REST representation, made of the resources' representations (src/modules/representations.ts,
+// which webhook events share). Scopes, query parameters, body and variables are not restated
+// here: src/rest/derive.ts reads them from the fields the operation selects.
 
-const PRODUCT_FIELDS = /* GraphQL */ `
-  fragment RestProduct on Product {
-    id name nameEn slug description price compareAtPrice minOrder stock sku images specifications
-    isActive isFeatured viewCount vatRate vatCategory createdAt updatedAt
-    supplier { id companyName verified rating }
-    category { id name slug }
-    _count { reviews favorites }
-  }`;
-
-const CATEGORY_FIELDS = /* GraphQL */ `
-  fragment RestCategory on Category {
-    id name nameEn slug description image parentId order isActive createdAt
-    children { id name slug }
-    _count { products }
-  }`;
-
-const SUPPLIER_FIELDS = /* GraphQL */ `
-  fragment RestSupplier on Supplier {
-    id companyName cui address city county phone email description logo website verified rating reviewCount createdAt
-    _count { products reviews }
-  }`;
-
-const ORDER_FIELDS = /* GraphQL */ `
-  fragment RestOrder on Order {
-    id orderNumber status currency subtotal discount shippingCost tax total notes
-    shippingAddress { fullName companyName phone email address city county postalCode }
-    trackingNumber trackingCarrier trackingUrl createdAt
-    items { id productId quantity price total product { id name slug price images } }
-    buyer { id email name companyName phone }
-    supplier { id companyName verified rating }
-    history { status at actor note }
-  }`;
-
-const ADDRESS_FIELDS = 'id label fullName companyName phone email address city county postalCode isDefault createdAt';
-
-const REVIEW_FIELDS = 'id rating title comment images isVerified verifiedPurchase supplierResponse createdAt';
 const REVIEWS_DESCRIPTION =
   'Newest first unless `sortBy` says otherwise; ties are broken by newest first, then id. `rating` keeps the reviews of that rating only.';
 
-const STOCK_FIELDS = 'id sku stock lowStockThreshold trackInventory minOrder isActive updatedAt';
-const PRICE_FIELDS = 'id sku price compareAtPrice vatRate updatedAt';
-
 const META = 'meta { page limit total totalPages }';
-
-const WEBHOOK_FIELDS = 'id url events description status disabledAt failingSince createdAt';
-const DELIVERY_FIELDS =
-  'id event { id type createdAt } status attempts lastStatus lastError nextRetryAt deliveredAt createdAt attemptLog { number startedAt finishedAt outcome statusCode error responseBody durationMs }';
 
 /** When a status change (a cancellation included) answers 409. */
 const STATUS_CONFLICT =

@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import type { Context } from '../../graphql/context.js';
+import type { ApiContext } from '../../context/context.js';
 import { Prisma, type Product } from '../../generated/prisma/client.js';
 import { LIMIT_DEFAULT, limitParam, PAGE_DEFAULT, pageParam, pageWindow, type PageInput } from '../../shared/pagination.js';
-import { requestLoader } from '../../graphql/loaders.js';
+import { requestLoader } from '../../context/loaders.js';
 import { booleanParam } from '../../shared/validation.js';
 
 export const categoryListInput = z
@@ -30,17 +30,17 @@ export function categoryWhere(input: CategoryListInput): Prisma.CategoryWhereInp
 
 export const categoryOrder: Prisma.CategoryOrderByWithRelationInput[] = [{ order: 'asc' }, { id: 'asc' }];
 
-export async function listCategories<Q extends object>(ctx: Context, input: CategoryListInput, query: Q) {
+export async function listCategories<Q extends object>(ctx: ApiContext, input: CategoryListInput, query: Q) {
   const page = categoryPage(input);
   const window = page ? pageWindow(page) : {};
   if (!window) return [];
   return ctx.prisma.category.findMany({ ...query, where: categoryWhere(input), orderBy: categoryOrder, ...window });
 }
 
-export const countCategories = (ctx: Context, input: CategoryListInput) =>
+export const countCategories = (ctx: ApiContext, input: CategoryListInput) =>
   ctx.prisma.category.count({ where: categoryWhere(input) });
 
-export async function categoryBySlug<Q extends object>(ctx: Context, slug: string, query: Q) {
+export async function categoryBySlug<Q extends object>(ctx: ApiContext, slug: string, query: Q) {
   return ctx.prisma.category.findFirst({ ...query, where: { slug, isActive: true } });
 }
 
@@ -70,7 +70,7 @@ function byRoot<R extends { root: string }, V>(ids: readonly string[], rows: R[]
  * The category and all its descendants. Cached for the request, so a list's items and its
  * count (or a connection's page and totalCount) walk the tree once.
  */
-export function subtreeIds(ctx: Context, categoryId: string): Promise<string[]> {
+export function subtreeIds(ctx: ApiContext, categoryId: string): Promise<string[]> {
   return requestLoader<string, string[]>(ctx, 'category.subtreeIds', async (ids) => {
     const rows = await ctx.prisma.$queryRaw<{ root: string; id: string }[]>`${subtree(ids)} SELECT root, id FROM tree`;
     return byRoot(ids, rows, (group) => group.map((r) => r.id));
@@ -78,7 +78,7 @@ export function subtreeIds(ctx: Context, categoryId: string): Promise<string[]> 
 }
 
 /** Active products in each category's subtree, counted for a whole list in one statement. */
-export function subtreeProductCount(ctx: Context, categoryId: string): Promise<number> {
+export function subtreeProductCount(ctx: ApiContext, categoryId: string): Promise<number> {
   return requestLoader<string, number>(ctx, 'category.subtreeProductCount', async (ids) => {
     const rows = await ctx.prisma.$queryRaw<{ root: string; n: number }[]>`${subtree(ids)}
       SELECT t.root, count(p.id)::int AS n
@@ -92,7 +92,7 @@ export function subtreeProductCount(ctx: Context, categoryId: string): Promise<n
  * Ids of up to `limit` active products from each category's subtree, most viewed first, for a
  * whole list of categories in one statement.
  */
-export function subtreeProductSampleIds(ctx: Context, categoryId: string, limit: number): Promise<string[]> {
+export function subtreeProductSampleIds(ctx: ApiContext, categoryId: string, limit: number): Promise<string[]> {
   return requestLoader<string, string[]>(ctx, `category.subtreeProductSample:${limit}`, async (ids) => {
     const rows = await ctx.prisma.$queryRaw<{ root: string; id: string }[]>`${subtree(ids)}
       SELECT root, id FROM (
@@ -109,7 +109,7 @@ export function subtreeProductSampleIds(ctx: Context, categoryId: string, limit:
  * Active products by id, in the order given (ids from a ranked query). Calls made while one
  * GraphQL list resolves are batched into one statement per selection.
  */
-export async function productsByIds<Q extends object>(ctx: Context, ids: readonly string[], query: Q) {
+export async function productsByIds<Q extends object>(ctx: ApiContext, ids: readonly string[], query: Q) {
   if (ids.length === 0) return [];
   const loader = requestLoader<string, Product | null>(ctx, `product.byId:${JSON.stringify(query)}`, async (keys) => {
     const rows = await ctx.prisma.product.findMany({ ...query, where: { id: { in: [...keys] }, isActive: true } });

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { requireMembership } from '../../auth/membership.js';
 import type { Scope } from '../../auth/scopes.js';
-import type { Context } from '../../graphql/context.js';
+import type { ApiContext } from '../../context/context.js';
 import { Prisma } from '../../generated/prisma/client.js';
 import { exactDecimal, money, type Money } from '../../shared/money.js';
 import { pageWindow, type PageInput } from '../../shared/pagination.js';
@@ -64,23 +64,23 @@ const keyWhere = ({ productId, sku }: RecordKey): Prisma.ProductWhereInput => ({
   ...(sku !== undefined ? { sku } : {}),
 });
 
-export const stockRecord = (ctx: Context, key: RecordKey): Promise<StockRecord | null> =>
+export const stockRecord = (ctx: ApiContext, key: RecordKey): Promise<StockRecord | null> =>
   ctx.prisma.product.findFirst({ where: keyWhere(key), select: stockFields });
 
-export const priceRecord = (ctx: Context, key: RecordKey): Promise<PriceRecord | null> =>
+export const priceRecord = (ctx: ApiContext, key: RecordKey): Promise<PriceRecord | null> =>
   ctx.prisma.product.findFirst({ where: keyWhere(key), select: priceFields });
 
-export async function stockRecords(ctx: Context, page: PageInput): Promise<StockRecord[]> {
+export async function stockRecords(ctx: ApiContext, page: PageInput): Promise<StockRecord[]> {
   const window = pageWindow(page);
   return window ? ctx.prisma.product.findMany({ select: stockFields, orderBy: { id: 'asc' }, ...window }) : [];
 }
 
-export async function priceRecords(ctx: Context, page: PageInput): Promise<PriceRecord[]> {
+export async function priceRecords(ctx: ApiContext, page: PageInput): Promise<PriceRecord[]> {
   const window = pageWindow(page);
   return window ? ctx.prisma.product.findMany({ select: priceFields, orderBy: { id: 'asc' }, ...window }) : [];
 }
 
-export const countRecords = (ctx: Context) => ctx.totals.products([]);
+export const countRecords = (ctx: ApiContext) => ctx.totals.products([]);
 
 // ----- writing -----
 
@@ -132,7 +132,7 @@ export const priceUpdateRule = { schema: priceUpdateInput, argument: 'input', me
  * product. The row is read under a lock, so the low-stock event compares the stock this change
  * found with the one it left.
  */
-export async function updateStock(ctx: Context, productId: string, input: z.output<typeof stockUpdateInput>): Promise<StockRecord | null> {
+export async function updateStock(ctx: ApiContext, productId: string, input: z.output<typeof stockUpdateInput>): Promise<StockRecord | null> {
   const supplierId = await requireMembership(ctx);
   return ctx.prisma.$transaction(async (tx) => {
     const [before] = await tx.$queryRaw<{ stock: number }[]>`
@@ -151,7 +151,7 @@ export async function updateStock(ctx: Context, productId: string, input: z.outp
  * product. A reference price must stay above the price once both are applied, judged on the row
  * as it is under a lock (a change racing this one is seen). A rate brings its VAT class with it.
  */
-export async function updatePrice(ctx: Context, productId: string, input: z.output<typeof priceUpdateInput>): Promise<PriceRecord | null> {
+export async function updatePrice(ctx: ApiContext, productId: string, input: z.output<typeof priceUpdateInput>): Promise<PriceRecord | null> {
   const supplierId = await requireMembership(ctx);
   return ctx.prisma.$transaction(async (tx) => {
     const [current] = await tx.$queryRaw<{ price: Prisma.Decimal; compareAtPrice: Prisma.Decimal | null }[]>`

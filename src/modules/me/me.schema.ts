@@ -1,6 +1,6 @@
 import { ADDRESS_ORDER, PROFILE_SELECT } from '../../accounts/profile.js';
-import type { Plan } from '../../auth/identity.js';
-import { keyCaller } from '../../auth/identity.js';
+import type { Plan } from '../../context/actor.js';
+import { keyCaller } from '../../context/actor.js';
 import { builder } from '../../graphql/builder.js';
 import { PLAN_LIMITS } from '../../ratelimit/plans.js';
 import { keyRateLimitPolicy } from '../../ratelimit/policy.js';
@@ -63,7 +63,7 @@ export const MeRef = builder.prismaObject('Account', {
     key: t.prismaField({
       type: ApiKeyRef,
       description: 'The key presenting this request',
-      resolve: (query, _account, _args, ctx) => ctx.prisma.apiKey.findUniqueOrThrow({ ...query, where: { id: keyCaller(ctx.caller).keyId } }),
+      resolve: (query, _account, _args, ctx) => ctx.prisma.apiKey.findUniqueOrThrow({ ...query, where: { id: keyCaller(ctx.actor).keyId } }),
     }),
     addresses: t.relation('addresses', { description: 'The saved addresses, the default first, then oldest first', query: { orderBy: ADDRESS_ORDER } }),
   }),
@@ -75,6 +75,6 @@ builder.queryFields((t) => ({
     nullable: true,
     description: 'The account behind the API key presenting the request, and that key',
     scopes: [],
-    resolve: (query, _root, _args, ctx) => ctx.prisma.account.findUnique({ ...query, where: { id: keyCaller(ctx.caller).accountId } }),
+    resolve: (query, _root, _args, ctx) => ctx.prisma.account.findUnique({ ...query, where: { id: keyCaller(ctx.actor).accountId } }),
   }),
 }));

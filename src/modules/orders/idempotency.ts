@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Context } from '../../graphql/context.js';
+import type { ApiContext } from '../../context/context.js';
 import { AppError, asAppError, errorStatus, validationError, type ErrorCode, type ErrorDetails } from '../../shared/errors.js';
 import type { Prisma } from '../../generated/prisma/client.js';
 
@@ -24,9 +24,9 @@ const POLL_MS = { first: 25, max: 250 };
 /** What was stored for a key: the order created or changed, or the 4xx error answered. */
 export type StoredOutcome = { orderId: string } | { error: { code: ErrorCode; message: string; details?: ErrorDetails } };
 
-/** The request's Idempotency-Key, or null without one; a malformed key is a 400. */
-export function idempotencyKey(ctx: Context): string | null {
-  const key = ctx.request.headers.get(IDEMPOTENCY_HEADER);
+/** The request's Idempotency-Key (as the face read it from the header), or null without one; a malformed key is a 400. */
+export function idempotencyKey(ctx: ApiContext): string | null {
+  const key = ctx.idempotencyKey;
   if (key === null) return null;
   if (!/^[\x20-\x7e]{1,255}$/.test(key)) {
     throw validationError({ [IDEMPOTENCY_HEADER]: 'must be 1–255 printable ASCII characters' }, 'Invalid Idempotency-Key header');
@@ -61,7 +61,7 @@ interface RecordRow {
  * Claims `key` for this account and body, or returns the stored outcome of the request that did.
  * Same key, another body → 409. A claim still in progress is waited for (bounded).
  */
-export async function claimKey(ctx: Context, accountId: string, key: string, hash: string): Promise<Claim> {
+export async function claimKey(ctx: ApiContext, accountId: string, key: string, hash: string): Promise<Claim> {
   const deadline = Date.now() + WAIT_MS;
   let pollMs = POLL_MS.first;
   for (;;) {
@@ -121,7 +121,7 @@ export async function completeClaim(tx: Prisma.TransactionClient, claimId: strin
 }
 
 /** A rejected request (4xx) is answered the same way to every retry with its key. */
-export async function storeError(ctx: Context, claimId: string, error: AppError) {
+export async function storeError(ctx: ApiContext, claimId: string, error: AppError) {
   const stored: StoredOutcome = {
     error: { code: error.code, message: error.message, ...(error.details ? { details: error.details } : {}) },
   };
@@ -132,7 +132,7 @@ export async function storeError(ctx: Context, claimId: string, error: AppError)
 }
 
 /** After an unexpected failure the key is freed, so that the client's retry runs for real. */
-export async function releaseClaim(ctx: Context, claimId: string) {
+export async function releaseClaim(ctx: ApiContext, claimId: string) {
   await ctx.prisma.idempotencyRecord.deleteMany({ where: { id: claimId, responseStatus: null } });
 }
 
@@ -144,7 +144,7 @@ export async function releaseClaim(ctx: Context, claimId: string) {
  * A 4xx is stored and answered again to every retry; anything else frees the key.
  */
 export async function onceForKey(
-  ctx: Context,
+  ctx: ApiContext,
   accountId: string,
   body: unknown,
   act: (claimId: string | null) => Promise<string | null>,
@@ -175,8 +175,8 @@ export async function onceForKey(
   return orderId;
 }
 
-/** Tells the transport how this request used its key (src/graphql/context.ts, IdempotencyReport). */
-export function reportUse(ctx: Context, accountId: string, key: string, replayed: boolean) {
+/** Tells the transport how this request used its key (src/context/context.ts, IdempotencyReport). */
+export function reportUse(ctx: ApiContext, accountId: string, key: string, replayed: boolean) {
   ctx.idempotency = { accountId, key, replayed };
 }
 

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { requireMembership } from '../../auth/membership.js';
-import { keyCaller } from '../../auth/identity.js';
-import type { Context } from '../../graphql/context.js';
+import { keyCaller } from '../../context/actor.js';
+import type { ApiContext } from '../../context/context.js';
 import type { Prisma } from '../../generated/prisma/client.js';
 import { enumParam, idParam } from '../../shared/validation.js';
 import { completeClaim, onceForKey } from './idempotency.js';
@@ -74,8 +74,8 @@ interface Move {
 }
 
 /** The buyer cancels one of their orders; null when they have no such order. */
-export async function cancelOrder<Q extends object>(ctx: Context, input: CancelOrderInput, query: Q) {
-  const { accountId } = keyCaller(ctx.caller);
+export async function cancelOrder<Q extends object>(ctx: ApiContext, input: CancelOrderInput, query: Q) {
+  const { accountId } = keyCaller(ctx.actor);
   const owner = buyerOf(ctx);
   const move: Move = { owner, actor: 'buyer', accountId, to: CANCELLED, note: input.reason ?? null };
   const id = await onceForKey(ctx, accountId, { cancelOrder: input }, (claimId) => moveOrder(ctx, input.id, move, claimId));
@@ -83,8 +83,8 @@ export async function cancelOrder<Q extends object>(ctx: Context, input: CancelO
 }
 
 /** A member of the order's supplier moves it on; null when the supplier has no such order. */
-export async function updateOrderStatus<Q extends object>(ctx: Context, id: string, input: OrderStatusInput, query: Q) {
-  const { accountId } = keyCaller(ctx.caller);
+export async function updateOrderStatus<Q extends object>(ctx: ApiContext, id: string, input: OrderStatusInput, query: Q) {
+  const { accountId } = keyCaller(ctx.actor);
   const owner: OrderOwner = { supplierId: await requireMembership(ctx) };
   const move: Move = {
     owner,
@@ -101,10 +101,10 @@ export async function updateOrderStatus<Q extends object>(ctx: Context, id: stri
 }
 
 /** The orders a member of a supplier sees: its supplier's (403 for an account acting for none). */
-export const supplierOwner = async (ctx: Context): Promise<OrderOwner> => ({ supplierId: await requireMembership(ctx) });
+export const supplierOwner = async (ctx: ApiContext): Promise<OrderOwner> => ({ supplierId: await requireMembership(ctx) });
 
 /** One status change in one transaction; null when the owner has no order `id`. */
-async function moveOrder(ctx: Context, id: string, move: Move, claimId: string | null): Promise<string | null> {
+async function moveOrder(ctx: ApiContext, id: string, move: Move, claimId: string | null): Promise<string | null> {
   const [ownerKey, ownerId] = Object.entries(move.owner)[0] as [keyof typeof OWNER_COLUMN, string];
   return ctx.prisma.$transaction(
     async (tx) => {

@@ -1,8 +1,8 @@
 import { randomInt } from 'node:crypto';
 import { z } from 'zod';
 import type { Scope } from '../../auth/scopes.js';
-import { keyCaller, type KeyCaller } from '../../auth/identity.js';
-import type { Context, EventsOfChange, StockChange } from '../../graphql/context.js';
+import { keyCaller, type KeyCaller } from '../../context/actor.js';
+import type { ApiContext, EventsOfChange, StockChange } from '../../context/context.js';
 import { AppError, validationError, type ErrorDetails } from '../../shared/errors.js';
 import { Prisma } from '../../generated/prisma/client.js';
 import { MONEY_MAX, toColumn } from '../../shared/money.js';
@@ -36,25 +36,25 @@ export interface OrderPage extends PageInput {
 /** The orders the caller sees: as their buyer, or as a member of their supplier. */
 export type OrderOwner = { buyerId: string } | { supplierId: string };
 
-export const buyerOf = (ctx: Context): OrderOwner => ({ buyerId: keyCaller(ctx.caller).accountId });
+export const buyerOf = (ctx: ApiContext): OrderOwner => ({ buyerId: keyCaller(ctx.actor).accountId });
 
 export function orderPage(owner: OrderOwner, { page, limit, status }: z.output<typeof orderListInput>): OrderPage {
   return { page, limit, where: { ...owner, ...(status ? { status } : {}) } };
 }
 
-export async function listOrders<Q extends object>(ctx: Context, page: OrderPage, query: Q) {
+export async function listOrders<Q extends object>(ctx: ApiContext, page: OrderPage, query: Q) {
   const window = pageWindow(page);
   if (!window) return [];
   return ctx.prisma.order.findMany({ ...query, where: page.where, orderBy: [{ createdAt: 'desc' }, { id: 'asc' }], ...window });
 }
 
-export const countOrders = (ctx: Context, page: OrderPage) => ctx.prisma.order.count({ where: page.where });
+export const countOrders = (ctx: ApiContext, page: OrderPage) => ctx.prisma.order.count({ where: page.where });
 
 /**
  * One of the owner's orders by id, or null. Anyone else's order is exactly as absent as one that
  * does not exist: the same null, so the same 404 over REST.
  */
-export async function orderById<Q extends object>(ctx: Context, owner: OrderOwner, id: string, query: Q) {
+export async function orderById<Q extends object>(ctx: ApiContext, owner: OrderOwner, id: string, query: Q) {
   return ctx.prisma.order.findFirst({ ...query, where: { id, ...owner } });
 }
 
@@ -176,15 +176,15 @@ const ORDER_NUMBER_ATTEMPTS = 5;
  * Creates an order for the caller and returns it (with `query`'s selection). With an
  * Idempotency-Key the first request's outcome is replayed to every retry (idempotency.ts).
  */
-export async function createOrder<Q extends object>(ctx: Context, input: CreateOrderInput, query: Q) {
-  const caller = keyCaller(ctx.caller);
+export async function createOrder<Q extends object>(ctx: ApiContext, input: CreateOrderInput, query: Q) {
+  const caller = keyCaller(ctx.actor);
   // The body is hashed as it always was, so keys stored before other operations took keys still replay.
   const orderId = await onceForKey(ctx, caller.accountId, input, (claimId) => placeOrder(ctx, caller, input, claimId));
   return ctx.prisma.order.findFirstOrThrow({ ...query, where: { id: orderId!, buyerId: caller.accountId } });
 }
 
 /** Runs the order's transaction, again with a fresh number in the unlikely event of a collision. */
-async function placeOrder(ctx: Context, caller: KeyCaller, input: CreateOrderInput, claimId: string | null): Promise<string> {
+async function placeOrder(ctx: ApiContext, caller: KeyCaller, input: CreateOrderInput, claimId: string | null): Promise<string> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await ctx.prisma.$transaction((tx) => orderTransaction(tx, ctx.events, caller, input, claimId), {

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { PrismaClient } from '../../db/prisma.js';
 import type { ListedCondition } from '../../db/catalog-changes.js';
-import type { TotalsOfRequest } from '../../graphql/context.js';
+import type { TotalsOfRequest } from '../../context/context.js';
 
 // Exact product-list totals without counting every matching product each time. Counting is what
 // a product page costs most at catalogue scale: every match is visited, ~6 ms for all active

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Context } from '../../graphql/context.js';
+import type { ApiContext } from '../../context/context.js';
 import type { ListedCondition } from '../../db/catalog-changes.js';
 import type { Prisma } from '../../generated/prisma/client.js';
 import type { Money } from '../../shared/money.js';
@@ -53,7 +53,7 @@ export interface ProductQuery {
 const LISTED: ListedCondition = { isActive: true };
 
 /** Only active products are ever listed; every filter of the API narrows that set. */
-export async function productQuery(ctx: Context, filter: ProductFilter): Promise<ProductQuery> {
+export async function productQuery(ctx: ApiContext, filter: ProductFilter): Promise<ProductQuery> {
   const and: ListedCondition[] = [LISTED];
   if (filter.categoryId) and.push({ categoryId: { in: await subtreeIds(ctx, filter.categoryId) } });
   if (filter.supplierId) and.push({ supplierId: filter.supplierId });
@@ -67,7 +67,7 @@ export async function productQuery(ctx: Context, filter: ProductFilter): Promise
 }
 
 /** One page of products; with no page, the query's own window (a Relay connection's cursor and take). */
-export async function listProducts<Q extends object>(ctx: Context, q: ProductQuery, page: PageInput | null, query: Q) {
+export async function listProducts<Q extends object>(ctx: ApiContext, q: ProductQuery, page: PageInput | null, query: Q) {
   const list = { ...query, where: q.where, orderBy: q.orderBy };
   if (!page) return ctx.prisma.product.findMany(list);
   const window = pageWindow(page);
@@ -88,7 +88,7 @@ export async function listProducts<Q extends object>(ctx: Context, q: ProductQue
  * (skip + take) × active ÷ total products until the page is full, collecting visits total; the
  * plan that visits fewer is imposed for the ids, and relations are loaded for the page only.
  */
-async function searchedPage<Q extends object>(ctx: Context, q: ProductQuery, window: { skip: number; take: number }, query: Q) {
+async function searchedPage<Q extends object>(ctx: ApiContext, q: ProductQuery, window: { skip: number; take: number }, query: Q) {
   const [total, active] = await Promise.all([countProducts(ctx, q), ctx.totals.products([LISTED])]);
   if (window.skip >= total) return [];
   const walk = (window.skip + window.take) * active <= total * total;
@@ -103,9 +103,9 @@ async function searchedPage<Q extends object>(ctx: Context, q: ProductQuery, win
   return ids.flatMap((id) => byId.get(id) ?? []);
 }
 
-export const countProducts = (ctx: Context, q: ProductQuery) => ctx.totals.products(q.where.AND);
+export const countProducts = (ctx: ApiContext, q: ProductQuery) => ctx.totals.products(q.where.AND);
 
-export async function productBySlug<Q extends object>(ctx: Context, slug: string, query: Q) {
+export async function productBySlug<Q extends object>(ctx: ApiContext, slug: string, query: Q) {
   return ctx.prisma.product.findFirst({ ...query, where: { slug, isActive: true } });
 }
 

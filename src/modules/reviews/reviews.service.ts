@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import type { Context } from '../../graphql/context.js';
-import { requestLoader } from '../../graphql/loaders.js';
+import type { ApiContext } from '../../context/context.js';
+import { requestLoader } from '../../context/loaders.js';
 import type { Prisma } from '../../generated/prisma/client.js';
 import { money, type Money } from '../../shared/money.js';
 import { pageParams, pageWindow, type PageInput } from '../../shared/pagination.js';
@@ -52,24 +52,24 @@ function reviewPage(owner: Prisma.ReviewWhereInput, { page, limit, rating, sortB
 }
 
 /** The reviews of an active product; null when the slug names none (as `product` answers). */
-export async function productReviewPage(ctx: Context, { slug, ...input }: z.output<typeof productReviewsInput>): Promise<ReviewPage | null> {
+export async function productReviewPage(ctx: ApiContext, { slug, ...input }: z.output<typeof productReviewsInput>): Promise<ReviewPage | null> {
   const product = await productBySlug(ctx, slug, { select: { id: true } });
   return product && reviewPage({ productId: product.id }, input);
 }
 
 /** The reviews of an active supplier's active products; null when the id names no active supplier. */
-export async function supplierReviewPage(ctx: Context, { id, ...input }: z.output<typeof supplierReviewsInput>): Promise<ReviewPage | null> {
+export async function supplierReviewPage(ctx: ApiContext, { id, ...input }: z.output<typeof supplierReviewsInput>): Promise<ReviewPage | null> {
   const supplier = await supplierById(ctx, id, { select: { id: true } });
   return supplier && reviewPage({ supplierId: supplier.id, ...OF_ACTIVE_PRODUCTS }, input);
 }
 
-export async function listReviews<Q extends object>(ctx: Context, page: ReviewPage, query: Q) {
+export async function listReviews<Q extends object>(ctx: ApiContext, page: ReviewPage, query: Q) {
   const window = pageWindow(page);
   if (!window) return [];
   return ctx.prisma.review.findMany({ ...query, where: page.where, orderBy: page.orderBy, ...window });
 }
 
-export const countReviews = (ctx: Context, page: ReviewPage) => ctx.prisma.review.count({ where: page.where });
+export const countReviews = (ctx: ApiContext, page: ReviewPage) => ctx.prisma.review.count({ where: page.where });
 
 // ----- summaries -----
 
@@ -115,7 +115,7 @@ function summariesByOwner(ids: readonly string[], rows: readonly { owner: string
 }
 
 /** A product's review summary; the products of one request are summarised in one grouped query. */
-export function productReviewSummary(ctx: Context, productId: string): Promise<ReviewSummary> {
+export function productReviewSummary(ctx: ApiContext, productId: string): Promise<ReviewSummary> {
   return requestLoader<string, ReviewSummary>(ctx, 'review.productSummary', async (ids) => {
     const groups = await ctx.prisma.review.groupBy({ by: ['productId', 'rating'], where: { productId: { in: [...ids] } }, _count: { _all: true } });
     return summariesByOwner(ids, groups.map((g) => ({ owner: g.productId, rating: g.rating, count: g._count._all })));
@@ -123,7 +123,7 @@ export function productReviewSummary(ctx: Context, productId: string): Promise<R
 }
 
 /** A supplier's review summary (its active products' reviews); batched like productReviewSummary. */
-export function supplierReviewSummary(ctx: Context, supplierId: string): Promise<ReviewSummary> {
+export function supplierReviewSummary(ctx: ApiContext, supplierId: string): Promise<ReviewSummary> {
   return requestLoader<string, ReviewSummary>(ctx, 'review.supplierSummary', async (ids) => {
     const groups = await ctx.prisma.review.groupBy({
       by: ['supplierId', 'rating'],

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Context } from '../../graphql/context.js';
+import type { ApiContext } from '../../context/context.js';
 import type { Prisma } from '../../generated/prisma/client.js';
 import { pageParams, pageWindow, type PageInput } from '../../shared/pagination.js';
 import { searchKey, searchWords } from '../products/search.js';
@@ -44,7 +44,7 @@ export function supplierQuery(filter: SupplierFilter): SupplierQuery {
   return { where: { AND: and }, sortBy: filter.sortBy };
 }
 
-export async function listSuppliers<Q extends object>(ctx: Context, q: SupplierQuery, page: PageInput, query: Q) {
+export async function listSuppliers<Q extends object>(ctx: ApiContext, q: SupplierQuery, page: PageInput, query: Q) {
   const window = pageWindow(page);
   if (!window) return [];
   if (q.sortBy !== 'products') {
@@ -63,9 +63,9 @@ export async function listSuppliers<Q extends object>(ctx: Context, q: SupplierQ
   return ranked.flatMap((r) => byId.get(r.id) ?? []);
 }
 
-export const countSuppliers = (ctx: Context, q: SupplierQuery) => ctx.prisma.supplier.count({ where: q.where });
+export const countSuppliers = (ctx: ApiContext, q: SupplierQuery) => ctx.prisma.supplier.count({ where: q.where });
 
-export async function supplierById<Q extends object>(ctx: Context, id: string, query: Q) {
+export async function supplierById<Q extends object>(ctx: ApiContext, id: string, query: Q) {
   return ctx.prisma.supplier.findFirst({ ...query, where: { id, isActive: true } });
 }
 

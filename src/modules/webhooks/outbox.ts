@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import type { KeyCaller } from '../../auth/identity.js';
-import type { EventsOfChange, StockChange } from '../../graphql/context.js';
+import type { KeyCaller } from '../../context/actor.js';
+import type { EventsOfChange, StockChange } from '../../context/context.js';
 import type { Prisma } from '../../generated/prisma/client.js';
-import type { Represent } from '../../rest/represent.js';
+import type { Representation } from '../representations.js';
 import { TEST_EVENT, WEBHOOK_EVENTS, type WebhookEventName } from './events.js';
 
 // The transactional outbox. A change writes its event, and one delivery row per endpoint that
@@ -45,7 +45,7 @@ const readerOf = (accountId: string, type: WebhookEventName): KeyCaller => ({
 });
 
 /** The events a change tells, by the rules of events.ts. */
-export function createOutbox(represent: Represent): EventsOfChange {
+export function createOutbox(representation: Representation): EventsOfChange {
   /**
    * The active endpoints subscribed to `type` of the order's buyer and of its supplier's members
    * (an account that is both hears it once per endpoint), with the buyer, whose view of the order
@@ -62,7 +62,7 @@ export function createOutbox(represent: Represent): EventsOfChange {
   async function orderEvent(tx: Prisma.TransactionClient, type: WebhookEventName, orderId: string, extra: object = {}) {
     const audience = await orderAudience(tx, type, orderId);
     if (!audience.length) return;
-    const order = await represent(tx, readerOf(audience[0]!.buyerId, type), '/api/orders/:id', { params: { id: orderId } });
+    const order = await representation(tx, readerOf(audience[0]!.buyerId, type), 'order', orderId);
     await writeEvent(tx, type, { ...(order as object), ...extra }, audience.map((a) => a.id));
   }
 
@@ -79,7 +79,7 @@ export function createOutbox(represent: Represent): EventsOfChange {
         WHERE e."disabledAt" IS NULL AND ${type} = ANY(e.events)`;
       if (!audience.length) return;
       for (const change of fell) {
-        const record = await represent(tx, readerOf(audience[0]!.accountId, type), '/api/v1/stock', { query: { productId: change.productId } });
+        const record = await representation(tx, readerOf(audience[0]!.accountId, type), 'stock', change.productId);
         await writeEvent(tx, type, record, audience.map((a) => a.id));
       }
     },

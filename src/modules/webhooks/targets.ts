@@ -1,7 +1,7 @@
 import dns from 'node:dns';
 import net from 'node:net';
 import ipaddr from 'ipaddr.js';
-import type { WebhookPolicy } from '../../graphql/context.js';
+import type { WebhookPolicy } from '../../context/context.js';
 
 /** Which webhook targets are acceptable (SSRF rules): the policy the app builds from its config. */
 export type TargetPolicy = WebhookPolicy;

@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { keyCaller } from '../../auth/identity.js';
+import { keyCaller } from '../../context/actor.js';
 import { memberSupplierId } from '../../auth/membership.js';
 import { builder } from '../../graphql/builder.js';
-import type { Context } from '../../graphql/context.js';
+import type { ApiContext } from '../../context/context.js';
 import { withInput } from '../../graphql/field-rules.js';
 import { metaFor, pageArgs, PaginationMetaRef } from '../../graphql/pagination.js';
 import { idParam } from '../../shared/validation.js';
@@ -131,7 +131,7 @@ const WebhookEndpointInputRef = builder.inputType('WebhookEndpointInput', {
 });
 
 const byId = z.object({ id: idParam }).strict();
-const accountOf = (ctx: Context) => keyCaller(ctx.caller).accountId;
+const accountOf = (ctx: ApiContext) => keyCaller(ctx.actor).accountId;
 
 builder.queryFields((t) => ({
   webhookEndpoints: t.field({
@@ -166,7 +166,7 @@ builder.mutationFields((t) => ({
     args: { input: t.arg({ type: WebhookEndpointInputRef, required: true }) },
     scopes: [MANAGE_WEBHOOKS],
     ...withInput(endpointRule, async (input, ctx) => {
-      const caller = keyCaller(ctx.caller);
+      const caller = keyCaller(ctx.actor);
       const owner = { accountId: caller.accountId, scopes: caller.scopes, member: (await memberSupplierId(ctx)) !== null };
       return createEndpoint(ctx.prisma, owner, input, ctx.webhookPolicy);
     }),

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { hasScope } from '../../auth/scopes.js';
 import type { PrismaClient } from '../../db/prisma.js';
-import type { WebhookPolicy } from '../../graphql/context.js';
+import type { WebhookPolicy } from '../../context/context.js';
 import type { Prisma } from '../../generated/prisma/client.js';
 import { AppError, validationError } from '../../shared/errors.js';
 import { pageParams, pageWindow, type PageInput } from '../../shared/pagination.js';

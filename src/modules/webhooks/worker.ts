@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { Webhook } from 'standardwebhooks';
 import type { PrismaClient } from '../../db/prisma.js';
-import type { WebhookPolicy } from '../../graphql/context.js';
+import type { WebhookPolicy } from '../../context/context.js';
 import type { Logger } from '../../runtime/logger.js';
 import { causeOf } from '../../shared/errors.js';
 import { OUTBOX_CHANNEL } from './outbox.js';

@@ -1,12 +1,12 @@
 import DataLoader from 'dataloader';
-import type { Context } from './context.js';
+import type { RequestContext } from './context.js';
 
 /**
  * The request's DataLoader for `key`, created on first use. Loaders live in the context, so a
  * batch never crosses requests or callers.
  */
 export function requestLoader<K, V>(
-  ctx: Context,
+  ctx: Pick<RequestContext, 'loaders'>,
   key: string,
   batch: (keys: readonly K[]) => Promise<readonly V[]>,
 ): DataLoader<K, V> {

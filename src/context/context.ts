@@ -1,0 +1,221 @@
+import crypto from 'node:crypto';
+import type DataLoader from 'dataloader';
+import type { GraphQLResolveInfo } from 'graphql';
+import type { FieldRateLimiter } from '../ratelimit/field-limits.js';
+import { anonymousBucket, type RateLimitPolicy } from '../ratelimit/policy.js';
+import type { RateLimitDecision } from '../ratelimit/store.js';
+import type { Actor, Caller, KeyCaller } from './actor.js';
+import type { PrismaClient } from '../db/prisma.js';
+import type { Prisma } from '../generated/prisma/client.js';
+import type { ListedCondition } from '../db/catalog-changes.js';
+import type { Logger } from '../runtime/logger.js';
+
+// One request context for every face. A face (GraphQL, REST, the dashboard, the keys CLI, the
+// webhook worker) reads its request (headers, form, arguments), asks the one factory below for a
+// context, calls services with it first, and renders what they return. Services know no HTTP:
+// what they need of the request (the Idempotency-Key, the client's address) reaches them here or
+// as an argument, already read by the face.
+
+/** What every face's context holds: who asks, the database, the request's loaders, logger and clock. */
+export interface RequestContext {
+  actor: Actor;
+  prisma: PrismaClient;
+  /** The request's DataLoaders by name (src/context/loaders.ts); the supplier membership is one. */
+  loaders: Map<string, DataLoader<unknown, unknown>>;
+  logger: Logger;
+  /** The request id of the logs and of X-Request-ID (a fresh one for the CLI and the worker). */
+  requestId: string;
+  /** The request's clock (tests pass a manual one). */
+  now(): Date;
+  /** Where webhooks may be sent (config WEBHOOK_ALLOW_PRIVATE, and https in production). */
+  webhookPolicy: WebhookPolicy;
+}
+
+/**
+ * What the HTTP layer learns of an API request before GraphQL runs. It is kept on the object the
+ * server hands each request (Yoga's server context), which is also the base of the request's
+ * context: one object per request carries all of its state, from arrival to response.
+ */
+export interface RequestState {
+  /** The request id of the logs and of X-Request-ID. */
+  requestId?: string;
+  /** process.hrtime.bigint() at arrival, for the request's duration. */
+  startedAt?: bigint;
+  /** Who is calling, decided by the gate (src/http/gate.ts). */
+  actor?: Caller;
+  /** The bucket the request was charged to and what it said, for the rate-limit headers. */
+  rateLimit?: { policy: RateLimitPolicy; decision: RateLimitDecision };
+  /** Set by an operation that answered from an Idempotency-Key (src/modules/orders/idempotency.ts). */
+  idempotency?: IdempotencyReport;
+}
+
+/** How an operation used its Idempotency-Key: the transport says so (REST keeps its own bytes). */
+export interface IdempotencyReport {
+  accountId: string;
+  key: string;
+  /** True when the answer is the stored outcome of an earlier request with the key. */
+  replayed: boolean;
+}
+
+/** The context of an API request (GraphQL or REST): the caller, and what the API's services use. */
+export interface ApiContext extends RequestContext, RequestState {
+  actor: Caller;
+  requestId: string;
+  /** The Idempotency-Key header as sent (null: none), read by the face; the order services check it. */
+  idempotencyKey: string | null;
+  /** Product-list totals, kept and carried across catalogue changes (src/modules/products/list-totals.ts). */
+  totals: TotalsOfRequest;
+  /** What a change tells webhook subscribers, in the change's own transaction (src/modules/webhooks/outbox.ts). */
+  events: EventsOfChange;
+  /**
+   * Counts one call of the resolving field against a per-field limit for this caller (the
+   * account for a key, else the client) and throws RATE_LIMIT_EXCEEDED when over.
+   */
+  limitField(resolver: { parent: unknown; args: object; info: GraphQLResolveInfo }, limit: FieldLimitName): Promise<void>;
+}
+
+/** Per-field limits on top of the request limits, by name; their numbers come from config. */
+export type FieldLimitName = 'createOrder';
+/** `unit`: what the limit counts, in the plural, for its message and RateLimit-Policy ("orders"). */
+export type FieldLimits = Record<FieldLimitName, { max: number; windowMs: number; unit: string }>;
+
+/** Exact product-list totals for this request (kept across requests by modules/products/list-totals.ts). */
+export interface TotalsOfRequest {
+  /**
+   * The number of products matching every condition (none: every product, active or not).
+   * Requests that need the same total at the same revision share one computation.
+   */
+  products(conditions: ListedCondition[]): Promise<number>;
+}
+
+/** Where webhooks may be sent (src/modules/webhooks/targets.ts applies it). */
+export interface WebhookPolicy {
+  /** WEBHOOK_ALLOW_PRIVATE=true: loopback, private and link-local targets allowed (development, tests). */
+  allowPrivate: boolean;
+  /** NODE_ENV=production: https URLs only. */
+  requireHttps: boolean;
+}
+
+/** A status change as its event tells it. */
+export interface StatusChange {
+  from: string;
+  to: string;
+  actor: 'buyer' | 'supplier';
+}
+
+/** A product's stock as one change left it, for the low-stock rule. */
+export interface StockChange {
+  productId: string;
+  before: number;
+  after: number;
+  lowStockThreshold: number;
+  trackInventory: boolean;
+}
+
+/**
+ * The events of a change, written with `tx` (the change's transaction) so that an event exists
+ * exactly when its change does: the transactional outbox, delivered by src/modules/webhooks/worker.ts.
+ */
+export interface EventsOfChange {
+  orderCreated(tx: Prisma.TransactionClient, orderId: string): Promise<void>;
+  orderStatusChanged(tx: Prisma.TransactionClient, orderId: string, change: StatusChange): Promise<void>;
+  stockChanged(tx: Prisma.TransactionClient, supplierId: string, changes: readonly StockChange[]): Promise<void>;
+}
+
+/** What every context is made of. */
+export interface ContextDeps {
+  prisma: PrismaClient;
+  logger: Logger;
+  webhookPolicy: WebhookPolicy;
+  /** Unix ms (default Date.now). */
+  now?: () => number;
+}
+
+/** What only the API's contexts carry; a process without the API (the CLI) has none. */
+export interface ApiDeps {
+  /** Made from the factory itself: an event's data is read in a context of the factory's (forEvent). */
+  events: (factory: ContextFactory) => EventsOfChange;
+  fieldLimiter: FieldRateLimiter;
+  fieldLimits: FieldLimits;
+  listTotals: { forRequest(): TotalsOfRequest };
+}
+
+/** Who a per-field limit counts: the account behind a key (all its keys together), or the client. */
+const fieldLimitIdentity = (caller: Caller) => (caller.kind === 'key' ? `account:${caller.accountId}` : anonymousBucket(caller.ip));
+/** The same, in the words of the limit's message. */
+const fieldLimitPer = (caller: Caller) => (caller.kind === 'key' ? 'account (all of its API keys, REST and GraphQL together)' : 'client address');
+
+export type ContextFactory = ReturnType<typeof createContextFactory>;
+
+/**
+ * The one context factory: each face asks it for its context. `api` is given by a process that
+ * serves the API (the app); the CLI makes its contexts without it.
+ */
+export function createContextFactory(deps: ContextDeps, api?: ApiDeps) {
+  const clock = deps.now ?? Date.now;
+  const common = (actor: Actor, requestId: string, prisma: PrismaClient = deps.prisma): RequestContext => ({
+    actor,
+    prisma,
+    loaders: new Map(),
+    logger: deps.logger,
+    requestId,
+    now: () => new Date(clock()),
+    webhookPolicy: deps.webhookPolicy,
+  });
+  const apiDeps = (): ApiDeps => {
+    if (!api) throw new Error('This process serves no API: its contexts have no API services');
+    return api;
+  };
+  let events: EventsOfChange | undefined;
+
+  const factory = {
+    /**
+     * An API request's context (GraphQL or REST, once per request, after the gate has set the
+     * caller on `state`). `anonymous` names the client of a request the gate did not see (none
+     * does today); `idempotencyKey` is the header as the face read it.
+     */
+    forApi(state: RequestState, request: { anonymous: () => Caller; idempotencyKey: string | null }): ApiContext {
+      const { fieldLimiter, fieldLimits, listTotals, events: eventsFrom } = apiDeps();
+      events ??= eventsFrom(factory);
+      const actor = state.actor ?? request.anonymous();
+      const requestId = state.requestId ?? crypto.randomUUID();
+      return {
+        ...state,
+        ...common(actor, requestId),
+        actor,
+        requestId,
+        idempotencyKey: request.idempotencyKey,
+        totals: listTotals.forRequest(),
+        events,
+        limitField: ({ parent, args, info }, name) =>
+          fieldLimiter.check({ identity: fieldLimitIdentity(actor), per: fieldLimitPer(actor), ...fieldLimits[name], parent, args: { ...args }, info }),
+      };
+    },
+
+    /**
+     * The context an event's data is read in: the API's view of `reader` (the account the event
+     * is for), reading with `tx`, the change's own transaction, so the data is the committed state.
+     */
+    forEvent(tx: Prisma.TransactionClient, reader: KeyCaller): ApiContext {
+      // A transaction's client reads like the pool's: every delegate plugin-prisma uses is there.
+      return { ...factory.forApi({ actor: reader }, { anonymous: () => reader, idempotencyKey: null }), prisma: tx as PrismaClient };
+    },
+
+    /** A dashboard page's: the signed-in owner of an account, or a visitor (anonymous) before sign-in. */
+    forDashboard(visit: { requestId: string; ip: string; accountId: string | null }): RequestContext {
+      const actor: Actor = visit.accountId === null ? { kind: 'anonymous', ip: visit.ip } : { kind: 'session', accountId: visit.accountId, ip: visit.ip };
+      return common(actor, visit.requestId);
+    },
+
+    /** A keys CLI command's: the operator. */
+    forOperator(): RequestContext {
+      return common({ kind: 'operator' }, crypto.randomUUID());
+    },
+
+    /** The service's own work (`name`: the webhook worker), on a pool of its own when given one. */
+    forSystem(name: string, prisma?: PrismaClient): RequestContext {
+      return common({ kind: 'system', name }, crypto.randomUUID(), prisma);
+    },
+  };
+  return factory;
+}

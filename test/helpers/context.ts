@@ -1,0 +1,29 @@
+import pino from 'pino';
+import { createContextFactory, type ContextFactory } from '../../src/context/context.js';
+import type { PrismaClient } from '../../src/db/prisma.js';
+import { createListTotals } from '../../src/modules/products/list-totals.js';
+import { createRepresentation } from '../../src/modules/representations.js';
+import { schema } from '../../src/modules/schema.js';
+import { createOutbox } from '../../src/modules/webhooks/outbox.js';
+import { createRateLimitStore } from '../../src/ratelimit/create-store.js';
+import { createFieldRateLimiter } from '../../src/ratelimit/field-limits.js';
+import type { RateLimitStore } from '../../src/ratelimit/store.js';
+
+/**
+ * The service's own context factory over `prisma`, for tests that call services directly: the
+ * same contexts the app's faces make (the CLI's operator, the API's callers), with an in-memory
+ * rate-limit store that `close` releases.
+ */
+export function testContexts(prisma: PrismaClient): { contexts: ContextFactory; store: RateLimitStore; close: () => Promise<void> } {
+  const store = createRateLimitStore({});
+  const contexts = createContextFactory(
+    { prisma, logger: pino({ level: 'silent' }), webhookPolicy: { allowPrivate: true, requireHttps: false } },
+    {
+      events: (factory) => createOutbox(createRepresentation(schema, factory.forEvent)),
+      fieldLimiter: createFieldRateLimiter(store),
+      fieldLimits: { createOrder: { max: 1000, windowMs: 60_000, unit: 'orders' } },
+      listTotals: createListTotals(prisma),
+    },
+  );
+  return { contexts, store, close: () => store.close() };
+}
