@@ -15,6 +15,7 @@ import { migrate } from '../src/db/migrate.js';
 import { createPrisma } from '../src/db/prisma.js';
 import { seedDatabase } from '../src/seed/seed.js';
 import { profileSplit, renderSplit } from './profile.js';
+import { asOperator } from '../test/helpers/context.js';
 
 // `npm run bench -- [--products 100000] [--duration 10] [--connections 10]`
 //
@@ -553,7 +554,7 @@ async function main() {
   let pgVersion: string;
   let activeProducts: number;
   try {
-    ({ key } = await createApiKey(prisma, {
+    ({ key } = await createApiKey(asOperator(prisma), {
       owner: 'bench@example.com',
       plan: 'ENTERPRISE',
       scopes: ['admin:all'],

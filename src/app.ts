@@ -28,7 +28,7 @@ import { createRouteNamer } from './rest/paths.js';
 import { createOutbox } from './modules/webhooks/outbox.js';
 import { outboxBacklog, startWebhookWorker } from './modules/webhooks/worker.js';
 import { restRoutes } from './rest/routes.js';
-import type { Config } from './runtime/config.js';
+import { webhookPolicyOf, type Config } from './runtime/config.js';
 import type { Logger } from './runtime/logger.js';
 import { createClientIpResolver, createHttpsDetector } from './shared/client-ip.js';
 import { createDashboard } from './dashboard/handler.js';
@@ -93,7 +93,7 @@ export async function createApp({ prisma, databaseUrl, logger, config, now, ...i
   // an unreachable Redis does not stop the start (the store says so and counts in memory).
   await store.waitUntilReady();
   const metrics = createMetrics(store, () => poolStats(prisma), () => outboxBacklog(prisma));
-  const webhookPolicy = { allowPrivate: config.WEBHOOK_ALLOW_PRIVATE, requireHttps: config.NODE_ENV === 'production' };
+  const webhookPolicy = webhookPolicyOf(config);
   // The one context factory of every face this process serves (API, dashboard, webhook worker).
   const contexts = createContextFactory(
     { prisma, logger, webhookPolicy, now },
@@ -137,8 +137,7 @@ export async function createApp({ prisma, databaseUrl, logger, config, now, ...i
 
   const httpsFrom = createHttpsDetector(config.TRUSTED_PROXIES);
   const dashboard = createDashboard({
-    prisma,
-    webhookPolicy,
+    contexts,
     store,
     onKeyRevoked: (keyId) => keyCache.forgetId(keyId),
     flushCounts: async () => {

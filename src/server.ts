@@ -1,5 +1,6 @@
 import net from 'node:net';
-import { ConfigError, loadConfig, type Config } from './runtime/config.js';
+import { ConfigError, loadConfig, webhookPolicyOf, type Config } from './runtime/config.js';
+import { createContextFactory } from './context/context.js';
 import { openDatabase } from './db/database.js';
 import { createHttpServer } from './http/request-target.js';
 import { createLogger, writeBesideLogs, type Logger } from './runtime/logger.js';
@@ -45,7 +46,9 @@ async function main() {
       logger.info({ ms: Date.now() - started }, 'demo data seeded');
       // One Pro key with the self-service scopes: a newcomer can try every endpoint.
       const scopes = SELF_SERVICE_SCOPES;
-      const { key } = await createApiKey(prisma, { owner: DEMO_KEY_OWNER, plan: 'PRO', scopes, name: 'demo key (first start)' });
+      // The service acts for itself here, through the same factory as every face.
+      const system = createContextFactory({ prisma, logger, webhookPolicy: webhookPolicyOf(config) }).forSystem('demo data');
+      const { key } = await createApiKey(system, { owner: DEMO_KEY_OWNER, plan: 'PRO', scopes, name: 'demo key (first start)' });
       demoKey = { key, owner: DEMO_KEY_OWNER, scopes };
     }
     app = await createApp({ prisma, databaseUrl: db.url, logger, config });

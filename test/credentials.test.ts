@@ -3,7 +3,6 @@ import { hash as argon2Hash } from '@node-rs/argon2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiKey } from '../src/accounts/api-keys.js';
 import {
-  FormError,
   SIGN_IN_LIMITS,
   changePassword,
   createPasswordLink,
@@ -15,9 +14,10 @@ import { ARGON2_PARAMS, hashIsOutdated, hashPassword, passwordProblem, verifyNot
 import { createSession, readSession } from '../src/accounts/sessions.js';
 import { createPrisma, type PrismaClient } from '../src/db/prisma.js';
 import { MemoryRateLimitStore } from '../src/ratelimit/memory-store.js';
-import { AppError } from '../src/shared/errors.js';
+import { AppError, asAppError } from '../src/shared/errors.js';
 import { manualClock } from './helpers/clock.js';
 import { createTestDatabase, type TestDatabase } from './helpers/db.js';
+import { asOperator } from './helpers/context.js';
 
 let db: TestDatabase;
 let prisma: PrismaClient;
@@ -56,10 +56,11 @@ async function rejection(promise: Promise<unknown>): Promise<unknown> {
   throw new Error('expected a rejection');
 }
 
+/** The fields a VALIDATION_ERROR refuses, each with its problem. */
 async function formError(promise: Promise<unknown>): Promise<Record<string, string>> {
-  const error = await rejection(promise);
-  expect(error).toBeInstanceOf(FormError);
-  return (error as FormError).fields;
+  const error = asAppError(await rejection(promise));
+  expect(error?.code).toBe('VALIDATION_ERROR');
+  return error!.details as Record<string, string>;
 }
 
 /** Everything a client could see of an AppError. */
@@ -133,58 +134,57 @@ describe('password rules', () => {
 describe('registerAccount', () => {
   it('creates an account that can sign in, e-mail lower-cased and trimmed', async () => {
     const email = uniqueEmail('Reg').toUpperCase();
-    const created = await registerAccount(prisma, { email: `  ${email} `, password: GOOD, name: '  Jane  ', companyName: '' });
+    const created = await registerAccount(asOperator(prisma), { email: `  ${email} `, password: GOOD, name: '  Jane  ', companyName: '' });
     expect(created).toEqual({ id: expect.any(String), email: email.toLowerCase() });
     const row = await prisma.account.findUniqueOrThrow({ where: { id: created.id } });
     expect(row).toMatchObject({ email: email.toLowerCase(), name: 'Jane', companyName: null, plan: 'BASIC' });
     expect(row.passwordHash).toMatch(/^\$argon2id\$/);
     expect(row.passwordChangedAt).toBeInstanceOf(Date);
     const { store } = freshStore();
-    expect(await signIn(prisma, store, { email, password: GOOD, ip: '192.0.2.1' })).toEqual({ accountId: created.id });
+    expect(await signIn(asOperator(prisma), store, { email, password: GOOD, ip: '192.0.2.1' })).toEqual({ accountId: created.id });
   });
 
   it('reports every bad field at once', async () => {
-    const fields = await formError(registerAccount(prisma, { email: 'nobody', password: 'short', name: '   ', companyName: 'x'.repeat(201) }));
+    const fields = await formError(registerAccount(asOperator(prisma), { email: 'nobody', password: 'short', name: '   ', companyName: 'x'.repeat(201) }));
     expect(Object.keys(fields).sort()).toEqual(['companyName', 'email', 'name', 'password']);
     expect(fields.email).toMatch(/e-mail address/);
     expect(fields.name).toMatch(/required/);
     expect(fields.companyName).toMatch(/at most 200/);
     expect(fields.password).toMatch(/at least 10/);
-    expect(await formError(registerAccount(prisma, { email: uniqueEmail('c'), password: GOOD, name: 'Bell\u0007' }))).toEqual({
+    expect(await formError(registerAccount(asOperator(prisma), { email: uniqueEmail('c'), password: GOOD, name: 'Bell\u0007' }))).toEqual({
       name: 'must not contain control characters',
     });
-    expect(await formError(registerAccount(prisma, { email: uniqueEmail('c'), password: GOOD, name: 'x'.repeat(101) }))).toEqual({
+    expect(await formError(registerAccount(asOperator(prisma), { email: uniqueEmail('c'), password: GOOD, name: 'x'.repeat(101) }))).toEqual({
       name: 'must be at most 100 characters',
     });
   });
 
   it('refuses an e-mail that is registered, whatever its letter case', async () => {
     const email = uniqueEmail('taken');
-    await registerAccount(prisma, { email, password: GOOD, name: 'First' });
-    const fields = await formError(registerAccount(prisma, { email: email.toUpperCase(), password: 'another good passphrase', name: 'Second' }));
+    await registerAccount(asOperator(prisma), { email, password: GOOD, name: 'First' });
+    const fields = await formError(registerAccount(asOperator(prisma), { email: email.toUpperCase(), password: 'another good passphrase', name: 'Second' }));
     expect(fields).toEqual({ email: expect.stringMatching(/already registered: sign in/) });
   });
 
   it('refuses an e-mail the keys CLI made an account for, pointing to the operator', async () => {
     const email = uniqueEmail('cli');
-    await createApiKey(prisma, { owner: email, plan: 'PRO', scopes: ['read:orders'] });
-    const fields = await formError(registerAccount(prisma, { email, password: GOOD, name: 'Dev' }));
+    await createApiKey(asOperator(prisma), { owner: email, plan: 'PRO', scopes: ['read:orders'] });
+    const fields = await formError(registerAccount(asOperator(prisma), { email, password: GOOD, name: 'Dev' }));
     expect(fields.email).toMatch(/already registered.*ask the operator for a link/);
     expect((await prisma.account.findUniqueOrThrow({ where: { email } })).passwordHash).toBeNull();
   });
 
-  it('makes one account of two concurrent registrations, and a FormError of the other', async () => {
+  it('makes one account of two concurrent registrations, and a VALIDATION_ERROR of the other', async () => {
     const email = uniqueEmail('race');
     const results = await Promise.allSettled([
-      registerAccount(prisma, { email, password: GOOD, name: 'One' }),
-      registerAccount(prisma, { email, password: GOOD, name: 'Two' }),
+      registerAccount(asOperator(prisma), { email, password: GOOD, name: 'One' }),
+      registerAccount(asOperator(prisma), { email, password: GOOD, name: 'Two' }),
     ]);
     const fulfilled = results.filter((r) => r.status === 'fulfilled');
     const rejected = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
     expect(fulfilled).toHaveLength(1);
     expect(rejected).toHaveLength(1);
-    expect(rejected[0]!.reason).toBeInstanceOf(FormError);
-    expect((rejected[0]!.reason as FormError).fields.email).toMatch(/already registered/);
+    expect(rejected[0]!.reason).toMatchObject({ code: 'VALIDATION_ERROR', details: { email: expect.stringMatching(/already registered/) } });
     expect(await prisma.account.count({ where: { email } })).toBe(1);
   });
 });
@@ -196,14 +196,14 @@ describe('signIn', () => {
 
   beforeAll(async () => {
     email = uniqueEmail('signin');
-    accountId = (await registerAccount(prisma, { email, password: GOOD, name: 'Signer' })).id;
+    accountId = (await registerAccount(asOperator(prisma), { email, password: GOOD, name: 'Signer' })).id;
     cliEmail = uniqueEmail('nopassword');
-    await createApiKey(prisma, { owner: cliEmail, plan: 'BASIC', scopes: ['read:orders'] });
+    await createApiKey(asOperator(prisma), { owner: cliEmail, plan: 'BASIC', scopes: ['read:orders'] });
   });
 
   it('signs in with the right password, e-mail in any case', async () => {
     const { store } = freshStore();
-    expect(await signIn(prisma, store, { email: ` ${email.toUpperCase()}`, password: GOOD, ip: '192.0.2.2' })).toEqual({ accountId });
+    expect(await signIn(asOperator(prisma), store, { email: ` ${email.toUpperCase()}`, password: GOOD, ip: '192.0.2.2' })).toEqual({ accountId });
   });
 
   it('answers an unknown e-mail, an account without password and a wrong password alike, each after one argon2 verification', async () => {
@@ -227,7 +227,7 @@ describe('signIn', () => {
     const seen: Record<string, unknown> = {};
     for (const [kind, attempt] of Object.entries(attempts)) {
       const start = performance.now();
-      const error = await rejection(signIn(prisma, store, { ...attempt, ip: '192.0.2.3' }));
+      const error = await rejection(signIn(asOperator(prisma), store, { ...attempt, ip: '192.0.2.3' }));
       const took = performance.now() - start;
       seen[kind] = visible(error);
       // A lower bound only: these paths must do the work of one verification, not return early.
@@ -244,18 +244,18 @@ describe('signIn', () => {
     const { limit, windowMs } = SIGN_IN_LIMITS.perAccount;
     // From a different IP each time: only the account's bucket can stop them.
     for (let i = 0; i < limit; i++) {
-      await expect(signIn(prisma, store, { email, password: `wrong guess ${i}`, ip: `198.51.100.${i}` }, at())).rejects.toMatchObject({ code: 'UNAUTHORIZED' });
+      await expect(signIn(asOperator(prisma), store, { email, password: `wrong guess ${i}`, ip: `198.51.100.${i}` }, at())).rejects.toMatchObject({ code: 'UNAUTHORIZED' });
     }
     clock.advance(60_000);
-    const limited = visible(await rejection(signIn(prisma, store, { email: email.toUpperCase(), password: GOOD, ip: '203.0.113.1' }, at())));
+    const limited = visible(await rejection(signIn(asOperator(prisma), store, { email: email.toUpperCase(), password: GOOD, ip: '203.0.113.1' }, at())));
     const wait = windowMs / 1000 - 60;
     expect(limited).toMatchObject({ code: 'RATE_LIMIT_EXCEEDED', status: 429, retryAfter: wait, message: `Too many sign-in attempts; try again in ${wait} s` });
     expect(limited.extensions).toMatchObject({ retryAfter: wait });
     // Other accounts are not affected.
-    await expect(signIn(prisma, store, { email: uniqueEmail('other'), password: GOOD, ip: '203.0.113.1' }, at())).rejects.toMatchObject({ code: 'UNAUTHORIZED' });
+    await expect(signIn(asOperator(prisma), store, { email: uniqueEmail('other'), password: GOOD, ip: '203.0.113.1' }, at())).rejects.toMatchObject({ code: 'UNAUTHORIZED' });
 
     clock.advance(windowMs - 60_000);
-    expect(await signIn(prisma, store, { email, password: GOOD, ip: '203.0.113.1' }, at())).toEqual({ accountId });
+    expect(await signIn(asOperator(prisma), store, { email, password: GOOD, ip: '203.0.113.1' }, at())).toEqual({ accountId });
   });
 
   it('throttles attempts per IP across accounts', async () => {
@@ -263,12 +263,12 @@ describe('signIn', () => {
     const { limit, windowMs } = SIGN_IN_LIMITS.perIp;
     const ip = '2001:db8::7';
     for (let i = 0; i < limit; i++) {
-      await expect(signIn(prisma, store, { email: uniqueEmail('spray'), password: GOOD, ip }, at())).rejects.toMatchObject({ code: 'UNAUTHORIZED' });
+      await expect(signIn(asOperator(prisma), store, { email: uniqueEmail('spray'), password: GOOD, ip }, at())).rejects.toMatchObject({ code: 'UNAUTHORIZED' });
     }
-    const limited = visible(await rejection(signIn(prisma, store, { email, password: GOOD, ip }, at())));
+    const limited = visible(await rejection(signIn(asOperator(prisma), store, { email, password: GOOD, ip }, at())));
     expect(limited).toMatchObject({ code: 'RATE_LIMIT_EXCEEDED', retryAfter: windowMs / 1000, message: `Too many sign-in attempts; try again in ${windowMs / 1000} s` });
     // The same account from another IP still works.
-    expect(await signIn(prisma, store, { email, password: GOOD, ip: '2001:db8::8' }, at())).toEqual({ accountId });
+    expect(await signIn(asOperator(prisma), store, { email, password: GOOD, ip: '2001:db8::8' }, at())).toEqual({ accountId });
   });
 
   it('upgrades a hash made with older parameters on a successful sign-in', async () => {
@@ -276,7 +276,7 @@ describe('signIn', () => {
     const e = uniqueEmail('old');
     const account = await prisma.account.create({ data: { email: e, passwordHash: old } });
     const { store } = freshStore();
-    expect(await signIn(prisma, store, { email: e, password: GOOD, ip: '192.0.2.9' })).toEqual({ accountId: account.id });
+    expect(await signIn(asOperator(prisma), store, { email: e, password: GOOD, ip: '192.0.2.9' })).toEqual({ accountId: account.id });
     const { passwordHash } = await prisma.account.findUniqueOrThrow({ where: { id: account.id } });
     expect(passwordHash).toMatch(/^\$argon2id\$v=19\$m=19456,/);
     expect(await verifyPassword(passwordHash!, GOOD)).toBe(true);
@@ -291,47 +291,47 @@ describe('changePassword', () => {
   it('checks the current password and the rules, then ends every session', async () => {
     const { store } = freshStore();
     const email = uniqueEmail('change');
-    const { id } = await registerAccount(prisma, { email, password: GOOD, name: 'Changer' });
-    const sessions = await Promise.all([createSession(prisma, id), createSession(prisma, id), createSession(prisma, id)]);
+    const { id } = await registerAccount(asOperator(prisma), { email, password: GOOD, name: 'Changer' });
+    const sessions = await Promise.all([createSession(asOperator(prisma), id), createSession(asOperator(prisma), id), createSession(asOperator(prisma), id)]);
     const before = (await prisma.account.findUniqueOrThrow({ where: { id } })).passwordChangedAt!;
 
-    expect(await formError(changePassword(prisma, store, id, { current: 'not it at all', next: NEXT, ip: IP }))).toEqual({ current: 'is not your current password' });
-    expect(await formError(changePassword(prisma, store, id, { current: GOOD, next: GOOD, ip: IP }))).toEqual({ next: expect.stringMatching(/differ/) });
-    expect(await formError(changePassword(prisma, store, id, { current: GOOD, next: 'password123', ip: IP }))).toEqual({ next: expect.stringMatching(/common/) });
+    expect(await formError(changePassword(asOperator(prisma), store, id, { current: 'not it at all', next: NEXT, ip: IP }))).toEqual({ current: 'is not your current password' });
+    expect(await formError(changePassword(asOperator(prisma), store, id, { current: GOOD, next: GOOD, ip: IP }))).toEqual({ next: expect.stringMatching(/differ/) });
+    expect(await formError(changePassword(asOperator(prisma), store, id, { current: GOOD, next: 'password123', ip: IP }))).toEqual({ next: expect.stringMatching(/common/) });
     expect(await prisma.session.count({ where: { accountId: id } })).toBe(3);
 
-    await changePassword(prisma, store, id, { current: GOOD, next: NEXT, ip: IP });
+    await changePassword(asOperator(prisma), store, id, { current: GOOD, next: NEXT, ip: IP });
     expect(await prisma.session.count({ where: { accountId: id } })).toBe(0);
-    for (const { token } of sessions) expect(await readSession(prisma, token)).toBeNull();
+    for (const { token } of sessions) expect(await readSession(asOperator(prisma), token)).toBeNull();
     const after = (await prisma.account.findUniqueOrThrow({ where: { id } })).passwordChangedAt!;
     expect(after.getTime()).toBeGreaterThan(before.getTime());
 
-    await expect(signIn(prisma, store, { email, password: GOOD, ip: '192.0.2.4' })).rejects.toMatchObject({ code: 'UNAUTHORIZED' });
-    expect(await signIn(prisma, store, { email, password: NEXT, ip: '192.0.2.4' })).toEqual({ accountId: id });
+    await expect(signIn(asOperator(prisma), store, { email, password: GOOD, ip: '192.0.2.4' })).rejects.toMatchObject({ code: 'UNAUTHORIZED' });
+    expect(await signIn(asOperator(prisma), store, { email, password: NEXT, ip: '192.0.2.4' })).toEqual({ accountId: id });
   });
 
   it('counts each try against the sign-in limits: guessing the current password is throttled too', async () => {
     const { store } = freshStore();
     const email = uniqueEmail('guess');
-    const { id } = await registerAccount(prisma, { email, password: GOOD, name: 'Guessed' });
+    const { id } = await registerAccount(asOperator(prisma), { email, password: GOOD, name: 'Guessed' });
     let refused: unknown;
     for (let i = 0; i < 20 && !refused; i++) {
-      await changePassword(prisma, store, id, { current: `guess ${i} of many`, next: NEXT, ip: IP }).catch((error: unknown) => {
+      await changePassword(asOperator(prisma), store, id, { current: `guess ${i} of many`, next: NEXT, ip: IP }).catch((error: unknown) => {
         if ((error as { code?: string }).code === 'RATE_LIMIT_EXCEEDED') refused = error;
       });
     }
     expect(refused).toMatchObject({ code: 'RATE_LIMIT_EXCEEDED', message: expect.stringMatching(/try again in \d+ s/) });
     // The account's budget is spent for sign-in as well.
-    await expect(signIn(prisma, store, { email, password: GOOD, ip: '192.0.2.99' })).rejects.toMatchObject({ code: 'RATE_LIMIT_EXCEEDED' });
+    await expect(signIn(asOperator(prisma), store, { email, password: GOOD, ip: '192.0.2.99' })).rejects.toMatchObject({ code: 'RATE_LIMIT_EXCEEDED' });
   });
 
   it('voids set-password links sent before the change', async () => {
     const { store } = freshStore();
     const email = uniqueEmail('voids');
-    const { id } = await registerAccount(prisma, { email, password: GOOD, name: 'Voider' });
-    const { token } = await createPasswordLink(prisma, email);
-    await changePassword(prisma, store, id, { current: GOOD, next: NEXT, ip: IP });
-    await expect(setPasswordWithToken(prisma, token, 'yet another passphrase')).rejects.toMatchObject({ code: 'UNAUTHORIZED', message: expect.stringMatching(/already been used/) });
+    const { id } = await registerAccount(asOperator(prisma), { email, password: GOOD, name: 'Voider' });
+    const { token } = await createPasswordLink(asOperator(prisma), email);
+    await changePassword(asOperator(prisma), store, id, { current: GOOD, next: NEXT, ip: IP });
+    await expect(setPasswordWithToken(asOperator(prisma), token, 'yet another passphrase')).rejects.toMatchObject({ code: 'UNAUTHORIZED', message: expect.stringMatching(/already been used/) });
   });
 });
 
@@ -339,7 +339,7 @@ describe('password links', () => {
   it('creates the account when there is none, and stores only the hash of the token', async () => {
     const email = uniqueEmail('Invite').toUpperCase();
     const start = Date.now();
-    const link = await createPasswordLink(prisma, email);
+    const link = await createPasswordLink(asOperator(prisma), email);
     expect(link.token).toMatch(/^[A-Za-z0-9_-]{43}$/);
     expect(link.expiresAt.getTime() - start).toBeGreaterThanOrEqual(7 * 86_400_000 - 5_000);
     expect(link.expiresAt.getTime() - start).toBeLessThanOrEqual(7 * 86_400_000 + 5_000);
@@ -353,48 +353,48 @@ describe('password links', () => {
 
   it('gives concurrent first links of one address one account', async () => {
     const email = uniqueEmail('twice');
-    const [a, b] = await Promise.all([createPasswordLink(prisma, email), createPasswordLink(prisma, email)]);
+    const [a, b] = await Promise.all([createPasswordLink(asOperator(prisma), email), createPasswordLink(asOperator(prisma), email)]);
     expect(a.accountId).toBe(b.accountId);
     expect(a.token).not.toBe(b.token);
   });
 
   it('refuses an address that is no e-mail', async () => {
-    expect(await formError(createPasswordLink(prisma, 'nobody'))).toEqual({ email: expect.stringMatching(/e-mail address/) });
+    expect(await formError(createPasswordLink(asOperator(prisma), 'nobody'))).toEqual({ email: expect.stringMatching(/e-mail address/) });
   });
 
   it('sets a password once; a bad password leaves the link usable; every session ends', async () => {
     const email = uniqueEmail('once');
-    const { token, accountId } = await createPasswordLink(prisma, email);
-    await createSession(prisma, accountId);
+    const { token, accountId } = await createPasswordLink(asOperator(prisma), email);
+    await createSession(asOperator(prisma), accountId);
 
-    expect(await formError(setPasswordWithToken(prisma, token, 'password123'))).toEqual({ password: expect.stringMatching(/common/) });
-    expect(await setPasswordWithToken(prisma, token, GOOD)).toEqual({ accountId });
+    expect(await formError(setPasswordWithToken(asOperator(prisma), token, 'password123'))).toEqual({ password: expect.stringMatching(/common/) });
+    expect(await setPasswordWithToken(asOperator(prisma), token, GOOD)).toEqual({ accountId });
     expect(await prisma.session.count({ where: { accountId } })).toBe(0);
     const row = await prisma.account.findUniqueOrThrow({ where: { id: accountId } });
     expect(row.passwordChangedAt).toBeInstanceOf(Date);
     const { store } = freshStore();
-    expect(await signIn(prisma, store, { email, password: GOOD, ip: '192.0.2.5' })).toEqual({ accountId });
+    expect(await signIn(asOperator(prisma), store, { email, password: GOOD, ip: '192.0.2.5' })).toEqual({ accountId });
 
-    const again = visible(await rejection(setPasswordWithToken(prisma, token, 'a different passphrase')));
+    const again = visible(await rejection(setPasswordWithToken(asOperator(prisma), token, 'a different passphrase')));
     expect(again).toMatchObject({ code: 'UNAUTHORIZED', message: expect.stringMatching(/already been used/) });
     expect(JSON.stringify(again)).not.toContain(token);
   });
 
   it('lets only one of two concurrent uses through', async () => {
-    const { token } = await createPasswordLink(prisma, uniqueEmail('concurrent'));
-    const results = await Promise.allSettled([setPasswordWithToken(prisma, token, GOOD), setPasswordWithToken(prisma, token, 'another fine passphrase')]);
+    const { token } = await createPasswordLink(asOperator(prisma), uniqueEmail('concurrent'));
+    const results = await Promise.allSettled([setPasswordWithToken(asOperator(prisma), token, GOOD), setPasswordWithToken(asOperator(prisma), token, 'another fine passphrase')]);
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
     const [failure] = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
     expect(failure!.reason).toMatchObject({ code: 'UNAUTHORIZED', message: expect.stringMatching(/already been used/) });
   });
 
   it('refuses expired, unknown and malformed tokens', async () => {
-    const { token } = await createPasswordLink(prisma, uniqueEmail('expired'), { ttlMs: 1 });
+    const { token } = await createPasswordLink(asOperator(prisma), uniqueEmail('expired'), { ttlMs: 1 });
     await new Promise((resolve) => setTimeout(resolve, 5));
-    await expect(setPasswordWithToken(prisma, token, GOOD)).rejects.toMatchObject({ code: 'UNAUTHORIZED', message: expect.stringMatching(/expired/) });
+    await expect(setPasswordWithToken(asOperator(prisma), token, GOOD)).rejects.toMatchObject({ code: 'UNAUTHORIZED', message: expect.stringMatching(/expired/) });
     const unknown = crypto.randomBytes(32).toString('base64url');
     for (const bad of [unknown, '', 'short', `${token}x`, 'x'.repeat(5000)]) {
-      await expect(setPasswordWithToken(prisma, bad, GOOD)).rejects.toMatchObject({ code: 'UNAUTHORIZED', message: expect.stringMatching(/not valid/) });
+      await expect(setPasswordWithToken(asOperator(prisma), bad, GOOD)).rejects.toMatchObject({ code: 'UNAUTHORIZED', message: expect.stringMatching(/not valid/) });
     }
   });
 });

@@ -6,6 +6,7 @@ import { createTestKey } from './helpers/keys.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { accountIdOf, dashboardClient, insertOrder, keyIn, signedIn, textOf, type DashboardClient, type Page } from './helpers/dashboard.js';
 import { byTable, without } from './helpers/statements.js';
+import { asOperator } from './helpers/context.js';
 
 // The developer dashboard over real HTTP on a real database, as a browser uses it: cookies, forms,
 // CSRF tokens, redirects. Each test registers its own account.
@@ -212,7 +213,7 @@ describe('accounts made by the keys command line', () => {
     expect(textOf(taken.html)).toMatch(/already registered/i);
 
     const prisma = createPrisma({ url: app.url, poolMax: 1 });
-    const { token } = await createPasswordLink(prisma, email).finally(() => prisma.$disconnect());
+    const { token } = await createPasswordLink(asOperator(prisma), email).finally(() => prisma.$disconnect());
     const form = await client.get(`/dashboard/set-password?token=${token}`);
     expect(form.status).toBe(200);
     const set = await client.post('/dashboard/set-password', { token, password: 'a fine long passphrase' });

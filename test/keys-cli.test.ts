@@ -10,6 +10,7 @@ import { createPrisma, type PrismaClient } from '../src/db/prisma.js';
 import { MemoryRateLimitStore } from '../src/ratelimit/memory-store.js';
 import { createTestDatabase, type TestDatabase } from './helpers/db.js';
 import { runKeysCli } from './helpers/keys-cli.js';
+import { asOperator } from './helpers/context.js';
 
 // `npm run keys` as a real process: what an operator types, what a script parses.
 
@@ -144,12 +145,12 @@ describe('keys CLI with DATABASE_URL', () => {
       ['create', '--owner', 'a@example.com', '--plan', plan, '--scopes', 'read:orders'],
       /--plan must be basic, pro or enterprise/,
     ]),
-    ['an unknown scope', ['create', '--owner', 'a@example.com', '--plan', 'pro', '--scopes', 'read:orders,read:secrets', '--json'], /Unknown scope "read:secrets"/],
+    ['an unknown scope', ['create', '--owner', 'a@example.com', '--plan', 'pro', '--scopes', 'read:orders,read:secrets', '--json'], /unknown scope "read:secrets"/],
     ['an unknown option', ['create', '--owner', 'a@example.com', '--plan', 'pro', '--scopes', 'read:orders', '--colour'], /Unknown option '--colour'/],
-    ['a limit on a pro key', ['create', '--owner', 'a@example.com', '--plan', 'pro', '--scopes', 'read:orders', '--limit', '5'], /Only enterprise keys/],
+    ['a limit on a pro key', ['create', '--owner', 'a@example.com', '--plan', 'pro', '--scopes', 'read:orders', '--limit', '5'], /only enterprise keys/],
     ['an enterprise key without a window', ['create', '--owner', 'a@example.com', '--plan', 'enterprise', '--limit', '5', '--scopes', 'read:orders'], /needs its own rate limit and window/],
     ['a window without a unit', ['create', '--owner', 'a@example.com', '--plan', 'enterprise', '--limit', '5', '--window', '60', '--scopes', 'read:orders'], /--window must be a whole number with a unit/],
-    ['a past expiry', ['create', '--owner', 'a@example.com', '--plan', 'pro', '--scopes', 'read:orders', '--expires', '2020-01-01'], /expiry must be in the future/],
+    ['a past expiry', ['create', '--owner', 'a@example.com', '--plan', 'pro', '--scopes', 'read:orders', '--expires', '2020-01-01'], /expires: must be in the future/],
     ['an impossible date', ['create', '--owner', 'a@example.com', '--plan', 'pro', '--scopes', 'read:orders', '--expires', '2099-02-30'], /--expires must be/],
     ['an owner that is no e-mail', ['create', '--owner', 'nobody', '--plan', 'pro', '--scopes', 'read:orders'], /must be an e-mail address/],
     ['revoke without an id', ['revoke'], /exactly one key id/],
@@ -196,14 +197,14 @@ describe('keys CLI with DATABASE_URL', () => {
     expect(days).toBeGreaterThan(6.99);
     expect(days).toBeLessThanOrEqual(7);
 
-    const { accountId } = await setPasswordWithToken(prisma, token, 'a passphrase from the invite');
+    const { accountId } = await setPasswordWithToken(asOperator(prisma), token, 'a passphrase from the invite');
     const store = new MemoryRateLimitStore();
     try {
-      expect(await signIn(prisma, store, { email: 'invited@example.com', password: 'a passphrase from the invite', ip: '::1' })).toEqual({ accountId });
+      expect(await signIn(asOperator(prisma), store, { email: 'invited@example.com', password: 'a passphrase from the invite', ip: '::1' })).toEqual({ accountId });
     } finally {
       await store.close();
     }
-    await expect(setPasswordWithToken(prisma, token, 'another passphrase, later')).rejects.toMatchObject({ message: expect.stringMatching(/already been used/) });
+    await expect(setPasswordWithToken(asOperator(prisma), token, 'another passphrase, later')).rejects.toMatchObject({ message: expect.stringMatching(/already been used/) });
   });
 
   it('invite without --json shows the link once at PUBLIC_URL, and says nothing was e-mailed', async () => {

@@ -3,12 +3,15 @@ import pg from 'pg';
 import { PLAN_LIMITS } from '../src/ratelimit/plans.js';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DISPLAY_PREFIX_LENGTH, authenticateKey, generateApiKey, hashApiKey, looksLikeApiKey } from '../src/auth/keys.js';
-import { KeyInputError, createApiKey, listApiKeys, revokeApiKey, type CreateApiKeyInput } from '../src/accounts/api-keys.js';
+import { describeError } from '../src/cli/run.js';
+import { asAppError } from '../src/shared/errors.js';
+import { createApiKey, listApiKeys, revokeApiKey, type CreateApiKeyInput } from '../src/accounts/api-keys.js';
 import { createLastUsedRecorder } from '../src/auth/last-used.js';
 import { createPrisma, type PrismaClient } from '../src/db/prisma.js';
 import { createTestDatabase, type TestDatabase } from './helpers/db.js';
 import { createTestKey } from './helpers/keys.js';
 import { byTable, classify } from './helpers/statements.js';
+import { asOperator } from './helpers/context.js';
 
 let db: TestDatabase;
 let prisma: PrismaClient;
@@ -85,7 +88,7 @@ describe('key format', () => {
 
 describe('createApiKey', () => {
   it('stores the hash and the display prefix, and the key itself nowhere in the database', async () => {
-    const { key, record } = await createApiKey(prisma, { ...base, name: 'storage check' });
+    const { key, record } = await createApiKey(asOperator(prisma), { ...base, name: 'storage check' });
     const [row] = await query<{ hash: string; prefix: string }>('SELECT hash, prefix FROM "ApiKey" WHERE id = $1', [record.id]);
     expect(row).toEqual({ hash: hashApiKey(key), prefix: key.slice(0, 12) });
     expect(record.prefix).toBe(key.slice(0, 12));
@@ -105,25 +108,25 @@ describe('createApiKey', () => {
   });
 
   it('returns the public view with the plan defaults or the enterprise key’s own allowance', async () => {
-    const pro = await createApiKey(prisma, base);
+    const pro = await createApiKey(asOperator(prisma), base);
     expect(pro.record).toMatchObject({ plan: 'pro', scopes: ['read:orders'], owner: 'buyer@example.com', limit: 5000, window: 3600, name: '' });
     expect(pro.record).toMatchObject({ revokedAt: null, lastUsedAt: null, expiresAt: null });
-    const basic = await createApiKey(prisma, { ...base, plan: 'BASIC' });
+    const basic = await createApiKey(asOperator(prisma), { ...base, plan: 'BASIC' });
     expect(basic.record).toMatchObject({ plan: 'basic', limit: PLAN_LIMITS.BASIC.limit, window: PLAN_LIMITS.BASIC.windowSeconds });
     expect(PLAN_LIMITS.BASIC).toEqual({ limit: 1000, windowSeconds: 3600 });
     expect(PLAN_LIMITS.PRO).toEqual({ limit: 5000, windowSeconds: 3600 });
     const expiresAt = new Date(Date.now() + 86_400_000);
-    const ent = await createApiKey(prisma, { ...base, plan: 'ENTERPRISE', rateLimit: 250, rateWindowSeconds: 60, expiresAt, name: '  ci  ' });
+    const ent = await createApiKey(asOperator(prisma), { ...base, plan: 'ENTERPRISE', rateLimit: 250, rateWindowSeconds: 60, expiresAt, name: '  ci  ' });
     expect(ent.record).toMatchObject({ plan: 'enterprise', limit: 250, window: 60, expiresAt, name: 'ci' });
   });
 
   it('deduplicates scopes, keeping their order', async () => {
-    const { record } = await createApiKey(prisma, { ...base, scopes: ['read:stock', ' read:prices', 'read:stock', 'read:prices '] });
+    const { record } = await createApiKey(asOperator(prisma), { ...base, scopes: ['read:stock', ' read:prices', 'read:stock', 'read:prices '] });
     expect(record.scopes).toEqual(['read:stock', 'read:prices']);
   });
 
   it('stores admin:all as given, without expanding it', async () => {
-    const { key, record } = await createApiKey(prisma, { ...base, scopes: ['admin:all'] });
+    const { key, record } = await createApiKey(asOperator(prisma), { ...base, scopes: ['admin:all'] });
     expect(record.scopes).toEqual(['admin:all']);
     const [row] = await query<{ scopes: string[] }>('SELECT scopes FROM "ApiKey" WHERE id = $1', [record.id]);
     expect(row!.scopes).toEqual(['admin:all']);
@@ -134,23 +137,23 @@ describe('createApiKey', () => {
   const invalid: [string, Partial<CreateApiKeyInput>, RegExp][] = [
     ['no scopes', { scopes: [] }, /at least one scope/],
     ['only blank scopes', { scopes: [' ', ''] }, /at least one scope/],
-    ['an unknown scope', { scopes: ['read:orders', 'delete:everything'] }, /Unknown scope "delete:everything".*valid scopes: read:products/],
+    ['an unknown scope', { scopes: ['read:orders', 'delete:everything'] }, /scopes: has the unknown scope "delete:everything".*valid scopes: read:products/],
     ['an owner that is no e-mail', { owner: 'buyer' }, /e-mail/],
     ['an owner with spaces', { owner: 'a b@example.com' }, /e-mail/],
     ['an empty owner', { owner: '' }, /e-mail/],
-    ['an unknown plan', { plan: 'GOLD' as CreateApiKeyInput['plan'] }, /Unknown plan/],
+    ['an unknown plan', { plan: 'GOLD' as CreateApiKeyInput['plan'] }, /plan: must be basic, pro or enterprise/],
     ['enterprise without limit or window', { plan: 'ENTERPRISE' }, /enterprise key needs its own rate limit and window/],
     ['enterprise without window', { plan: 'ENTERPRISE', rateLimit: 10 }, /enterprise key needs/],
-    ['enterprise limit 0', { plan: 'ENTERPRISE', rateLimit: 0, rateWindowSeconds: 60 }, /rate limit must be .* 1 to 10000000/],
-    ['enterprise limit above 10,000,000', { plan: 'ENTERPRISE', rateLimit: 10_000_001, rateWindowSeconds: 60 }, /rate limit/],
-    ['enterprise fractional limit', { plan: 'ENTERPRISE', rateLimit: 1.5, rateWindowSeconds: 60 }, /rate limit/],
-    ['enterprise window 0', { plan: 'ENTERPRISE', rateLimit: 10, rateWindowSeconds: 0 }, /rate window .* 1 s to 30 days/],
-    ['enterprise window over 30 days', { plan: 'ENTERPRISE', rateLimit: 10, rateWindowSeconds: 30 * 86_400 + 1 }, /rate window/],
-    ['basic with a limit', { plan: 'BASIC', rateLimit: 10 }, /Only enterprise keys take a custom rate limit.*basic plan allows 1000/],
-    ['pro with a window', { plan: 'PRO', rateWindowSeconds: 60 }, /Only enterprise keys/],
-    ['an expiry in the past', { expiresAt: new Date(Date.now() - 1000) }, /expiry must be in the future/],
+    ['enterprise limit 0', { plan: 'ENTERPRISE', rateLimit: 0, rateWindowSeconds: 60 }, /limit: must be a whole number of requests from 1 to 10000000/],
+    ['enterprise limit above 10,000,000', { plan: 'ENTERPRISE', rateLimit: 10_000_001, rateWindowSeconds: 60 }, /limit: must be/],
+    ['enterprise fractional limit', { plan: 'ENTERPRISE', rateLimit: 1.5, rateWindowSeconds: 60 }, /limit: must be/],
+    ['enterprise window 0', { plan: 'ENTERPRISE', rateLimit: 10, rateWindowSeconds: 0 }, /window: must be .* 1 s to 30 days/],
+    ['enterprise window over 30 days', { plan: 'ENTERPRISE', rateLimit: 10, rateWindowSeconds: 30 * 86_400 + 1 }, /window: must be/],
+    ['basic with a limit', { plan: 'BASIC', rateLimit: 10 }, /only enterprise keys take a custom rate limit.*basic plan allows 1000/],
+    ['pro with a window', { plan: 'PRO', rateWindowSeconds: 60 }, /only enterprise keys/],
+    ['an expiry in the past', { expiresAt: new Date(Date.now() - 1000) }, /expires: must be in the future/],
     ['an invalid expiry', { expiresAt: new Date(Number.NaN) }, /not a valid date/],
-    ['a name too long', { name: 'x'.repeat(101) }, /name must be at most 100/],
+    ['a name too long', { name: 'x'.repeat(101) }, /name: must be at most 100/],
     ['a name with a control character', { name: 'a\u0007b' }, /control characters/],
   ];
 
@@ -159,9 +162,10 @@ describe('createApiKey', () => {
     const [before] = await query<{ keys: number; accounts: number }>(
       'SELECT (SELECT count(*) FROM "ApiKey")::int AS keys, (SELECT count(*) FROM "Account")::int AS accounts',
     );
-    const attempt = createApiKey(prisma, { ...base, owner, expiresAt: soon(), ...change });
-    await expect(attempt).rejects.toBeInstanceOf(KeyInputError);
-    await expect(attempt).rejects.toThrow(message);
+    const attempt = createApiKey(asOperator(prisma), { ...base, owner, expiresAt: soon(), ...change });
+    const refused = asAppError(await attempt.catch((error: unknown) => error));
+    expect(refused?.code).toBe('VALIDATION_ERROR');
+    expect(describeError(refused!)).toMatch(message);
     const [after] = await query<{ keys: number; accounts: number }>(
       'SELECT (SELECT count(*) FROM "ApiKey")::int AS keys, (SELECT count(*) FROM "Account")::int AS accounts',
     );
@@ -169,8 +173,8 @@ describe('createApiKey', () => {
   });
 
   it('creates the owner’s account once and reuses it, whatever the e-mail’s case', async () => {
-    const first = await createApiKey(prisma, { ...base, owner: 'New.Buyer@Example.COM' });
-    const second = await createApiKey(prisma, { ...base, owner: ' new.buyer@example.com ' });
+    const first = await createApiKey(asOperator(prisma), { ...base, owner: 'New.Buyer@Example.COM' });
+    const second = await createApiKey(asOperator(prisma), { ...base, owner: ' new.buyer@example.com ' });
     expect(first.record.owner).toBe('new.buyer@example.com');
     expect(second.record.accountId).toBe(first.record.accountId);
     const accounts = await query<{ id: string }>('SELECT id FROM "Account" WHERE lower(email) = $1', ['new.buyer@example.com']);
@@ -184,7 +188,7 @@ describe('createApiKey', () => {
       await Promise.all(clients.map((c) => c.$queryRaw`SELECT 1`));
       for (let round = 0; round < 5; round++) {
         const owner = `race-${round}-${crypto.randomUUID()}@example.com`;
-        const results = await Promise.all(clients.map((c) => createApiKey(c, { ...base, owner })));
+        const results = await Promise.all(clients.map((c) => createApiKey(asOperator(c), { ...base, owner })));
         expect(new Set(results.map((r) => r.record.accountId)).size).toBe(1);
         const [row] = await query<{ n: number }>('SELECT count(*)::int AS n FROM "Account" WHERE email = $1', [owner]);
         expect(row!.n).toBe(1);
@@ -215,10 +219,10 @@ describe('listApiKeys', () => {
   it('lists newest first, filters by owner, and never shows a key or a hash', async () => {
     const owner = `lister-${crypto.randomUUID()}@example.com`;
     const made = [];
-    for (let i = 0; i < 3; i++) made.push(await createApiKey(prisma, { ...base, owner, name: `k${i}` }));
-    const mine = await listApiKeys(prisma, { owner: owner.toUpperCase() });
+    for (let i = 0; i < 3; i++) made.push(await createApiKey(asOperator(prisma), { ...base, owner, name: `k${i}` }));
+    const mine = await listApiKeys(asOperator(prisma), { owner: owner.toUpperCase() });
     expect(mine.map((k) => k.name)).toEqual(['k2', 'k1', 'k0']);
-    const all = await listApiKeys(prisma);
+    const all = await listApiKeys(asOperator(prisma));
     expect(all.length).toBeGreaterThan(mine.length);
     const times = all.map((k) => k.createdAt.getTime());
     expect(times).toEqual([...times].sort((a, b) => b - a));
@@ -229,13 +233,13 @@ describe('listApiKeys', () => {
       expect(text).not.toContain(key);
       expect(text).not.toContain(hashApiKey(key));
     }
-    expect(await listApiKeys(prisma, { owner: `nobody-${crypto.randomUUID()}@example.com` })).toEqual([]);
+    expect(await listApiKeys(asOperator(prisma), { owner: `nobody-${crypto.randomUUID()}@example.com` })).toEqual([]);
   });
 });
 
 describe('revokeApiKey and authenticateKey', () => {
   it('authenticates a live key as its account, then not once revoked; revoking again keeps the first time', async () => {
-    const { key, record } = await createApiKey(prisma, { ...base, scopes: ['read:orders', 'write:orders'] });
+    const { key, record } = await createApiKey(asOperator(prisma), { ...base, scopes: ['read:orders', 'write:orders'] });
     expect(await authenticateKey(prisma, key, '192.0.2.1')).toEqual({
       kind: 'key',
       ip: '192.0.2.1',
@@ -246,28 +250,28 @@ describe('revokeApiKey and authenticateKey', () => {
       rateLimit: null,
       rateWindowSeconds: null,
     });
-    const revoked = await revokeApiKey(prisma, record.id);
+    const revoked = await revokeApiKey(asOperator(prisma), record.id);
     expect(revoked.revokedAt).toBeInstanceOf(Date);
     expect(await authenticateKey(prisma, key, '192.0.2.1')).toBeNull();
     await new Promise((resolve) => setTimeout(resolve, 5));
-    const again = await revokeApiKey(prisma, record.id);
+    const again = await revokeApiKey(asOperator(prisma), record.id);
     expect(again.revokedAt).toEqual(revoked.revokedAt);
     expect(await authenticateKey(prisma, key, '192.0.2.1')).toBeNull();
   });
 
   it('refuses an unknown id', async () => {
-    await expect(revokeApiKey(prisma, 'no-such-key')).rejects.toBeInstanceOf(KeyInputError);
+    await expect(revokeApiKey(asOperator(prisma), 'no-such-key')).rejects.toMatchObject({ code: 'NOT_FOUND' });
   });
 
   it('does not authenticate an expired key', async () => {
-    const { key, record } = await createApiKey(prisma, { ...base, expiresAt: new Date(Date.now() + 60_000) });
+    const { key, record } = await createApiKey(asOperator(prisma), { ...base, expiresAt: new Date(Date.now() + 60_000) });
     expect(await authenticateKey(prisma, key, '::1')).not.toBeNull();
     await query('UPDATE "ApiKey" SET "expiresAt" = now() - interval \'1 second\' WHERE id = $1', [record.id]);
     expect(await authenticateKey(prisma, key, '::1')).toBeNull();
   });
 
   it('answers garbage without SQL and an unknown well-formed key with one indexed lookup', async () => {
-    const { key } = await createApiKey(prisma, base);
+    const { key } = await createApiKey(asOperator(prisma), base);
     await authenticateKey(prisma, key, '::1'); // connection warmed up
     const garbage = ['', 'hello', 'Bearer x', 'mk_', key.slice(0, -1), `${key}x`, key.replace('mk_', 'mk-'), `'; DROP TABLE "ApiKey"; --`, 'ü'.repeat(46), 'x'.repeat(100_000)];
     const { result, sql } = await counting(() => Promise.all(garbage.map((token) => authenticateKey(prisma, token, '::1'))));
@@ -292,7 +296,7 @@ describe('createLastUsedRecorder', () => {
     );
 
   it('writes many touches of many keys in one statement, keeping each key’s latest time', async () => {
-    const keys = await Promise.all([1, 2, 3].map(() => createApiKey(prisma, base)));
+    const keys = await Promise.all([1, 2, 3].map(() => createApiKey(asOperator(prisma), base)));
     const ids = keys.map((k) => k.record.id);
     const recorder = createLastUsedRecorder(prisma, { intervalMs: 3_600_000 });
     const t0 = Date.UTC(2030, 0, 1);
@@ -312,7 +316,7 @@ describe('createLastUsedRecorder', () => {
   });
 
   it('never moves lastUsedAt backwards', async () => {
-    const { record } = await createApiKey(prisma, base);
+    const { record } = await createApiKey(asOperator(prisma), base);
     await query(`UPDATE "ApiKey" SET "lastUsedAt" = '2031-01-01T00:00:00Z' WHERE id = $1`, [record.id]);
     const recorder = createLastUsedRecorder(prisma);
     recorder.touch(record.id, new Date('2030-06-01T00:00:00Z'));
@@ -327,7 +331,7 @@ describe('createLastUsedRecorder', () => {
   });
 
   it('flushes on its timer', async () => {
-    const { record } = await createApiKey(prisma, base);
+    const { record } = await createApiKey(asOperator(prisma), base);
     const recorder = createLastUsedRecorder(prisma, { intervalMs: 20 });
     recorder.touch(record.id, new Date('2030-01-01T00:00:00Z'));
     await vi.waitFor(async () => expect(await lastUsed([record.id])).toEqual({ [record.id]: '2030-01-01T00:00:00.000Z' }), { timeout: 5000 });

@@ -11,9 +11,10 @@ import {
   type AddressInput,
 } from '../src/accounts/profile.js';
 import { createPrisma, type PrismaClient } from '../src/db/prisma.js';
-import { FormError } from '../src/shared/form-error.js';
+import { AppError, asAppError } from '../src/shared/errors.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { createTestKey, type TestKey } from './helpers/keys.js';
+import { asOperator } from './helpers/context.js';
 
 // The caller's own account: `me` over GraphQL, /api/me and /api/me/addresses over REST, and the
 // profile and address functions the dashboard edits them with.
@@ -34,15 +35,16 @@ const address = (overrides: Partial<AddressInput> = {}): AddressInput => ({
   ...overrides,
 });
 
-/** The FormError `fn` throws, for its fields. */
-async function formError(fn: () => Promise<unknown>): Promise<FormError> {
+/** The VALIDATION_ERROR `fn` throws, with its fields (the details a form shows beside them). */
+async function formError(fn: () => Promise<unknown>): Promise<AppError & { fields: Record<string, string> }> {
   try {
     await fn();
   } catch (error) {
-    if (error instanceof FormError) return error;
+    const refused = asAppError(error);
+    if (refused?.code === 'VALIDATION_ERROR') return Object.assign(refused, { fields: (refused.details ?? {}) as Record<string, string> });
     throw error;
   }
-  throw new Error('expected a FormError');
+  throw new Error('expected a VALIDATION_ERROR');
 }
 
 const withKey = (key: string) => ({ headers: { 'x-api-key': key } });
@@ -114,9 +116,9 @@ describe('me over REST and GraphQL', () => {
   });
 
   it('lists only the caller’s own addresses, the default first', async () => {
-    const first = await createAddress(prisma, mine.accountId, address({ label: 'First' }));
-    const home = await createAddress(prisma, mine.accountId, address({ label: 'Home', isDefault: true }));
-    const foreign = await createAddress(prisma, theirs.accountId, address({ label: 'Theirs' }));
+    const first = await createAddress(asOperator(prisma), mine.accountId, address({ label: 'First' }));
+    const home = await createAddress(asOperator(prisma), mine.accountId, address({ label: 'Home', isDefault: true }));
+    const foreign = await createAddress(asOperator(prisma), theirs.accountId, address({ label: 'Theirs' }));
 
     const res = await app.get('/api/me/addresses', withKey(mine.key));
     expect(res.status).toBe(200);
@@ -143,39 +145,39 @@ describe('me over REST and GraphQL', () => {
       { id: first.id, isDefault: false },
     ]);
     expect((await app.get('/api/me/addresses', withKey(theirs.key))).body.data.map((a: { id: string }) => a.id)).toEqual([foreign.id]);
-    expect(await listAddresses(prisma, mine.accountId)).toEqual([home, first]);
+    expect(await listAddresses(asOperator(prisma), mine.accountId)).toEqual([home, first]);
   });
 });
 
 describe('the profile', () => {
   it('is the account’s public data', async () => {
-    const profile = await accountProfile(prisma, mine.accountId);
+    const profile = await accountProfile(asOperator(prisma), mine.accountId);
     expect(Object.keys(profile!).sort()).toEqual(['companyName', 'createdAt', 'email', 'id', 'name', 'phone', 'plan']);
-    expect(await accountProfile(prisma, 'no-such-account')).toBeNull();
+    expect(await accountProfile(asOperator(prisma), 'no-such-account')).toBeNull();
   });
 
   it('changes the fields given, trimmed; empty clears the optional ones', async () => {
-    const updated = await updateProfile(prisma, mine.accountId, { name: '  Ana Pop ', companyName: 'Pop SRL', phone: '+40 (721) 000-000' });
+    const updated = await updateProfile(asOperator(prisma), mine.accountId, { name: '  Ana Pop ', companyName: 'Pop SRL', phone: '+40 (721) 000-000' });
     expect(updated).toMatchObject({ name: 'Ana Pop', companyName: 'Pop SRL', phone: '+40 (721) 000-000' });
-    expect(await updateProfile(prisma, mine.accountId, { companyName: '' })).toMatchObject({ name: 'Ana Pop', companyName: null, phone: '+40 (721) 000-000' });
-    expect(await updateProfile(prisma, mine.accountId, { phone: null })).toMatchObject({ phone: null });
-    expect(await updateProfile(prisma, 'no-such-account', { name: 'X' })).toBeNull();
+    expect(await updateProfile(asOperator(prisma), mine.accountId, { companyName: '' })).toMatchObject({ name: 'Ana Pop', companyName: null, phone: '+40 (721) 000-000' });
+    expect(await updateProfile(asOperator(prisma), mine.accountId, { phone: null })).toMatchObject({ phone: null });
+    expect(await updateProfile(asOperator(prisma), 'no-such-account', { name: 'X' })).toBeNull();
   });
 
   it('refuses bad fields, naming each, and changes nothing', async () => {
-    const before = await accountProfile(prisma, mine.accountId);
+    const before = await accountProfile(asOperator(prisma), mine.accountId);
     const error = await formError(() =>
-      updateProfile(prisma, mine.accountId, { name: ' ', companyName: 'x'.repeat(201), phone: 'call me' }),
+      updateProfile(asOperator(prisma), mine.accountId, { name: ' ', companyName: 'x'.repeat(201), phone: 'call me' }),
     );
     expect(error.fields).toEqual({
       name: 'is required',
       companyName: 'must be at most 200 characters',
       phone: expect.stringMatching(/phone number/),
     });
-    expect((await formError(() => updateProfile(prisma, mine.accountId, { name: 'A\u0000B' }))).fields).toEqual({ name: 'must not contain control characters' });
-    expect((await formError(() => updateProfile(prisma, mine.accountId, { name: 'x'.repeat(101) }))).fields).toEqual({ name: 'must be at most 100 characters' });
-    expect((await formError(() => updateProfile(prisma, mine.accountId, { phone: '1'.repeat(41) }))).fields).toEqual({ phone: 'must be at most 40 characters' });
-    expect(await accountProfile(prisma, mine.accountId)).toEqual(before);
+    expect((await formError(() => updateProfile(asOperator(prisma), mine.accountId, { name: 'A\u0000B' }))).fields).toEqual({ name: 'must not contain control characters' });
+    expect((await formError(() => updateProfile(asOperator(prisma), mine.accountId, { name: 'x'.repeat(101) }))).fields).toEqual({ name: 'must be at most 100 characters' });
+    expect((await formError(() => updateProfile(asOperator(prisma), mine.accountId, { phone: '1'.repeat(41) }))).fields).toEqual({ phone: 'must be at most 40 characters' });
+    expect(await accountProfile(asOperator(prisma), mine.accountId)).toEqual(before);
   });
 });
 
@@ -187,7 +189,7 @@ describe('saved addresses', () => {
 
   it('refuses bad fields, naming each', async () => {
     const error = await formError(() =>
-      createAddress(prisma, owner.accountId, {
+      createAddress(asOperator(prisma), owner.accountId, {
         label: 'x'.repeat(51),
         fullName: '',
         phone: 'abc',
@@ -207,51 +209,51 @@ describe('saved addresses', () => {
       county: 'is required',
       postalCode: 'must be at most 20 characters',
     });
-    expect(await listAddresses(prisma, owner.accountId)).toEqual([]);
+    expect(await listAddresses(asOperator(prisma), owner.accountId)).toEqual([]);
     // Optional fields: empty is null, absent is the default.
-    const saved = await createAddress(prisma, owner.accountId, address({ label: undefined, email: '', companyName: ' ' }));
+    const saved = await createAddress(asOperator(prisma), owner.accountId, address({ label: undefined, email: '', companyName: ' ' }));
     expect(saved).toMatchObject({ label: '', email: null, companyName: null, isDefault: false });
-    await deleteAddress(prisma, owner.accountId, saved.id);
+    await deleteAddress(asOperator(prisma), owner.accountId, saved.id);
   });
 
   it('keeps at most one default: making one the default clears the others, also when requests race', async () => {
-    const a = await createAddress(prisma, owner.accountId, address({ label: 'A', isDefault: true }));
-    const b = await createAddress(prisma, owner.accountId, address({ label: 'B', isDefault: true }));
-    const defaults = async () => (await listAddresses(prisma, owner.accountId)).filter((x) => x.isDefault).map((x) => x.label);
+    const a = await createAddress(asOperator(prisma), owner.accountId, address({ label: 'A', isDefault: true }));
+    const b = await createAddress(asOperator(prisma), owner.accountId, address({ label: 'B', isDefault: true }));
+    const defaults = async () => (await listAddresses(asOperator(prisma), owner.accountId)).filter((x) => x.isDefault).map((x) => x.label);
     expect(await defaults()).toEqual(['B']);
-    expect(await updateAddress(prisma, owner.accountId, a.id, address({ label: 'A', isDefault: true }))).toMatchObject({ id: a.id, isDefault: true });
+    expect(await updateAddress(asOperator(prisma), owner.accountId, a.id, address({ label: 'A', isDefault: true }))).toMatchObject({ id: a.id, isDefault: true });
     expect(await defaults()).toEqual(['A']);
     // An edit that leaves isDefault out keeps it.
-    expect(await updateAddress(prisma, owner.accountId, a.id, address({ label: 'A2' }))).toMatchObject({ label: 'A2', isDefault: true });
-    await updateAddress(prisma, owner.accountId, b.id, address({ label: 'B', isDefault: false }));
+    expect(await updateAddress(asOperator(prisma), owner.accountId, a.id, address({ label: 'A2' }))).toMatchObject({ label: 'A2', isDefault: true });
+    await updateAddress(asOperator(prisma), owner.accountId, b.id, address({ label: 'B', isDefault: false }));
     expect(await defaults()).toEqual(['A2']);
 
-    await Promise.all(['C', 'D', 'E', 'F'].map((label) => createAddress(prisma, owner.accountId, address({ label, isDefault: true }))));
+    await Promise.all(['C', 'D', 'E', 'F'].map((label) => createAddress(asOperator(prisma), owner.accountId, address({ label, isDefault: true }))));
     expect(await defaults()).toHaveLength(1);
   });
 
   it('never reads, changes or deletes another account’s address: it is not found', async () => {
-    const foreign = await createAddress(prisma, theirs.accountId, address({ label: 'Not yours', isDefault: true }));
-    expect(await addressOf(prisma, owner.accountId, foreign.id)).toBeNull();
-    expect(await addressOf(prisma, owner.accountId, 'not an id!')).toBeNull();
-    expect(await updateAddress(prisma, owner.accountId, foreign.id, address({ label: 'Taken', isDefault: true }))).toBeNull();
-    expect(await deleteAddress(prisma, owner.accountId, foreign.id)).toBe(false);
-    expect(await addressOf(prisma, theirs.accountId, foreign.id)).toEqual(foreign);
+    const foreign = await createAddress(asOperator(prisma), theirs.accountId, address({ label: 'Not yours', isDefault: true }));
+    expect(await addressOf(asOperator(prisma), owner.accountId, foreign.id)).toBeNull();
+    expect(await addressOf(asOperator(prisma), owner.accountId, 'not an id!')).toBeNull();
+    expect(await updateAddress(asOperator(prisma), owner.accountId, foreign.id, address({ label: 'Taken', isDefault: true }))).toBeNull();
+    expect(await deleteAddress(asOperator(prisma), owner.accountId, foreign.id)).toBe(false);
+    expect(await addressOf(asOperator(prisma), theirs.accountId, foreign.id)).toEqual(foreign);
     // Its own default was not cleared by the other account's default either.
-    const own = await createAddress(prisma, owner.accountId, address({ label: 'Mine', isDefault: true }));
-    expect(await addressOf(prisma, theirs.accountId, foreign.id)).toMatchObject({ isDefault: true });
+    const own = await createAddress(asOperator(prisma), owner.accountId, address({ label: 'Mine', isDefault: true }));
+    expect(await addressOf(asOperator(prisma), theirs.accountId, foreign.id)).toMatchObject({ isDefault: true });
 
-    expect(await deleteAddress(prisma, owner.accountId, own.id)).toBe(true);
-    expect(await addressOf(prisma, owner.accountId, own.id)).toBeNull();
-    expect(await deleteAddress(prisma, owner.accountId, own.id)).toBe(false);
+    expect(await deleteAddress(asOperator(prisma), owner.accountId, own.id)).toBe(true);
+    expect(await addressOf(asOperator(prisma), owner.accountId, own.id)).toBeNull();
+    expect(await deleteAddress(asOperator(prisma), owner.accountId, own.id)).toBe(false);
   });
 
   it(`saves at most ${MAX_ADDRESSES} addresses per account`, async () => {
     const full = await createTestKey(app.url, { owner: 'me-full@example.com', scopes: ['read:products'] });
-    for (let i = 0; i < MAX_ADDRESSES; i++) await createAddress(prisma, full.accountId, address({ label: `#${i}` }));
-    const error = await formError(() => createAddress(prisma, full.accountId, address({ label: 'one too many' })));
+    for (let i = 0; i < MAX_ADDRESSES; i++) await createAddress(asOperator(prisma), full.accountId, address({ label: `#${i}` }));
+    const error = await formError(() => createAddress(asOperator(prisma), full.accountId, address({ label: 'one too many' })));
     expect(error.message).toMatch(/at most 50 addresses/);
-    expect(await listAddresses(prisma, full.accountId)).toHaveLength(MAX_ADDRESSES);
+    expect(await listAddresses(asOperator(prisma), full.accountId)).toHaveLength(MAX_ADDRESSES);
     expect((await app.get('/api/me/addresses', withKey(full.key))).body.data).toHaveLength(MAX_ADDRESSES);
   });
 });

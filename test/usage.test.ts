@@ -8,6 +8,7 @@ import { startTestApp, type TestApp } from './helpers/app.js';
 import { manualClock } from './helpers/clock.js';
 import { createTestDatabase, type TestDatabase } from './helpers/db.js';
 import { createTestKey, type TestKey } from './helpers/keys.js';
+import { asOperator } from './helpers/context.js';
 
 // Per-key usage: counted in memory by the gate, flushed per (key, UTC hour) in one additive
 // statement, read back as an hourly history and as the state of the current rate-limit window.
@@ -203,7 +204,7 @@ describe('the usage recorder', () => {
     await insert(key.id, at(15), 9, 9); // after now
     await insert(b.id, at(12), 40, 1); // another key's
 
-    const usage = await hourlyUsage(prisma, key.id, { hours: 5, now: new Date(at(14, 42)) });
+    const usage = await hourlyUsage(asOperator(prisma), key.id, { hours: 5, now: new Date(at(14, 42)) });
     expect(usage).toEqual([
       { hour: new Date(at(10)), requests: 0, limited: 0 },
       { hour: new Date(at(11)), requests: 7, limited: 2 },
@@ -211,13 +212,13 @@ describe('the usage recorder', () => {
       { hour: new Date(at(13)), requests: 0, limited: 0 },
       { hour: new Date(at(14)), requests: 5, limited: 0 },
     ]);
-    const week = await hourlyUsage(prisma, key.id, { now: new Date(at(14, 42)) });
+    const week = await hourlyUsage(asOperator(prisma), key.id, { now: new Date(at(14, 42)) });
     expect(week).toHaveLength(168);
     expect(week[0]!.hour).toEqual(new Date(at(14) - 167 * HOUR));
     expect(week.at(-1)).toEqual({ hour: new Date(at(14)), requests: 5, limited: 0 });
     expect(week.reduce((sum, h) => sum + h.requests, 0)).toBe(112);
-    await expect(hourlyUsage(prisma, key.id, { hours: 0 })).rejects.toThrow(RangeError);
-    await expect(hourlyUsage(prisma, key.id, { hours: 1.5 })).rejects.toThrow(RangeError);
+    await expect(hourlyUsage(asOperator(prisma), key.id, { hours: 0 })).rejects.toThrow(RangeError);
+    await expect(hourlyUsage(asOperator(prisma), key.id, { hours: 1.5 })).rejects.toThrow(RangeError);
   });
 });
 
@@ -274,7 +275,7 @@ describe('usage through the real app', () => {
     await app.get('/api/categories', { headers: { 'x-api-key': `${key.key}x` } });
 
     await usage.flush();
-    const hours = await hourlyUsage(prisma, key.id, { hours: 2 });
+    const hours = await hourlyUsage(asOperator(prisma), key.id, { hours: 2 });
     expect(hours.at(-1)).toMatchObject({ requests: 5, limited: 2 });
     expect(hours.reduce((sum, h) => sum + h.requests, 0)).toBe(5);
     expect((await app.sql.query('SELECT count(*)::int AS n FROM "KeyUsage" WHERE "keyId" = $1', [key.id])).rows[0].n).toBe(1);

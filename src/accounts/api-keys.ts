@@ -1,13 +1,14 @@
 // API keys of accounts: created, listed and revoked (the keys CLI; the demo key of a first start).
 // What a key looks like and how a presented one is checked is src/auth/keys.ts.
 
+import type { RequestContext } from '../context/context.js';
 import type { Plan } from '../context/actor.js';
 import { generateApiKey } from '../auth/keys.js';
 import { SCOPES, SELF_SERVICE_SCOPES, isScope, type Scope } from '../auth/scopes.js';
 import type { PrismaClient } from '../db/prisma.js';
 import type { Prisma } from '../generated/prisma/client.js';
 import { PLAN_LIMITS } from '../ratelimit/plans.js';
-import { FormError } from '../shared/form-error.js';
+import { AppError, validationError } from '../shared/errors.js';
 import { CONTROL_CHARS, normaliseEmail } from './input.js';
 
 export const ENTERPRISE_LIMIT_MAX = 10_000_000;
@@ -15,11 +16,6 @@ export const ENTERPRISE_WINDOW_MAX_SECONDS = 30 * 24 * 3600;
 
 const PLANS: readonly Plan[] = ['BASIC', 'PRO', 'ENTERPRISE'];
 const NAME_MAX = 100;
-
-/** Bad input to key management; the message is meant for the person at the command line. */
-export class KeyInputError extends Error {
-  override name = 'KeyInputError';
-}
 
 export interface CreateApiKeyInput {
   /** E-mail of the owning account; the account is created when there is none. */
@@ -66,73 +62,83 @@ export interface ApiKeyView {
   createdAt: Date;
 }
 
+// The rules of a key's settings, once for both ways a key is made: by the operator (keys CLI:
+// any plan, scope and limit) and by an account for itself (dashboard: the self-service scopes and
+// expiries). Each names what is wrong with its field, so a refusal lists every broken rule at once.
+
+/** A key's name: optional for the operator, required in the dashboard. */
+function nameProblem(name: string, required: boolean): string | null {
+  if (name === '') return required ? 'is required, so that you can tell the key from your others' : null;
+  return name.length > NAME_MAX || CONTROL_CHARS.test(name) ? `must be at most ${NAME_MAX} characters, without control characters` : null;
+}
+
+/** The scopes asked for, each once in SCOPES order, and what is wrong with them (unknown or not offered; none). */
+function scopesOf(raw: readonly string[], offered: readonly Scope[]): { scopes: Scope[]; problem: string | null } {
+  const asked = [...new Set(raw.map((s) => s.trim()).filter(Boolean))];
+  const refused = asked.filter((s) => !(offered as readonly string[]).includes(s));
+  const scopes = SCOPES.filter((s) => asked.includes(s) && offered.includes(s));
+  const valid = `valid scopes: ${offered.join(', ')}`;
+  if (refused.length) return { scopes, problem: `has the unknown scope${refused.length > 1 ? 's' : ''} ${refused.map((s) => JSON.stringify(s)).join(', ')}; ${valid}` };
+  return { scopes, problem: scopes.length ? null : `must include at least one scope; ${valid}` };
+}
+
+/** An expiry must be a real date in the future. */
+function expiryProblem(expiresAt: Date, now: Date): string | null {
+  if (!(expiresAt instanceof Date) || Number.isNaN(expiresAt.getTime())) return 'is not a valid date';
+  return expiresAt.getTime() <= now.getTime() ? `must be in the future, got ${expiresAt.toISOString()}` : null;
+}
+
+const INVALID_KEY = 'Invalid key settings';
+
 /**
  * Checks and normalises a key request without touching the database, so the CLI can refuse bad
- * arguments before it starts a database server. createApiKey calls it too.
+ * arguments before it starts a database server. createApiKey calls it too. A VALIDATION_ERROR
+ * names every field that is wrong.
  */
 export function normaliseKeyInput(input: CreateApiKeyInput, now: Date = new Date()): NormalisedKeyInput {
-  const owner = normaliseOwner(input.owner);
-
-  if (!PLANS.includes(input.plan)) {
-    throw new KeyInputError(`Unknown plan ${JSON.stringify(input.plan)}: use basic, pro or enterprise`);
-  }
+  const details: Record<string, string> = {};
+  const owner = normaliseEmail(input.owner);
+  if (owner === null) details.owner = `must be an e-mail address, got ${JSON.stringify(input.owner)}`;
   const plan = input.plan;
-
-  const scopes: Scope[] = [];
-  const unknown: string[] = [];
-  for (const raw of input.scopes) {
-    const scope = raw.trim();
-    if (scope === '') continue;
-    if (!isScope(scope)) unknown.push(scope);
-    else if (!scopes.includes(scope)) scopes.push(scope);
-  }
-  if (unknown.length) {
-    throw new KeyInputError(`Unknown scope${unknown.length > 1 ? 's' : ''} ${unknown.map((s) => JSON.stringify(s)).join(', ')}; valid scopes: ${SCOPES.join(', ')}`);
-  }
-  if (scopes.length === 0) throw new KeyInputError(`A key needs at least one scope; valid scopes: ${SCOPES.join(', ')}`);
+  if (!PLANS.includes(plan)) details.plan = `must be basic, pro or enterprise, got ${JSON.stringify(plan)}`;
+  const { scopes, problem } = scopesOf(input.scopes, SCOPES);
+  if (problem) details.scopes = problem;
 
   let rateLimit: number | null = null;
   let rateWindowSeconds: number | null = null;
   if (plan === 'ENTERPRISE') {
     if (input.rateLimit === undefined || input.rateWindowSeconds === undefined) {
-      throw new KeyInputError('An enterprise key needs its own rate limit and window (--limit N --window 60s|15m|1h|1d)');
+      details.limit = 'an enterprise key needs its own rate limit and window (--limit N --window 60s|15m|1h|1d)';
+    } else {
+      if (!Number.isInteger(input.rateLimit) || input.rateLimit < 1 || input.rateLimit > ENTERPRISE_LIMIT_MAX) {
+        details.limit = `must be a whole number of requests from 1 to ${ENTERPRISE_LIMIT_MAX}, got ${input.rateLimit}`;
+      }
+      if (!Number.isInteger(input.rateWindowSeconds) || input.rateWindowSeconds < 1 || input.rateWindowSeconds > ENTERPRISE_WINDOW_MAX_SECONDS) {
+        details.window = `must be a whole number of seconds from 1 s to 30 days, got ${input.rateWindowSeconds}`;
+      }
+      rateLimit = input.rateLimit;
+      rateWindowSeconds = input.rateWindowSeconds;
     }
-    if (!Number.isInteger(input.rateLimit) || input.rateLimit < 1 || input.rateLimit > ENTERPRISE_LIMIT_MAX) {
-      throw new KeyInputError(`The rate limit must be a whole number of requests from 1 to ${ENTERPRISE_LIMIT_MAX}, got ${input.rateLimit}`);
-    }
-    if (!Number.isInteger(input.rateWindowSeconds) || input.rateWindowSeconds < 1 || input.rateWindowSeconds > ENTERPRISE_WINDOW_MAX_SECONDS) {
-      throw new KeyInputError(`The rate window must be a whole number of seconds from 1 s to 30 days, got ${input.rateWindowSeconds}`);
-    }
-    rateLimit = input.rateLimit;
-    rateWindowSeconds = input.rateWindowSeconds;
-  } else if (input.rateLimit !== undefined || input.rateWindowSeconds !== undefined) {
+  } else if (PLANS.includes(plan) && (input.rateLimit !== undefined || input.rateWindowSeconds !== undefined)) {
     const { limit, windowSeconds } = PLAN_LIMITS[plan];
-    throw new KeyInputError(
-      `Only enterprise keys take a custom rate limit or window; the ${plan.toLowerCase()} plan allows ${limit} requests per ${windowSeconds / 3600} h`,
-    );
+    details.limit = `only enterprise keys take a custom rate limit or window; the ${plan.toLowerCase()} plan allows ${limit} requests per ${windowSeconds / 3600} h`;
   }
 
-  let expiresAt: Date | null = null;
-  if (input.expiresAt !== undefined) {
-    if (!(input.expiresAt instanceof Date) || Number.isNaN(input.expiresAt.getTime())) throw new KeyInputError('The expiry is not a valid date');
-    if (input.expiresAt.getTime() <= now.getTime()) {
-      throw new KeyInputError(`The expiry must be in the future, got ${input.expiresAt.toISOString()}`);
-    }
-    expiresAt = input.expiresAt;
-  }
-
+  const expiresAt = input.expiresAt ?? null;
+  const expiry = expiresAt && expiryProblem(expiresAt, now);
+  if (expiry) details.expires = expiry;
   const name = (input.name ?? '').trim();
-  if (name.length > NAME_MAX || CONTROL_CHARS.test(name)) {
-    throw new KeyInputError(`The key name must be at most ${NAME_MAX} characters without control characters`);
-  }
+  const badName = nameProblem(name, false);
+  if (badName) details.name = badName;
 
+  if (Object.keys(details).length || owner === null) throw validationError(details, INVALID_KEY);
   return { owner, plan, scopes, rateLimit, rateWindowSeconds, expiresAt, name };
 }
 
-/** The owner's e-mail as stored (see normaliseEmail), or a KeyInputError. */
+/** The owner's e-mail as stored (see normaliseEmail); VALIDATION_ERROR on `owner` otherwise. */
 export function normaliseOwner(owner: string): string {
   const email = normaliseEmail(owner);
-  if (email === null) throw new KeyInputError(`The owner must be an e-mail address, got ${JSON.stringify(owner)}`);
+  if (email === null) throw validationError({ owner: `must be an e-mail address, got ${JSON.stringify(owner)}` }, 'The owner must be an e-mail address');
   return email;
 }
 
@@ -181,10 +187,10 @@ function lowerPlan(plan: Plan): ApiKeyView['plan'] {
  * Creates a key, and its owner's account if there is none, in one transaction: a failure leaves
  * neither. Returns the key (the only time it exists outside the caller's hands) and its view.
  */
-export async function createApiKey(prisma: PrismaClient, input: CreateApiKeyInput): Promise<{ key: string; record: ApiKeyView }> {
+export async function createApiKey(ctx: RequestContext, input: CreateApiKeyInput): Promise<{ key: string; record: ApiKeyView }> {
   const data = normaliseKeyInput(input);
   const generated = generateApiKey();
-  const row = await prisma.$transaction(async (tx) => {
+  const row = await ctx.prisma.$transaction(async (tx) => {
     // INSERT … ON CONFLICT DO NOTHING, then read: two concurrent first keys of one owner share one
     // account (the second insert waits for the first to commit, then skips). Prisma's upsert is
     // a SELECT then an INSERT here, which fails the loser on the unique e-mail.
@@ -209,9 +215,9 @@ export async function createApiKey(prisma: PrismaClient, input: CreateApiKeyInpu
 }
 
 /** Every key (or one owner's), newest first. Never includes the key or its hash. */
-export async function listApiKeys(prisma: PrismaClient, opts: { owner?: string } = {}): Promise<ApiKeyView[]> {
+export async function listApiKeys(ctx: RequestContext, opts: { owner?: string } = {}): Promise<ApiKeyView[]> {
   const where: Prisma.ApiKeyWhereInput = opts.owner === undefined ? {} : { account: { email: normaliseOwner(opts.owner) } };
-  const rows = await prisma.apiKey.findMany({ where, select: viewSelect, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }] });
+  const rows = await ctx.prisma.apiKey.findMany({ where, select: viewSelect, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }] });
   return rows.map(toView);
 }
 
@@ -219,10 +225,10 @@ export async function listApiKeys(prisma: PrismaClient, opts: { owner?: string }
  * Revokes a key from now on. Revoking a revoked key changes nothing (the first revocation time
  * stays, so an audit sees when access really ended); an unknown id is an error.
  */
-export async function revokeApiKey(prisma: PrismaClient, id: string): Promise<ApiKeyView> {
-  await prisma.apiKey.updateMany({ where: { id, revokedAt: null }, data: { revokedAt: new Date() } });
-  const row = await prisma.apiKey.findUnique({ where: { id }, select: viewSelect });
-  if (!row) throw new KeyInputError(`No API key has the id ${JSON.stringify(id)} (see \`keys list\`)`);
+export async function revokeApiKey(ctx: RequestContext, id: string): Promise<ApiKeyView> {
+  await ctx.prisma.apiKey.updateMany({ where: { id, revokedAt: null }, data: { revokedAt: new Date() } });
+  const row = await ctx.prisma.apiKey.findUnique({ where: { id }, select: viewSelect });
+  if (!row) throw new AppError('NOT_FOUND', `No API key has the id ${JSON.stringify(id)} (see \`keys list\`)`);
   return toView(row);
 }
 
@@ -250,36 +256,35 @@ export function keyStatus(key: Pick<ApiKeyView, 'revokedAt' | 'expiresAt'>, now:
   return 'active';
 }
 
-/** A key's settings from the dashboard's form, checked: FormError names each field that is wrong. */
+/** A key's settings from the dashboard's form, checked by the same rules: VALIDATION_ERROR names each field that is wrong. */
 function ownKeySettings(input: OwnKeyInput, now: Date): { name: string; scopes: Scope[]; expiresAt: Date | null } {
-  const fields: Record<string, string> = {};
+  const details: Record<string, string> = {};
   const name = input.name.trim();
-  if (name === '') fields.name = 'is required, so that you can tell the key from your others';
-  else if (name.length > NAME_MAX || CONTROL_CHARS.test(name)) fields.name = `must be at most ${NAME_MAX} characters, without control characters`;
-  const scopes = [...new Set(input.scopes)].filter((s): s is Scope => (SELF_SERVICE_SCOPES as readonly string[]).includes(s));
-  if (scopes.length !== new Set(input.scopes).size) fields.scopes = `must be among ${SELF_SERVICE_SCOPES.join(', ')}`;
-  else if (scopes.length === 0) fields.scopes = 'must include at least one scope';
+  const badName = nameProblem(name, true);
+  if (badName) details.name = badName;
+  const { scopes, problem } = scopesOf(input.scopes, SELF_SERVICE_SCOPES);
+  if (problem) details.scopes = problem;
   const days = input.expiresInDays;
   if (days !== null && !(SELF_SERVICE_EXPIRY_DAYS as readonly number[]).includes(days)) {
-    fields.expires = `must be never or in ${SELF_SERVICE_EXPIRY_DAYS.join(', ')} days`;
+    details.expires = `must be never or in ${SELF_SERVICE_EXPIRY_DAYS.join(', ')} days`;
   }
-  if (Object.keys(fields).length) throw new FormError(fields);
-  return { name, scopes: SCOPES.filter((s) => scopes.includes(s)), expiresAt: days === null ? null : new Date(now.getTime() + days * 86_400_000) };
+  if (Object.keys(details).length) throw validationError(details, INVALID_KEY);
+  return { name, scopes, expiresAt: days === null ? null : new Date(now.getTime() + days * 86_400_000) };
 }
 
 /**
  * Creates a key for the account with the account's plan. The account's row is locked while its
  * working keys are counted, so concurrent requests cannot together pass the limit.
  */
-export async function createOwnKey(prisma: PrismaClient, accountId: string, input: OwnKeyInput, now: Date = new Date()): Promise<{ key: string; record: ApiKeyView }> {
+export async function createOwnKey(ctx: RequestContext, accountId: string, input: OwnKeyInput, now: Date = new Date()): Promise<{ key: string; record: ApiKeyView }> {
   const settings = ownKeySettings(input, now);
   const generated = generateApiKey();
-  const row = await prisma.$transaction(async (tx) => {
+  const row = await ctx.prisma.$transaction(async (tx) => {
     const [account] = await tx.$queryRaw<Array<{ plan: Plan }>>`SELECT "plan" FROM "Account" WHERE "id" = ${accountId} FOR UPDATE`;
     if (!account) throw new Error(`createOwnKey: no account ${accountId}`);
     const working = await tx.apiKey.count({ where: { accountId, ...workingAt(now) } });
     if (working >= ACTIVE_KEYS_PER_ACCOUNT) {
-      throw new FormError({}, `An account can have at most ${ACTIVE_KEYS_PER_ACCOUNT} active keys: revoke one you no longer use first`);
+      throw new AppError('VALIDATION_ERROR', `An account can have at most ${ACTIVE_KEYS_PER_ACCOUNT} active keys: revoke one you no longer use first`, { limit: ACTIVE_KEYS_PER_ACCOUNT });
     }
     return tx.apiKey.create({
       data: { accountId, name: settings.name, hash: generated.hash, prefix: generated.prefix, plan: account.plan, scopes: settings.scopes, expiresAt: settings.expiresAt },
@@ -293,21 +298,21 @@ export async function createOwnKey(prisma: PrismaClient, accountId: string, inpu
 const workingAt = (now: Date) => ({ revokedAt: null, OR: [{ expiresAt: null }, { expiresAt: { gt: now } }] }) satisfies Prisma.ApiKeyWhereInput;
 
 /** The account's keys, newest first. */
-export async function listOwnKeys(prisma: PrismaClient, accountId: string): Promise<ApiKeyView[]> {
-  const rows = await prisma.apiKey.findMany({ where: { accountId }, select: viewSelect, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }] });
+export async function listOwnKeys(ctx: RequestContext, accountId: string): Promise<ApiKeyView[]> {
+  const rows = await ctx.prisma.apiKey.findMany({ where: { accountId }, select: viewSelect, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }] });
   return rows.map(toView);
 }
 
 /** One of the account's keys; another account's key is null, as if it did not exist. */
-export async function ownKey(prisma: PrismaClient, accountId: string, keyId: string): Promise<ApiKeyView | null> {
-  const row = await prisma.apiKey.findFirst({ where: { id: keyId, accountId }, select: viewSelect });
+export async function ownKey(ctx: RequestContext, accountId: string, keyId: string): Promise<ApiKeyView | null> {
+  const row = await ctx.prisma.apiKey.findFirst({ where: { id: keyId, accountId }, select: viewSelect });
   return row ? toView(row) : null;
 }
 
 /** Revokes one of the account's keys (again: no change); another account's key is null, untouched. */
-export async function revokeOwnKey(prisma: PrismaClient, accountId: string, keyId: string, now: Date = new Date()): Promise<ApiKeyView | null> {
-  await prisma.apiKey.updateMany({ where: { id: keyId, accountId, revokedAt: null }, data: { revokedAt: now } });
-  return ownKey(prisma, accountId, keyId);
+export async function revokeOwnKey(ctx: RequestContext, accountId: string, keyId: string, now: Date = new Date()): Promise<ApiKeyView | null> {
+  await ctx.prisma.apiKey.updateMany({ where: { id: keyId, accountId, revokedAt: null }, data: { revokedAt: now } });
+  return ownKey(ctx, accountId, keyId);
 }
 
 /** The plans an account may have for the keys it creates itself in the dashboard. */
@@ -316,20 +321,19 @@ export type SelfServicePlan = Exclude<Plan, 'ENTERPRISE'>;
 /**
  * Sets the plan of the keys an account creates in the dashboard from now on; keys it already has
  * keep theirs. Enterprise is refused: its limits are per key, so enterprise keys are made by an
- * operator (`keys create --plan enterprise`). An unknown e-mail is a KeyInputError.
+ * operator (`keys create --plan enterprise`). An unknown e-mail is NOT_FOUND.
  */
-export async function setAccountPlan(
-  prisma: PrismaClient,
+export async function setAccountPlan(ctx: RequestContext,
   owner: string,
   plan: Plan,
 ): Promise<{ email: string; plan: ApiKeyView['plan']; previousPlan: ApiKeyView['plan'] }> {
   const email = normaliseOwner(owner);
   if (plan === 'ENTERPRISE') {
-    throw new KeyInputError('The enterprise plan has per-key limits, so it is not a dashboard plan: create enterprise keys with `keys create --plan enterprise --limit N --window W`');
+    throw validationError({ plan: 'has per-key limits, so it is not a dashboard plan' }, 'The enterprise plan has per-key limits, so it is not a dashboard plan: create enterprise keys with `keys create --plan enterprise --limit N --window W`');
   }
-  if (!PLANS.includes(plan)) throw new KeyInputError(`Unknown plan ${JSON.stringify(plan)}: use basic or pro`);
-  const before = await prisma.account.findUnique({ where: { email }, select: { plan: true } });
-  if (!before) throw new KeyInputError(`No account has the e-mail ${JSON.stringify(email)}`);
-  await prisma.account.update({ where: { email }, data: { plan } });
+  if (!PLANS.includes(plan)) throw validationError({ plan: 'must be basic or pro' }, `Unknown plan ${JSON.stringify(plan)}: use basic or pro`);
+  const before = await ctx.prisma.account.findUnique({ where: { email }, select: { plan: true } });
+  if (!before) throw new AppError('NOT_FOUND', `No account has the e-mail ${JSON.stringify(email)}`);
+  await ctx.prisma.account.update({ where: { email }, data: { plan } });
   return { email, plan: lowerPlan(plan), previousPlan: lowerPlan(before.plan) };
 }

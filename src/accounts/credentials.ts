@@ -1,12 +1,11 @@
 // Dashboard credentials: registration, sign-in, password changes and one-time set-password links.
 // Sessions themselves are src/accounts/sessions.ts; hashing and password rules are passwords.ts.
 //
-// Errors: a FormError is a mistake of the person filling in a form, with a message per field for
-// the page to show beside it; an AppError (UNAUTHORIZED, RATE_LIMIT_EXCEEDED) is shown above the
-// form. Neither ever contains a password or a token.
+// Errors: a VALIDATION_ERROR naming fields is a mistake of the person filling in a form, with a
+// message per field for the page to show beside it; any other AppError (UNAUTHORIZED,
+// RATE_LIMIT_EXCEEDED) is shown above the form. None ever contains a password or a token.
 
-export { FormError };
-
+import { inTransaction, type RequestContext } from '../context/context.js';
 import crypto from 'node:crypto';
 import { z } from 'zod';
 import type { PrismaClient } from '../db/prisma.js';
@@ -14,7 +13,7 @@ import { Prisma } from '../generated/prisma/client.js';
 import { secondsUntil } from '../ratelimit/policy.js';
 import type { RateLimitStore } from '../ratelimit/store.js';
 import { AppError, rateLimited } from '../shared/errors.js';
-import { FormError } from '../shared/form-error.js';
+import { formError } from '../shared/errors.js';
 import { CONTROL_CHARS, normaliseEmail } from './input.js';
 import { hashIsOutdated, hashPassword, passwordProblem, verifyNothing, verifyPassword } from './passwords.js';
 import { endAllSessions } from './sessions.js';
@@ -68,10 +67,10 @@ export interface RegisterInput {
 
 /**
  * Creates an account that can sign in. Every problem of the form is reported at once as a
- * FormError: fields that are invalid, a password that breaks the rules, an e-mail that already
+ * VALIDATION_ERROR: fields that are invalid, a password that breaks the rules, an e-mail that already
  * has an account (whatever its letter case, including one the keys CLI made).
  */
-export async function registerAccount(prisma: PrismaClient, input: RegisterInput): Promise<{ id: string; email: string }> {
+export async function registerAccount(ctx: RequestContext, input: RegisterInput): Promise<{ id: string; email: string }> {
   const parsed = registration.safeParse(input);
   const fields: Record<string, string> = {};
   if (!parsed.success) {
@@ -84,29 +83,29 @@ export async function registerAccount(prisma: PrismaClient, input: RegisterInput
   const problem = await passwordProblem(String(input.password ?? ''), { email });
   if (problem) fields.password = problem;
   if (email && !fields.email) {
-    const taken = await takenMessage(prisma, email);
+    const taken = await takenMessage(ctx, email);
     if (taken) fields.email = taken;
   }
-  if (!parsed.success || Object.keys(fields).length > 0) throw new FormError(fields);
+  if (!parsed.success || Object.keys(fields).length > 0) throw formError(fields);
 
   const { name, companyName, password } = parsed.data;
   const passwordHash = await hashPassword(password);
   try {
-    return await prisma.account.create({
+    return await ctx.prisma.account.create({
       data: { email, name, companyName, passwordHash, passwordChangedAt: new Date() },
       select: { id: true, email: true },
     });
   } catch (error) {
     // Someone registered (or the CLI created) the address between the check and the insert.
-    if (isUniqueViolation(error)) throw new FormError({ email: (await takenMessage(prisma, email)) ?? ALREADY_REGISTERED });
+    if (isUniqueViolation(error)) throw formError({ email: (await takenMessage(ctx, email)) ?? ALREADY_REGISTERED });
     throw error;
   }
 }
 
 const ALREADY_REGISTERED = 'is already registered: sign in instead';
 
-async function takenMessage(prisma: PrismaClient, email: string): Promise<string | null> {
-  const account = await prisma.account.findUnique({ where: { email }, select: { passwordHash: true } });
+async function takenMessage(ctx: RequestContext, email: string): Promise<string | null> {
+  const account = await ctx.prisma.account.findUnique({ where: { email }, select: { passwordHash: true } });
   if (!account) return null;
   return account.passwordHash === null
     ? 'is already registered for API keys, without a password: ask the operator for a link to set one'
@@ -127,13 +126,13 @@ export interface SignInInput {
  * attempts from one IP or for one address: RATE_LIMIT_EXCEEDED with retryAfter, before any
  * password is checked. `now` only computes the retry time (the store has its own clock).
  */
-export async function signIn(prisma: PrismaClient, store: RateLimitStore, input: SignInInput, now: Date = new Date()): Promise<{ accountId: string }> {
+export async function signIn(ctx: RequestContext, store: RateLimitStore, input: SignInInput, now: Date = new Date()): Promise<{ accountId: string }> {
   const email = String(input.email ?? '').trim().toLowerCase();
   const password = String(input.password ?? '');
   await countSignInAttempt(store, email, input.ip, now);
 
   const account = normaliseEmail(email)
-    ? await prisma.account.findUnique({ where: { email }, select: { id: true, passwordHash: true } })
+    ? await ctx.prisma.account.findUnique({ where: { email }, select: { id: true, passwordHash: true } })
     : null;
   const stored = account?.passwordHash ?? null;
   const matches = stored ? await verifyPassword(stored, password) : await verifyNothing(password);
@@ -141,7 +140,7 @@ export async function signIn(prisma: PrismaClient, store: RateLimitStore, input:
 
   // Hashes made with older parameters are upgraded while the password is at hand.
   if (hashIsOutdated(stored)) {
-    await prisma.account.updateMany({
+    await ctx.prisma.account.updateMany({
       where: { id: account.id, passwordHash: stored },
       data: { passwordHash: await hashPassword(password) },
     });
@@ -166,59 +165,57 @@ async function countSignInAttempt(store: RateLimitStore, email: string, ip: stri
 }
 
 /**
- * Replaces the password of a signed-in account. The current password must be right (a FormError
+ * Replaces the password of a signed-in account. The current password must be right (a VALIDATION_ERROR
  * on `current` otherwise: a borrowed, unlocked browser is not enough) and the new one must meet
- * the rules (FormError on `next`). Each try is a guess at the password, so it counts against the
+ * the rules (VALIDATION_ERROR on `next`). Each try is a guess at the password, so it counts against the
  * sign-in limits of the account and the address (RATE_LIMIT_EXCEEDED past them). Ends every
  * session of the account, this one included: the caller signs the user in anew, so whoever else
  * held a session is out.
  */
-export async function changePassword(
-  prisma: PrismaClient,
+export async function changePassword(ctx: RequestContext,
   store: RateLimitStore,
   accountId: string,
   input: { current: string; next: string; ip: string },
   now: Date = new Date(),
 ): Promise<void> {
-  const account = await prisma.account.findUnique({ where: { id: accountId }, select: { email: true, passwordHash: true } });
+  const account = await ctx.prisma.account.findUnique({ where: { id: accountId }, select: { email: true, passwordHash: true } });
   if (!account) throw new AppError('UNAUTHORIZED', 'The account no longer exists');
   await countSignInAttempt(store, account.email, input.ip, now);
   const current = String(input.current ?? '');
   const next = String(input.next ?? '');
   const matches = account.passwordHash ? await verifyPassword(account.passwordHash, current) : await verifyNothing(current);
-  if (!matches) throw new FormError({ current: 'is not your current password' });
-  if (next === current) throw new FormError({ next: 'must differ from the current password' });
+  if (!matches) throw formError({ current: 'is not your current password' });
+  if (next === current) throw formError({ next: 'must differ from the current password' });
   const problem = await passwordProblem(next, { email: account.email });
-  if (problem) throw new FormError({ next: problem });
+  if (problem) throw formError({ next: problem });
 
   const passwordHash = await hashPassword(next);
-  await prisma.$transaction((tx) => storePassword(tx, accountId, passwordHash, new Date()));
+  await ctx.prisma.$transaction((tx) => storePassword(inTransaction(ctx, tx), accountId, passwordHash, new Date()));
 }
 
 /** Sets the password hash, and ends every session and unused link of the account. */
-async function storePassword(tx: Prisma.TransactionClient, accountId: string, passwordHash: string, now: Date): Promise<void> {
-  await tx.account.update({ where: { id: accountId }, data: { passwordHash, passwordChangedAt: now } });
-  await endAllSessions(tx, accountId);
+async function storePassword(ctx: RequestContext, accountId: string, passwordHash: string, now: Date): Promise<void> {
+  await ctx.prisma.account.update({ where: { id: accountId }, data: { passwordHash, passwordChangedAt: now } });
+  await endAllSessions(ctx, accountId);
   // A link sent before the change must not undo it.
-  await tx.passwordToken.updateMany({ where: { accountId, usedAt: null }, data: { usedAt: now } });
+  await ctx.prisma.passwordToken.updateMany({ where: { accountId, usedAt: null }, data: { usedAt: now } });
 }
 
 /**
  * A one-time link token to set the password of the account with `email`, which is created (with
  * no password and the default plan) if there is none. Only the token's SHA-256 is stored; the
- * token exists once, in the return value. An address that is no e-mail is a FormError on `email`.
+ * token exists once, in the return value. An address that is no e-mail is a VALIDATION_ERROR on `email`.
  */
-export async function createPasswordLink(
-  prisma: PrismaClient,
+export async function createPasswordLink(ctx: RequestContext,
   email: string,
   { ttlMs = PASSWORD_LINK_TTL_MS }: { ttlMs?: number } = {},
 ): Promise<{ token: string; accountId: string; expiresAt: Date }> {
   const address = normaliseEmail(email);
-  if (address === null) throw new FormError({ email: 'must be an e-mail address such as name@example.com' });
+  if (address === null) throw formError({ email: 'must be an e-mail address such as name@example.com' });
   if (!Number.isSafeInteger(ttlMs) || ttlMs <= 0) throw new RangeError(`A link's lifetime must be a positive whole number of ms, got ${ttlMs}`);
   const { token, hash } = newToken();
   const expiresAt = new Date(Date.now() + ttlMs);
-  const accountId = await prisma.$transaction(async (tx) => {
+  const accountId = await ctx.prisma.$transaction(async (tx) => {
     // ON CONFLICT DO NOTHING, then read: see createApiKey.
     await tx.account.createMany({ data: [{ email: address }], skipDuplicates: true });
     const { id } = await tx.account.findUniqueOrThrow({ where: { email: address }, select: { id: true } });
@@ -235,13 +232,13 @@ const LINK_USED = 'This link has already been used: sign in, or ask for a new on
 /**
  * Sets the password with a token from createPasswordLink, once. A token that is malformed,
  * unknown, expired or used is an AppError (UNAUTHORIZED, a message saying which); a password
- * breaking the rules is a FormError on `password` and leaves the token usable, so the person can
+ * breaking the rules is a VALIDATION_ERROR on `password` and leaves the token usable, so the person can
  * try again. Ends every session of the account.
  */
-export async function setPasswordWithToken(prisma: PrismaClient, token: string, password: string): Promise<{ accountId: string }> {
+export async function setPasswordWithToken(ctx: RequestContext, token: string, password: string): Promise<{ accountId: string }> {
   if (!looksLikeToken(token)) throw new AppError('UNAUTHORIZED', LINK_UNKNOWN);
   const tokenHash = hashToken(token);
-  const row = await prisma.passwordToken.findUnique({
+  const row = await ctx.prisma.passwordToken.findUnique({
     where: { tokenHash },
     select: { id: true, accountId: true, expiresAt: true, usedAt: true, account: { select: { email: true } } },
   });
@@ -251,10 +248,10 @@ export async function setPasswordWithToken(prisma: PrismaClient, token: string, 
   if (before || !row) throw new AppError('UNAUTHORIZED', before ?? LINK_UNKNOWN);
 
   const problem = await passwordProblem(String(password ?? ''), { email: row.account.email });
-  if (problem) throw new FormError({ password: problem });
+  if (problem) throw formError({ password: problem });
   const passwordHash = await hashPassword(password);
 
-  await prisma.$transaction(async (tx) => {
+  await ctx.prisma.$transaction(async (tx) => {
     const now = new Date();
     // The claim and the check are one statement, so of two concurrent uses exactly one wins.
     const { count } = await tx.passwordToken.updateMany({ where: { id: row.id, usedAt: null, expiresAt: { gt: now } }, data: { usedAt: now } });
@@ -262,7 +259,7 @@ export async function setPasswordWithToken(prisma: PrismaClient, token: string, 
       const current = await tx.passwordToken.findUnique({ where: { id: row.id }, select: { expiresAt: true, usedAt: true } });
       throw new AppError('UNAUTHORIZED', linkError(current, now) ?? LINK_USED);
     }
-    await storePassword(tx, row.accountId, passwordHash, now);
+    await storePassword(inTransaction(ctx, tx), row.accountId, passwordHash, now);
   });
   return { accountId: row.accountId };
 }

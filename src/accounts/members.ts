@@ -2,9 +2,11 @@
 // the supplier's orders and write its stock and prices. What a membership allows per request is
 // src/auth/membership.ts; this module only makes, ends and lists memberships.
 
+import type { RequestContext } from '../context/context.js';
 import type { PrismaClient } from '../db/prisma.js';
 import type { Prisma } from '../generated/prisma/client.js';
-import { KeyInputError, normaliseOwner } from './api-keys.js';
+import { normaliseOwner } from './api-keys.js';
+import { AppError } from '../shared/errors.js';
 
 /** One membership as shown (list rows, and the subject of add/remove). */
 export interface MembershipView {
@@ -50,22 +52,22 @@ const describeSupplier = (id: string, name: string) => `${id} (${name})`;
 
 /**
  * Makes the account with this e-mail (created if there is none, as `keys create` does) a member of
- * the supplier. Refused with a KeyInputError, changing nothing (no account is created either): an
+ * the supplier. Refused (NOT_FOUND, CONFLICT), changing nothing (no account is created either): an
  * unknown or inactive supplier, or an account already acting for another supplier. Already a
  * member of this one: nothing changes (`added: false`).
  */
-export async function addMember(prisma: PrismaClient, owner: string, supplierId: string): Promise<AddMemberResult> {
+export async function addMember(ctx: RequestContext, owner: string, supplierId: string): Promise<AddMemberResult> {
   const email = normaliseOwner(owner);
-  return prisma.$transaction(async (tx) => {
+  return ctx.prisma.$transaction(async (tx) => {
     // FOR SHARE: the supplier can be neither deleted nor deactivated until this commits, so what
     // was checked is what the membership is made for.
     const [supplier] = await tx.$queryRaw<Array<{ companyName: string; isActive: boolean }>>`
       SELECT "companyName", "isActive" FROM "Supplier" WHERE "id" = ${supplierId} FOR SHARE`;
-    if (!supplier) throw new KeyInputError(`No supplier has the id ${JSON.stringify(supplierId)}`);
+    if (!supplier) throw new AppError('NOT_FOUND', `No supplier has the id ${JSON.stringify(supplierId)}`);
     if (!supplier.isActive) {
       // An inactive supplier is hidden from the catalogue and takes no orders: nothing for a
       // member to run. Members it had before it was deactivated are kept (`member remove` ends them).
-      throw new KeyInputError(`The supplier ${describeSupplier(supplierId, supplier.companyName)} is inactive (hidden from the catalogue): it takes no new members`);
+      throw new AppError('CONFLICT', `The supplier ${describeSupplier(supplierId, supplier.companyName)} is inactive (hidden from the catalogue): it takes no new members`);
     }
     // INSERT … ON CONFLICT DO NOTHING, then read (as createApiKey does): concurrent commands agree
     // on one account, and on one membership, since the second insert waits for the first to commit.
@@ -75,7 +77,8 @@ export async function addMember(prisma: PrismaClient, owner: string, supplierId:
     const member = await tx.supplierMember.findUniqueOrThrow({ where: { accountId: account.id }, select: memberSelect });
     if (member.supplierId !== supplierId) {
       // Throwing rolls the transaction back: no account is left behind by a refused command.
-      throw new KeyInputError(
+      throw new AppError(
+        'CONFLICT',
         `${email} already acts for the supplier ${describeSupplier(member.supplierId, member.supplier.companyName)}, and an account acts for one supplier at most: ` +
           `end that first with \`keys member remove --owner ${email}\``,
       );
@@ -87,13 +90,13 @@ export async function addMember(prisma: PrismaClient, owner: string, supplierId:
 /**
  * Ends the membership of the account with this e-mail; its keys lose the supplier's orders, stock
  * and prices from the next request on. An account that is no member: nothing changes
- * (`removed: null`). An unknown e-mail is a KeyInputError, so a typo does not pass for success.
+ * (`removed: null`). An unknown e-mail is NOT_FOUND, so a typo does not pass for success.
  */
-export async function removeMember(prisma: PrismaClient, owner: string): Promise<RemoveMemberResult> {
+export async function removeMember(ctx: RequestContext, owner: string): Promise<RemoveMemberResult> {
   const email = normaliseOwner(owner);
-  return prisma.$transaction(async (tx) => {
+  return ctx.prisma.$transaction(async (tx) => {
     const account = await tx.account.findUnique({ where: { email }, select: { id: true } });
-    if (!account) throw new KeyInputError(`No account has the e-mail ${JSON.stringify(email)}`);
+    if (!account) throw new AppError('NOT_FOUND', `No account has the e-mail ${JSON.stringify(email)}`);
     const member = await tx.supplierMember.findUnique({ where: { accountId: account.id }, select: memberSelect });
     // Conditional on the supplier read: a concurrent remove-then-add is not undone unseen.
     const { count } = member ? await tx.supplierMember.deleteMany({ where: { accountId: account.id, supplierId: member.supplierId } }) : { count: 0 };
@@ -102,8 +105,8 @@ export async function removeMember(prisma: PrismaClient, owner: string): Promise
 }
 
 /** Memberships (of one supplier, or all), by supplier (company name, then id), then e-mail. */
-export async function listMembers(prisma: PrismaClient, opts: { supplierId?: string } = {}): Promise<MembershipView[]> {
-  const rows = await prisma.supplierMember.findMany({
+export async function listMembers(ctx: RequestContext, opts: { supplierId?: string } = {}): Promise<MembershipView[]> {
+  const rows = await ctx.prisma.supplierMember.findMany({
     where: opts.supplierId === undefined ? {} : { supplierId: opts.supplierId },
     select: memberSelect,
     orderBy: [{ supplier: { companyName: 'asc' } }, { supplierId: 'asc' }, { account: { email: 'asc' } }],

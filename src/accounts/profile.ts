@@ -3,10 +3,11 @@
 // Every function is scoped to one account: another account's address is exactly as absent as one
 // that never existed, and is never read or changed.
 
+import type { RequestContext } from '../context/context.js';
 import { z } from 'zod';
 import type { PrismaClient } from '../db/prisma.js';
 import type { Prisma } from '../generated/prisma/client.js';
-import { FormError } from '../shared/form-error.js';
+import { AppError, formError } from '../shared/errors.js';
 import { fieldPath, idParam } from '../shared/validation.js';
 
 export const MAX_ADDRESSES = 50;
@@ -57,7 +58,7 @@ export const addressInput = z.object({
 });
 export type AddressInput = z.input<typeof addressInput>;
 
-/** Parses with `schema`, or throws a FormError naming each bad field (its first problem). */
+/** Parses with `schema`, or throws a VALIDATION_ERROR naming each bad field (its first problem). */
 function parseForm<S extends z.ZodType>(schema: S, input: unknown): z.output<S> {
   const given = (input ?? {}) as Record<PropertyKey, unknown>;
   const result = schema.safeParse(given);
@@ -68,7 +69,7 @@ function parseForm<S extends z.ZodType>(schema: S, input: unknown): z.output<S> 
     const missing = issue.code === 'invalid_type' && issue.path.length === 1 && given[issue.path[0]!] == null;
     fields[at] ??= missing ? 'is required' : issue.message;
   }
-  throw new FormError(fields);
+  throw formError(fields);
 }
 
 // ----- the profile -----
@@ -87,18 +88,18 @@ export const PROFILE_SELECT = {
 export type AccountProfile = Prisma.AccountGetPayload<{ select: typeof PROFILE_SELECT }>;
 
 /** The account's profile, or null when there is no such account. */
-export async function accountProfile(prisma: PrismaClient, accountId: string): Promise<AccountProfile | null> {
-  return prisma.account.findUnique({ where: { id: accountId }, select: PROFILE_SELECT });
+export async function accountProfile(ctx: RequestContext, accountId: string): Promise<AccountProfile | null> {
+  return ctx.prisma.account.findUnique({ where: { id: accountId }, select: PROFILE_SELECT });
 }
 
 /**
  * Changes the fields of the profile that `input` gives (name 1–100; companyName ≤ 200 and phone
- * ≤ 40, empty clears them). Throws FormError for bad input; null when there is no such account.
+ * ≤ 40, empty clears them). Throws VALIDATION_ERROR for bad input; null when there is no such account.
  */
-export async function updateProfile(prisma: PrismaClient, accountId: string, input: ProfileInput): Promise<AccountProfile | null> {
+export async function updateProfile(ctx: RequestContext, accountId: string, input: ProfileInput): Promise<AccountProfile | null> {
   const data = parseForm(profileInput, input);
-  const { count } = await prisma.account.updateMany({ where: { id: accountId }, data });
-  return count ? accountProfile(prisma, accountId) : null;
+  const { count } = await ctx.prisma.account.updateMany({ where: { id: accountId }, data });
+  return count ? accountProfile(ctx, accountId) : null;
 }
 
 // ----- addresses -----
@@ -124,14 +125,14 @@ export type SavedAddress = Prisma.AddressGetPayload<{ select: typeof ADDRESS_SEL
 /** How an account's addresses are listed, wherever they are: the default first, then oldest first. */
 export const ADDRESS_ORDER = [{ isDefault: 'desc' }, { createdAt: 'asc' }, { id: 'asc' }] satisfies Prisma.AddressOrderByWithRelationInput[];
 
-export async function listAddresses(prisma: PrismaClient, accountId: string): Promise<SavedAddress[]> {
-  return prisma.address.findMany({ where: { accountId }, orderBy: ADDRESS_ORDER, select: ADDRESS_SELECT });
+export async function listAddresses(ctx: RequestContext, accountId: string): Promise<SavedAddress[]> {
+  return ctx.prisma.address.findMany({ where: { accountId }, orderBy: ADDRESS_ORDER, select: ADDRESS_SELECT });
 }
 
 /** One of the account's addresses; null for another account's, or an id that names nothing. */
-export async function addressOf(prisma: PrismaClient, accountId: string, id: string): Promise<SavedAddress | null> {
+export async function addressOf(ctx: RequestContext, accountId: string, id: string): Promise<SavedAddress | null> {
   if (!idParam.safeParse(id).success) return null;
-  return prisma.address.findFirst({ where: { id, accountId }, select: ADDRESS_SELECT });
+  return ctx.prisma.address.findFirst({ where: { id, accountId }, select: ADDRESS_SELECT });
 }
 
 type Tx = Prisma.TransactionClient;
@@ -141,8 +142,8 @@ type Tx = Prisma.TransactionClient;
  * happen one at a time: the count limit and "one default" then hold under concurrent requests.
  * NO KEY UPDATE leaves the row's key free: orders and keys referencing the account are not held up.
  */
-async function withAccountLocked<T>(prisma: PrismaClient, accountId: string, write: (tx: Tx) => Promise<T>): Promise<T> {
-  return prisma.$transaction(async (tx) => {
+async function withAccountLocked<T>(ctx: RequestContext, accountId: string, write: (tx: Tx) => Promise<T>): Promise<T> {
+  return ctx.prisma.$transaction(async (tx) => {
     const rows = await tx.$queryRaw<unknown[]>`SELECT 1 FROM "Account" WHERE id = ${accountId} FOR NO KEY UPDATE`;
     if (rows.length === 0) throw new Error(`No account ${accountId}`);
     return write(tx);
@@ -153,12 +154,12 @@ async function withAccountLocked<T>(prisma: PrismaClient, accountId: string, wri
 const clearOtherDefaults = (tx: Tx, accountId: string, keep: string) =>
   tx.address.updateMany({ where: { accountId, isDefault: true, id: { not: keep } }, data: { isDefault: false } });
 
-/** Saves a new address (at most MAX_ADDRESSES per account). Throws FormError for bad input or a full book. */
-export async function createAddress(prisma: PrismaClient, accountId: string, input: AddressInput): Promise<SavedAddress> {
+/** Saves a new address (at most MAX_ADDRESSES per account). Throws VALIDATION_ERROR for bad input or a full book. */
+export async function createAddress(ctx: RequestContext, accountId: string, input: AddressInput): Promise<SavedAddress> {
   const data = parseForm(addressInput, input);
-  return withAccountLocked(prisma, accountId, async (tx) => {
+  return withAccountLocked(ctx, accountId, async (tx) => {
     if ((await tx.address.count({ where: { accountId } })) >= MAX_ADDRESSES) {
-      throw new FormError({}, `An account can save at most ${MAX_ADDRESSES} addresses: delete one first`);
+      throw new AppError('VALIDATION_ERROR', `An account can save at most ${MAX_ADDRESSES} addresses: delete one first`, { limit: MAX_ADDRESSES });
     }
     const created = await tx.address.create({ data: { ...data, isDefault: data.isDefault ?? false, accountId }, select: ADDRESS_SELECT });
     if (created.isDefault) await clearOtherDefaults(tx, accountId, created.id);
@@ -167,10 +168,10 @@ export async function createAddress(prisma: PrismaClient, accountId: string, inp
 }
 
 /** Replaces one of the account's addresses with `input`; null (nothing changed) when it is not the account's. */
-export async function updateAddress(prisma: PrismaClient, accountId: string, id: string, input: AddressInput): Promise<SavedAddress | null> {
+export async function updateAddress(ctx: RequestContext, accountId: string, id: string, input: AddressInput): Promise<SavedAddress | null> {
   const data = parseForm(addressInput, input);
   if (!idParam.safeParse(id).success) return null;
-  return withAccountLocked(prisma, accountId, async (tx) => {
+  return withAccountLocked(ctx, accountId, async (tx) => {
     const { count } = await tx.address.updateMany({ where: { id, accountId }, data });
     if (!count) return null;
     if (data.isDefault) await clearOtherDefaults(tx, accountId, id);
@@ -179,8 +180,8 @@ export async function updateAddress(prisma: PrismaClient, accountId: string, id:
 }
 
 /** Deletes one of the account's addresses: false (nothing deleted) when it is not the account's. */
-export async function deleteAddress(prisma: PrismaClient, accountId: string, id: string): Promise<boolean> {
+export async function deleteAddress(ctx: RequestContext, accountId: string, id: string): Promise<boolean> {
   if (!idParam.safeParse(id).success) return false;
-  const { count } = await prisma.address.deleteMany({ where: { id, accountId } });
+  const { count } = await ctx.prisma.address.deleteMany({ where: { id, accountId } });
   return count > 0;
 }

@@ -4,6 +4,7 @@
 // busy it is. The token is a bearer secret: nothing here logs it or puts it in an error, and only
 // its hash is stored, so a copy of the Session table opens no session.
 
+import type { RequestContext } from '../context/context.js';
 import crypto from 'node:crypto';
 import type { Plan } from '../context/actor.js';
 import type { PrismaClient } from '../db/prisma.js';
@@ -35,10 +36,10 @@ export interface SessionView {
  * Starts a session for an account that has just proved who it is, and returns its token for the
  * cookie. Always a new token, never one the browser brought along (no session fixation).
  */
-export async function createSession(prisma: Db, accountId: string, now: Date = new Date()): Promise<{ token: string; expiresAt: Date }> {
+export async function createSession(ctx: RequestContext, accountId: string, now: Date = new Date()): Promise<{ token: string; expiresAt: Date }> {
   const { token, hash } = newToken();
   const expiresAt = new Date(now.getTime() + SESSION_ABSOLUTE_MS);
-  await prisma.session.create({ data: { tokenHash: hash, accountId, createdAt: now, lastSeenAt: now, expiresAt } });
+  await ctx.prisma.session.create({ data: { tokenHash: hash, accountId, createdAt: now, lastSeenAt: now, expiresAt } });
   return { token, expiresAt };
 }
 
@@ -46,40 +47,40 @@ export async function createSession(prisma: Db, accountId: string, now: Date = n
  * The live session a cookie's token stands for, or null: for a malformed token (without a query),
  * an unknown one, and one idle or absolutely expired (which is deleted on the way).
  */
-export async function readSession(prisma: Db, token: string, now: Date = new Date()): Promise<SessionView | null> {
+export async function readSession(ctx: RequestContext, token: string, now: Date = new Date()): Promise<SessionView | null> {
   if (!looksLikeToken(token)) return null;
-  const row = await prisma.session.findUnique({
+  const row = await ctx.prisma.session.findUnique({
     where: { tokenHash: hashToken(token) },
     select: { id: true, accountId: true, lastSeenAt: true, expiresAt: true, account: { select: { email: true, name: true, plan: true } } },
   });
   if (!row) return null;
   const at = now.getTime();
   if (row.expiresAt.getTime() <= at || row.lastSeenAt.getTime() + SESSION_IDLE_MS <= at) {
-    await prisma.session.deleteMany({ where: { id: row.id } });
+    await ctx.prisma.session.deleteMany({ where: { id: row.id } });
     return null;
   }
   if (at - row.lastSeenAt.getTime() >= SESSION_TOUCH_INTERVAL_MS) {
     // updateMany: a session ended meanwhile (sign-out in another tab) is no error.
-    await prisma.session.updateMany({ where: { id: row.id }, data: { lastSeenAt: now } });
+    await ctx.prisma.session.updateMany({ where: { id: row.id }, data: { lastSeenAt: now } });
   }
   return { sessionId: row.id, accountId: row.accountId, email: row.account.email, name: row.account.name, plan: row.account.plan };
 }
 
 /** Ends the session of this token (sign-out). Unknown or malformed tokens: nothing to do. */
-export async function endSession(prisma: Db, token: string): Promise<void> {
+export async function endSession(ctx: RequestContext, token: string): Promise<void> {
   if (!looksLikeToken(token)) return;
-  await prisma.session.deleteMany({ where: { tokenHash: hashToken(token) } });
+  await ctx.prisma.session.deleteMany({ where: { tokenHash: hashToken(token) } });
 }
 
 /** Ends every session of an account (password changed or set); returns how many there were. */
-export async function endAllSessions(prisma: Db, accountId: string): Promise<number> {
-  return (await prisma.session.deleteMany({ where: { accountId } })).count;
+export async function endAllSessions(ctx: RequestContext, accountId: string): Promise<number> {
+  return (await ctx.prisma.session.deleteMany({ where: { accountId } })).count;
 }
 
 /** Deletes sessions that have ended by either expiry; for a periodic sweep. Returns how many. */
-export async function deleteEndedSessions(prisma: Db, now: Date = new Date()): Promise<number> {
+export async function deleteEndedSessions(ctx: RequestContext, now: Date = new Date()): Promise<number> {
   const idleSince = new Date(now.getTime() - SESSION_IDLE_MS);
-  return (await prisma.session.deleteMany({ where: { OR: [{ expiresAt: { lte: now } }, { lastSeenAt: { lte: idleSince } }] } })).count;
+  return (await ctx.prisma.session.deleteMany({ where: { OR: [{ expiresAt: { lte: now } }, { lastSeenAt: { lte: idleSince } }] } })).count;
 }
 
 // Domain separation: this hash of a token is never the stored one (hashToken), nor any other.

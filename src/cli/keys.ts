@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
-import { isEntryPoint, runCli, UsageError, withMigratedDatabase } from './run.js';
+import { describeError, isEntryPoint, runCli, UsageError, withMigratedDatabase } from './run.js';
+import { asAppError } from '../shared/errors.js';
 import {
-  KeyInputError,
   createApiKey,
   listApiKeys,
   normaliseKeyInput,
@@ -11,14 +11,16 @@ import {
   type CreateApiKeyInput,
   type SelfServicePlan,
 } from '../accounts/api-keys.js';
-import { FormError, PASSWORD_LINK_TTL_MS, createPasswordLink } from '../accounts/credentials.js';
+import { PASSWORD_LINK_TTL_MS, createPasswordLink } from '../accounts/credentials.js';
 import { normaliseEmail } from '../accounts/input.js';
 import { addMember, listMembers, removeMember, type MembershipView } from '../accounts/members.js';
 import { SCOPES } from '../auth/scopes.js';
-import { ConfigError, loadConfig, type Config } from '../runtime/config.js';
+import { ConfigError, loadConfig, webhookPolicyOf, type Config } from '../runtime/config.js';
+import { createLogger } from '../runtime/logger.js';
+import { createContextFactory, type RequestContext } from '../context/context.js';
 import type { Plan } from '../context/actor.js';
 import { MigrationError } from '../db/migrate.js';
-import { createPrisma, type PrismaClient } from '../db/prisma.js';
+import { createPrisma } from '../db/prisma.js';
 import { idParam } from '../shared/validation.js';
 
 // `npm run --silent keys -- create|list|revoke|invite|plan|member …`: API key and account management against the database the
@@ -275,7 +277,8 @@ async function main(argv: readonly string[], io: Output): Promise<void> {
     try {
       normaliseKeyInput(cmd.input);
     } catch (error) {
-      if (error instanceof KeyInputError) throw new UsageError(error.message);
+      const refused = asAppError(error);
+      if (refused) throw new UsageError(describeError(refused));
       throw error;
     }
   }
@@ -284,30 +287,32 @@ async function main(argv: readonly string[], io: Output): Promise<void> {
 
   await withMigratedDatabase(config, { log, interrupted: { say: io.log, message: 'Interrupted.' } }, async (url) => {
     const prisma = createPrisma({ url, poolMax: 1 });
+    // The operator's context; stdout holds the result alone, so the services' logger says nothing.
+    const operator = createContextFactory({ prisma, logger: createLogger('silent'), webhookPolicy: webhookPolicyOf(config) }).forOperator();
     try {
       // Printed as soon as it exists: a failure while closing must not lose a created key.
-      io.out(await run(cmd, prisma, config));
+      io.out(await run(cmd, operator, config));
     } finally {
       await prisma.$disconnect();
     }
   });
 }
 
-async function run(cmd: Exclude<KeysCommand, { command: 'help' }>, prisma: PrismaClient, config: Config): Promise<string> {
+async function run(cmd: Exclude<KeysCommand, { command: 'help' }>, operator: RequestContext, config: Config): Promise<string> {
   switch (cmd.command) {
     case 'create': {
-      const { key, record } = await createApiKey(prisma, cmd.input);
+      const { key, record } = await createApiKey(operator, cmd.input);
       const { id, ...rest } = record;
       if (cmd.json) return json({ id, key, ...rest });
       return describeCreated(key, record);
     }
     case 'list': {
-      const keys = await listApiKeys(prisma, cmd.owner === undefined ? {} : { owner: cmd.owner });
+      const keys = await listApiKeys(operator, cmd.owner === undefined ? {} : { owner: cmd.owner });
       return cmd.json ? json(keys) : describeList(keys);
     }
     case 'revoke': {
       const before = new Date();
-      const record = await revokeApiKey(prisma, cmd.id);
+      const record = await revokeApiKey(operator, cmd.id);
       if (cmd.json) return json(record);
       const when = record.revokedAt!;
       return when < before
@@ -315,7 +320,7 @@ async function run(cmd: Exclude<KeysCommand, { command: 'help' }>, prisma: Prism
         : `Revoked key ${record.id} (${record.prefix}…, ${record.owner}) at ${when.toISOString()}.\n`;
     }
     case 'invite': {
-      const { token, expiresAt } = await createPasswordLink(prisma, cmd.email);
+      const { token, expiresAt } = await createPasswordLink(operator, cmd.email);
       const link = setPasswordLink(config, token);
       if (cmd.json) return json({ email: cmd.email, link, expiresAt });
       return [
@@ -329,13 +334,13 @@ async function run(cmd: Exclude<KeysCommand, { command: 'help' }>, prisma: Prism
       ].join('\n');
     }
     case 'plan': {
-      const result = await setAccountPlan(prisma, cmd.email, cmd.plan);
+      const result = await setAccountPlan(operator, cmd.email, cmd.plan);
       if (cmd.json) return json(result);
       const change = result.previousPlan === result.plan ? `was already ${result.plan}; nothing changed` : `is now ${result.plan} (was ${result.previousPlan})`;
       return `The dashboard plan of ${result.email} ${change}. Keys it creates from now on get this plan; existing keys keep theirs.\n`;
     }
     case 'member add': {
-      const result = await addMember(prisma, cmd.owner, cmd.supplierId);
+      const result = await addMember(operator, cmd.owner, cmd.supplierId);
       if (cmd.json) return json(result);
       const supplier = `the supplier ${result.supplierId} (${result.supplierName})`;
       if (!result.added) return `${result.email} already acts for ${supplier}, since ${result.since.toISOString()}; nothing changed.\n`;
@@ -348,14 +353,14 @@ async function run(cmd: Exclude<KeysCommand, { command: 'help' }>, prisma: Prism
       ].join('\n');
     }
     case 'member remove': {
-      const result = await removeMember(prisma, cmd.owner);
+      const result = await removeMember(operator, cmd.owner);
       if (cmd.json) return json(result);
       const { removed } = result;
       if (!removed) return `${result.email} acts for no supplier; nothing changed.\n`;
       return `${result.email} no longer acts for the supplier ${removed.supplierId} (${removed.supplierName}), from the next request on.\n`;
     }
     case 'member list': {
-      const members = await listMembers(prisma, cmd.supplierId === undefined ? {} : { supplierId: cmd.supplierId });
+      const members = await listMembers(operator, cmd.supplierId === undefined ? {} : { supplierId: cmd.supplierId });
       return cmd.json ? json(members) : describeMembers(members, cmd.supplierId);
     }
   }
@@ -441,7 +446,7 @@ if (isEntryPoint(import.meta.url)) {
   const io: Output = { out: (text) => void stdoutWrite(text), log: (msg) => void process.stderr.write(`${msg}\n`) };
   runCli(() => main(process.argv.slice(2), io), {
     usage: USAGE,
-    expected: [KeyInputError, FormError, ConfigError, MigrationError],
+    expected: [ConfigError, MigrationError],
     failure: 'keys failed',
   });
 }

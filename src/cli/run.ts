@@ -3,10 +3,17 @@ import { fileURLToPath } from 'node:url';
 import type { Config } from '../runtime/config.js';
 import { openDatabase } from '../db/database.js';
 import { migrate } from '../db/migrate.js';
+import { AppError } from '../shared/errors.js';
 
 /** A mistake in the command line: reported with the usage text. */
 export class UsageError extends Error {
   override name = 'UsageError';
+}
+
+/** A service's refusal for the terminal: its message, then what is wrong with each field, a line each. */
+export function describeError(error: AppError): string {
+  const fields = Object.entries(error.details ?? {}).map(([name, problem]) => `\n  ${name}: ${typeof problem === 'string' ? problem : JSON.stringify(problem)}`);
+  return `${error.message}${fields.join('')}`;
 }
 
 /** True when the module at `moduleUrl` is the script node was asked to run (not an import). */
@@ -15,13 +22,15 @@ export const isEntryPoint = (moduleUrl: string) =>
 
 /**
  * Runs a command and turns its failure into an exit code 1 and a message on stderr: the usage
- * text for a UsageError, just the message for `expected` errors (bad input, configuration), and
- * the stack for anything unexpected.
+ * text for a UsageError, the message and each field's problem for a service's refusal (AppError),
+ * just the message for `expected` errors (configuration), and the stack for anything unexpected.
  */
 export function runCli(run: () => Promise<unknown>, opts: { usage: string; expected: (new (...args: never[]) => Error)[]; failure: string }) {
   run().catch((error: unknown) => {
     if (error instanceof UsageError) {
       process.stderr.write(`Error: ${error.message}\n\n${opts.usage}\n`);
+    } else if (error instanceof AppError) {
+      process.stderr.write(`Error: ${describeError(error)}\n`);
     } else if (opts.expected.some((type) => error instanceof type)) {
       process.stderr.write(`Error: ${(error as Error).message}\n`);
     } else {

@@ -197,8 +197,7 @@ export function createContextFactory(deps: ContextDeps, api?: ApiDeps) {
      * is for), reading with `tx`, the change's own transaction, so the data is the committed state.
      */
     forEvent(tx: Prisma.TransactionClient, reader: KeyCaller): ApiContext {
-      // A transaction's client reads like the pool's: every delegate plugin-prisma uses is there.
-      return { ...factory.forApi({ actor: reader }, { anonymous: () => reader, idempotencyKey: null }), prisma: tx as PrismaClient };
+      return inTransaction(factory.forApi({ actor: reader }, { anonymous: () => reader, idempotencyKey: null }), tx);
     },
 
     /** A dashboard page's: the signed-in owner of an account, or a visitor (anonymous) before sign-in. */
@@ -219,3 +218,6 @@ export function createContextFactory(deps: ContextDeps, api?: ApiDeps) {
   };
   return factory;
 }
+
+/** The same context, reading and writing with `tx`: a transaction's client has every delegate the services use. */
+export const inTransaction = <C extends RequestContext>(ctx: C, tx: Prisma.TransactionClient): C => ({ ...ctx, prisma: tx as PrismaClient });

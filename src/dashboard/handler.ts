@@ -1,9 +1,10 @@
+import crypto from 'node:crypto';
 import { ACTIVE_KEYS_PER_ACCOUNT, createOwnKey, listOwnKeys, ownKey, revokeOwnKey } from '../accounts/api-keys.js';
 import { changePassword, registerAccount, setPasswordWithToken, signIn } from '../accounts/credentials.js';
 import { accountProfile, addressOf, createAddress, deleteAddress, listAddresses, updateProfile, updateAddress } from '../accounts/profile.js';
 import { createSession, csrfMatches, csrfTokenFor, deleteEndedSessions, endSession, readSession, SESSION_ABSOLUTE_MS } from '../accounts/sessions.js';
-import type { PrismaClient } from '../db/prisma.js';
-import type { WebhookPolicy } from '../context/context.js';
+import type { ContextFactory, RequestContext } from '../context/context.js';
+import { membershipOf } from '../auth/membership.js';
 import type { Prisma } from '../generated/prisma/client.js';
 import { MAX_ENDPOINTS } from '../modules/webhooks/events.js';
 import {
@@ -23,7 +24,6 @@ import { readLimited } from '../rest/body.js';
 import { withoutTrailingSlash } from '../rest/paths.js';
 import type { Logger } from '../runtime/logger.js';
 import { AppError, asAppError } from '../shared/errors.js';
-import { FormError } from '../shared/form-error.js';
 import { looksLikeToken, randomToken } from '../shared/tokens.js';
 import { currentWindow, hourlyUsage } from '../usage/read.js';
 import type { Plan } from '../context/actor.js';
@@ -41,9 +41,8 @@ import { Response } from '../shared/fetch-api.js';
 // from the session token, or before sign-in from a pre-session cookie), and be a small form.
 
 export interface DashboardDeps {
-  prisma: PrismaClient;
-  /** Where webhooks may be sent (the same rule as the API's). */
-  webhookPolicy: WebhookPolicy;
+  /** The one context factory: each visit's context (the signed-in owner, or a visitor). */
+  contexts: ContextFactory;
   /** The rate-limit store the gate counts in: sign-in throttling and each key's live window. */
   store: RateLimitStore;
   /** Told of a key revoked here, so the gate stops it on the very next request. */
@@ -67,6 +66,8 @@ const SESSION_SWEEP_MS = 10 * 60_000;
 
 /** What the handler knows of one request. */
 interface Visit {
+  /** Who visits, for the services: the signed-in owner once the session is read, a visitor before. */
+  ctx: RequestContext;
   request: Request;
   url: URL;
   server: unknown;
@@ -109,7 +110,7 @@ const NOTICES: Record<string, string> = {
 const ID = '([A-Za-z0-9_-]{1,64})';
 
 export function createDashboard(deps: DashboardDeps) {
-  const { prisma } = deps;
+  const { contexts } = deps;
   const clock = deps.now ?? Date.now;
   let lastSweep = 0;
 
@@ -154,18 +155,23 @@ export function createDashboard(deps: DashboardDeps) {
 
   async function begin(request: Request, url: URL, server: unknown): Promise<Visit> {
     const jar = parseCookies(request.headers.get('cookie'));
-    const visit: Visit = { request, url, server, secure: deps.isHttps(request, server), session: null, sessionToken: null, member: null, csrf: '', setCookies: [], now: new Date(clock()) };
+    const ip = deps.clientIp(request, server);
+    const requestId = crypto.randomUUID();
+    const visit: Visit = {
+      ctx: contexts.forDashboard({ requestId, ip, accountId: null }),
+      request, url, server, secure: deps.isHttps(request, server), session: null, sessionToken: null, member: null, csrf: '', setCookies: [], now: new Date(clock()),
+    };
     const token = jar.get(SESSION_COOKIE);
     if (token) {
-      visit.session = await readSession(prisma, token, visit.now);
+      visit.session = await readSession(visit.ctx, token, visit.now);
       if (visit.session) visit.sessionToken = token;
       else visit.setCookies.push(cookie(visit, SESSION_COOKIE, '', { path: '/', maxAge: 0 }));
     }
-    // Every signed-in page needs it (the navigation shows supplier orders to members only); read
-    // per request, so a membership the CLI removes holds on the next page.
     if (visit.session) {
-      const m = await prisma.supplierMember.findUnique({ where: { accountId: visit.session.accountId }, select: { supplierId: true, supplier: { select: { companyName: true } } } });
-      visit.member = m && { supplierId: m.supplierId, companyName: m.supplier.companyName };
+      visit.ctx = contexts.forDashboard({ requestId, ip, accountId: visit.session.accountId });
+      // Every signed-in page needs it (the navigation shows supplier orders to members only); read
+      // per request, so a membership the CLI removes holds on the next page.
+      visit.member = await membershipOf(visit.ctx);
     }
     let pre = jar.get(PRESESSION_COOKIE);
     if (!visit.session && !looksLikeToken(pre)) {
@@ -233,15 +239,15 @@ export function createDashboard(deps: DashboardDeps) {
     const form = await formOf(v);
     const email = form.get('email') ?? '';
     try {
-      const { accountId } = await signIn(prisma, deps.store, { email, password: form.get('password') ?? '', ip: deps.clientIp(v.request, v.server) });
+      const { accountId } = await signIn(v.ctx, deps.store, { email, password: form.get('password') ?? '', ip: deps.clientIp(v.request, v.server) });
       // A new token at every sign-in (never one the browser brought: no session fixation).
-      if (v.sessionToken) await endSession(prisma, v.sessionToken);
-      const { token } = await createSession(prisma, accountId, v.now);
+      if (v.sessionToken) await endSession(v.ctx, v.sessionToken);
+      const { token } = await createSession(v.ctx, accountId, v.now);
       v.setCookies.push(cookie(v, SESSION_COOKIE, token, { path: '/', maxAge: SESSION_ABSOLUTE_MS / 1000 }));
       v.setCookies.push(cookie(v, PRESESSION_COOKIE, '', { path: '/dashboard', maxAge: 0 }));
       if (clock() - lastSweep >= SESSION_SWEEP_MS) {
         lastSweep = clock();
-        await deleteEndedSessions(prisma, v.now).catch((error: unknown) => deps.logger.warn({ err: error }, 'deleting ended sessions failed'));
+        await deleteEndedSessions(v.ctx, v.now).catch((error: unknown) => deps.logger.warn({ err: error }, 'deleting ended sessions failed'));
       }
       return redirect(v, '/dashboard/keys');
     } catch (error) {
@@ -256,17 +262,17 @@ export function createDashboard(deps: DashboardDeps) {
     const form = await formOf(v);
     const values = pick(form, ['name', 'companyName', 'email']);
     try {
-      await registerAccount(prisma, { email: values.email ?? '', password: form.get('password') ?? '', name: values.name ?? '', companyName: values.companyName || undefined });
+      await registerAccount(v.ctx, { email: values.email ?? '', password: form.get('password') ?? '', name: values.name ?? '', companyName: values.companyName || undefined });
       return redirect(v, '/dashboard/sign-in?done=registered');
     } catch (error) {
-      if (!(error instanceof FormError)) throw error;
-      return show(v, 400, { title: 'Create an account', body: pages.registerPage(csrfOf(v), values, error.fields) });
+      const refused = formRefusal(error);
+      return show(v, 400, { title: 'Create an account', body: pages.registerPage(csrfOf(v), values, refused.fields) });
     }
   }
 
   async function postSignOut(v: Visit): Promise<Response> {
     await formOf(v);
-    if (v.sessionToken) await endSession(prisma, v.sessionToken);
+    if (v.sessionToken) await endSession(v.ctx, v.sessionToken);
     v.setCookies.push(cookie(v, SESSION_COOKIE, '', { path: '/', maxAge: 0 }));
     return redirect(v, '/dashboard/sign-in?done=signed-out');
   }
@@ -280,15 +286,15 @@ export function createDashboard(deps: DashboardDeps) {
     const form = await formOf(v);
     const token = form.get('token') ?? '';
     try {
-      await setPasswordWithToken(prisma, token, form.get('password') ?? '');
+      await setPasswordWithToken(v.ctx, token, form.get('password') ?? '');
     } catch (error) {
-      if (error instanceof FormError) return show(v, 400, { title: 'Set your password', body: pages.setPasswordPage(csrfOf(v), token, error.fields, error.message) });
       const known = asAppError(error);
       if (!known) throw error;
+      if (known.code === 'VALIDATION_ERROR') return show(v, 400, { title: 'Set your password', body: pages.setPasswordPage(csrfOf(v), token, fieldsOf(known), known.message) });
       return show(v, known.status, { title: 'Set your password', body: pages.messagePage(known.message, { href: '/dashboard/sign-in', text: 'Sign in' }) });
     }
     // Whoever was signed in on this browser is not the one who just set a password.
-    if (v.sessionToken) await endSession(prisma, v.sessionToken);
+    if (v.sessionToken) await endSession(v.ctx, v.sessionToken);
     v.setCookies.push(cookie(v, SESSION_COOKIE, '', { path: '/', maxAge: 0 }));
     return redirect(v, '/dashboard/sign-in?done=password-set');
   }
@@ -296,7 +302,7 @@ export function createDashboard(deps: DashboardDeps) {
   // ---- keys ----
 
   async function showKeys(v: Visit, status: number, form?: { values: pages.KeyFormValues; errors: Record<string, string>; message?: string }): Promise<Response> {
-    const keys = await listOwnKeys(prisma, signedInAs(v).accountId);
+    const keys = await listOwnKeys(v.ctx, signedInAs(v).accountId);
     const body = pages.keysPage(csrfOf(v), { keys, plan: signedInAs(v).plan.toLowerCase(), now: v.now, activeMax: ACTIVE_KEYS_PER_ACCOUNT, ...form });
     return show(v, status, { title: 'API keys', current: 'keys', body });
   }
@@ -306,7 +312,7 @@ export function createDashboard(deps: DashboardDeps) {
     const expires = form.get('expires') ?? '';
     const values = { name: form.get('name') ?? '', expires, scopes: form.getAll('scopes') };
     try {
-      const { key, record } = await createOwnKey(prisma, signedInAs(v).accountId, {
+      const { key, record } = await createOwnKey(v.ctx, signedInAs(v).accountId, {
         name: values.name,
         scopes: values.scopes,
         expiresInDays: expires === '' ? null : /^\d{1,4}$/.test(expires) ? Number(expires) : NaN,
@@ -314,13 +320,13 @@ export function createDashboard(deps: DashboardDeps) {
       // The key is in this page only: never in a URL, never cached.
       return show(v, 201, { title: 'Your new API key', current: 'keys', body: pages.newKeyPage(key, record) });
     } catch (error) {
-      if (!(error instanceof FormError)) throw error;
-      return showKeys(v, 400, { values, errors: error.fields, message: Object.keys(error.fields).length ? undefined : error.message });
+      const refused = formRefusal(error);
+      return showKeys(v, 400, { values, errors: refused.fields, message: Object.keys(refused.fields).length ? undefined : refused.message });
     }
   }
 
   async function keyOrNotFound(v: Visit, id: string) {
-    const key = await ownKey(prisma, signedInAs(v).accountId, id);
+    const key = await ownKey(v.ctx, signedInAs(v).accountId, id);
     if (!key) throw new AppError('NOT_FOUND', 'There is no such key among yours.');
     return key;
   }
@@ -332,7 +338,7 @@ export function createDashboard(deps: DashboardDeps) {
     const key = await keyOrNotFound(v, id!);
     // The view carries the key's effective limit and window: the same bucket and numbers as the gate's.
     const limits = { id: key.id, plan: key.plan.toUpperCase() as Plan, rateLimit: key.limit, rateWindowSeconds: key.window };
-    const [hours, window] = await Promise.all([hourlyUsage(prisma, key.id, { now: v.now }), currentWindow(deps.store, limits)]);
+    const [hours, window] = await Promise.all([hourlyUsage(v.ctx, key.id, { now: v.now }), currentWindow(deps.store, limits)]);
     return show(v, 200, { title: `Key “${key.name || 'Unnamed key'}”`, current: 'keys', body: pages.keyPage({ key, now: v.now, window, hours }) });
   }
 
@@ -343,7 +349,7 @@ export function createDashboard(deps: DashboardDeps) {
 
   async function postRevoke(v: Visit, [id]: string[]): Promise<Response> {
     await formOf(v);
-    const revoked = await revokeOwnKey(prisma, signedInAs(v).accountId, id!, v.now);
+    const revoked = await revokeOwnKey(v.ctx, signedInAs(v).accountId, id!, v.now);
     if (!revoked) throw new AppError('NOT_FOUND', 'There is no such key among yours.');
     deps.onKeyRevoked(revoked.id);
     return redirect(v, '/dashboard/keys?done=revoked');
@@ -356,8 +362,8 @@ export function createDashboard(deps: DashboardDeps) {
   const NO_ENDPOINT = 'There is no such webhook endpoint among yours.';
 
   async function showWebhooks(v: Visit, status: number, form?: { values: pages.WebhookFormValues; errors: Record<string, string>; message?: string }): Promise<Response> {
-    const endpoints = await listEndpoints(prisma, signedInAs(v).accountId);
-    const body = pages.webhooksPage(csrfOf(v), { endpoints, member: v.member !== null, requireHttps: deps.webhookPolicy.requireHttps, max: MAX_ENDPOINTS, ...form });
+    const endpoints = await listEndpoints(v.ctx, signedInAs(v).accountId);
+    const body = pages.webhooksPage(csrfOf(v), { endpoints, member: v.member !== null, requireHttps: v.ctx.webhookPolicy.requireHttps, max: MAX_ENDPOINTS, ...form });
     return show(v, status, { title: 'Webhooks', current: 'webhooks', body });
   }
 
@@ -370,13 +376,13 @@ export function createDashboard(deps: DashboardDeps) {
     // Who may hear what (stock.low: members only) is the service's rule: its refusal comes back below.
     if (!parsed.success) return showWebhooks(v, 400, { values, errors });
     try {
-      const endpoint = await createEndpoint(prisma, { accountId: signedInAs(v).accountId, scopes: null, member: v.member !== null }, parsed.data, deps.webhookPolicy);
+      const endpoint = await createEndpoint(v.ctx, { accountId: signedInAs(v).accountId, scopes: null, member: v.member !== null }, parsed.data);
       // The secret is in this page only: never in a URL, never cached, never shown again.
       return show(v, 201, { title: 'Your new webhook endpoint', current: 'webhooks', body: pages.newWebhookPage(endpoint) });
     } catch (error) {
       const known = asAppError(error);
       if (known?.code === 'VALIDATION_ERROR') {
-        const fields = Object.fromEntries(Object.entries(known.details ?? {}).map(([name, text]) => [name, String(text)]));
+        const fields = fieldsOf(known);
         return showWebhooks(v, 400, { values, errors: fields, message: Object.keys(fields).length ? undefined : known.message });
       }
       if (known?.code === 'CONFLICT') return showWebhooks(v, 409, { values, errors: {}, message: known.message });
@@ -385,7 +391,7 @@ export function createDashboard(deps: DashboardDeps) {
   }
 
   async function webhookOrNotFound(v: Visit, id: string) {
-    const endpoint = await endpointById(prisma, signedInAs(v).accountId, id);
+    const endpoint = await endpointById(v.ctx, signedInAs(v).accountId, id);
     if (!endpoint) throw new AppError('NOT_FOUND', NO_ENDPOINT);
     return endpoint;
   }
@@ -394,23 +400,23 @@ export function createDashboard(deps: DashboardDeps) {
     const accountId = signedInAs(v).accountId;
     const endpoint = await webhookOrNotFound(v, id!);
     const number = pageNumber(v);
-    const found = await deliveryPage(prisma, accountId, { id: endpoint.id, page: number, limit: DELIVERIES_PER_PAGE });
+    const found = await deliveryPage(v.ctx, accountId, { id: endpoint.id, page: number, limit: DELIVERIES_PER_PAGE });
     // Deleted in between: as absent as one that never existed.
     if (!found) throw new AppError('NOT_FOUND', NO_ENDPOINT);
-    const [deliveries, total] = await Promise.all([listDeliveries(prisma, found), countDeliveries(prisma, found)]);
+    const [deliveries, total] = await Promise.all([listDeliveries(v.ctx, found), countDeliveries(v.ctx, found)]);
     const body = pages.webhookPage(csrfOf(v), { endpoint, deliveries, page: { number, total, perPage: DELIVERIES_PER_PAGE } });
     return show(v, 200, { title: 'Webhook endpoint', current: 'webhooks', body });
   }
 
   async function postWebhookTest(v: Visit, [id]: string[]): Promise<Response> {
     await formOf(v);
-    if (!(await sendTestEvent(prisma, signedInAs(v).accountId, id!))) throw new AppError('NOT_FOUND', NO_ENDPOINT);
+    if (!(await sendTestEvent(v.ctx, signedInAs(v).accountId, id!))) throw new AppError('NOT_FOUND', NO_ENDPOINT);
     return redirect(v, `/dashboard/webhooks/${id}?done=webhook-test-sent`);
   }
 
   async function postWebhookEnable(v: Visit, [id]: string[]): Promise<Response> {
     await formOf(v);
-    if (!(await enableEndpoint(prisma, signedInAs(v).accountId, id!))) throw new AppError('NOT_FOUND', NO_ENDPOINT);
+    if (!(await enableEndpoint(v.ctx, signedInAs(v).accountId, id!))) throw new AppError('NOT_FOUND', NO_ENDPOINT);
     return redirect(v, `/dashboard/webhooks/${id}?done=webhook-enabled`);
   }
 
@@ -421,14 +427,14 @@ export function createDashboard(deps: DashboardDeps) {
 
   async function postDeleteWebhook(v: Visit, [id]: string[]): Promise<Response> {
     await formOf(v);
-    if (!(await deleteEndpoint(prisma, signedInAs(v).accountId, id!))) throw new AppError('NOT_FOUND', NO_ENDPOINT);
+    if (!(await deleteEndpoint(v.ctx, signedInAs(v).accountId, id!))) throw new AppError('NOT_FOUND', NO_ENDPOINT);
     return redirect(v, '/dashboard/webhooks?done=webhook-deleted');
   }
 
   // ---- account ----
 
   async function showAccount(v: Visit, status: number, extra: Partial<Parameters<typeof pages.accountPage>[1]> = {}, headers: Record<string, string> = {}): Promise<Response> {
-    const profile = await accountProfile(prisma, signedInAs(v).accountId);
+    const profile = await accountProfile(v.ctx, signedInAs(v).accountId);
     // Sessions are deleted with their account: a session always has one.
     if (!profile) throw new Error('signed-in account not found');
     return show(v, status, { title: 'Account', current: 'account', body: pages.accountPage(csrfOf(v), { profile: { ...profile, plan: profile.plan.toLowerCase() }, ...extra }) }, headers);
@@ -438,11 +444,11 @@ export function createDashboard(deps: DashboardDeps) {
     const form = await formOf(v);
     const values = pick(form, ['name', 'companyName', 'phone']);
     try {
-      await updateProfile(prisma, signedInAs(v).accountId, values);
+      await updateProfile(v.ctx, signedInAs(v).accountId, values);
       return redirect(v, '/dashboard/account?done=profile-saved');
     } catch (error) {
-      if (!(error instanceof FormError)) throw error;
-      return showAccount(v, 400, { values, errors: error.fields });
+      const refused = formRefusal(error);
+      return showAccount(v, 400, { values, errors: refused.fields });
     }
   }
 
@@ -450,15 +456,15 @@ export function createDashboard(deps: DashboardDeps) {
     const form = await formOf(v);
     const accountId = signedInAs(v).accountId;
     try {
-      await changePassword(prisma, deps.store, accountId, { current: form.get('current') ?? '', next: form.get('next') ?? '', ip: deps.clientIp(v.request, v.server) }, v.now);
+      await changePassword(v.ctx, deps.store, accountId, { current: form.get('current') ?? '', next: form.get('next') ?? '', ip: deps.clientIp(v.request, v.server) }, v.now);
     } catch (error) {
-      if (error instanceof FormError) return showAccount(v, 400, { passwordErrors: error.fields });
       const known = asAppError(error);
+      if (known?.code === 'VALIDATION_ERROR') return showAccount(v, 400, { passwordErrors: fieldsOf(known) });
       if (known?.code !== 'RATE_LIMIT_EXCEEDED') throw error;
       return showAccount(v, 429, { passwordErrors: { current: known.message } }, { 'retry-after': String(known.retryAfter) });
     }
     // Every session ended with the change, this one too: this browser gets a new one.
-    const { token } = await createSession(prisma, accountId, v.now);
+    const { token } = await createSession(v.ctx, accountId, v.now);
     v.setCookies.push(cookie(v, SESSION_COOKIE, token, { path: '/', maxAge: SESSION_ABSOLUTE_MS / 1000 }));
     return redirect(v, '/dashboard/account?done=password-changed');
   }
@@ -468,7 +474,7 @@ export function createDashboard(deps: DashboardDeps) {
   const ADDRESS_FIELDS = ['label', 'fullName', 'companyName', 'phone', 'email', 'address', 'city', 'county', 'postalCode', 'isDefault'] as const;
 
   async function getAddresses(v: Visit): Promise<Response> {
-    const addresses = await listAddresses(prisma, signedInAs(v).accountId);
+    const addresses = await listAddresses(v.ctx, signedInAs(v).accountId);
     return show(v, 200, { title: 'Addresses', current: 'addresses', body: pages.addressesPage(addresses) });
   }
 
@@ -478,7 +484,7 @@ export function createDashboard(deps: DashboardDeps) {
   }
 
   async function addressOrNotFound(v: Visit, id: string) {
-    const address = await addressOf(prisma, signedInAs(v).accountId, id);
+    const address = await addressOf(v.ctx, signedInAs(v).accountId, id);
     if (!address) throw new AppError('NOT_FOUND', 'There is no such address among yours.');
     return address;
   }
@@ -495,12 +501,12 @@ export function createDashboard(deps: DashboardDeps) {
     const input = { ...values, fullName: values.fullName ?? '', phone: values.phone ?? '', address: values.address ?? '', city: values.city ?? '', county: values.county ?? '', postalCode: values.postalCode ?? '', isDefault: values.isDefault === 'true' };
     const accountId = signedInAs(v).accountId;
     try {
-      if (id === undefined) await createAddress(prisma, accountId, input);
-      else if (!(await updateAddress(prisma, accountId, id, input))) throw new AppError('NOT_FOUND', 'There is no such address among yours.');
+      if (id === undefined) await createAddress(v.ctx, accountId, input);
+      else if (!(await updateAddress(v.ctx, accountId, id, input))) throw new AppError('NOT_FOUND', 'There is no such address among yours.');
       return redirect(v, '/dashboard/addresses?done=address-saved');
     } catch (error) {
-      if (!(error instanceof FormError)) throw error;
-      return showAddressForm(v, 400, id === undefined ? '/dashboard/addresses' : `/dashboard/addresses/${id}`, values, { ...error.fields, ...(Object.keys(error.fields).length ? {} : { address: error.message }) });
+      const refused = formRefusal(error);
+      return showAddressForm(v, 400, id === undefined ? '/dashboard/addresses' : `/dashboard/addresses/${id}`, values, { ...refused.fields, ...(Object.keys(refused.fields).length ? {} : { address: refused.message }) });
     }
   }
 
@@ -511,7 +517,7 @@ export function createDashboard(deps: DashboardDeps) {
 
   async function postDeleteAddress(v: Visit, [id]: string[]): Promise<Response> {
     await formOf(v);
-    if (!(await deleteAddress(prisma, signedInAs(v).accountId, id!))) throw new AppError('NOT_FOUND', 'There is no such address among yours.');
+    if (!(await deleteAddress(v.ctx, signedInAs(v).accountId, id!))) throw new AppError('NOT_FOUND', 'There is no such address among yours.');
     return redirect(v, '/dashboard/addresses?done=address-deleted');
   }
 
@@ -532,7 +538,7 @@ export function createDashboard(deps: DashboardDeps) {
 
   async function orderList(v: Visit, side: pages.OrderSide, where: Prisma.OrderWhereInput) {
     const number = pageNumber(v);
-    const rows = await prisma.order.findMany({
+    const rows = await v.ctx.prisma.order.findMany({
       where,
       orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
       skip: (number - 1) * ORDERS_PER_PAGE,
@@ -563,8 +569,8 @@ export function createDashboard(deps: DashboardDeps) {
   }
 
   /** One order of `where`'s, found by its number; anyone else's is as absent as one that does not exist. */
-  async function orderOrNotFound(side: pages.OrderSide, where: Prisma.OrderWhereInput, orderNumber: string): Promise<pages.OrderView> {
-    const o = await prisma.order.findFirst({
+  async function orderOrNotFound(v: Visit, side: pages.OrderSide, where: Prisma.OrderWhereInput, orderNumber: string): Promise<pages.OrderView> {
+    const o = await v.ctx.prisma.order.findFirst({
       where: { ...where, orderNumber },
       select: {
         id: true, orderNumber: true, status: true, currency: true, createdAt: true,
@@ -603,7 +609,7 @@ export function createDashboard(deps: DashboardDeps) {
   }
 
   async function getOrder(v: Visit, [orderNumber]: string[]): Promise<Response> {
-    const order = await orderOrNotFound('buyer', { buyerId: signedInAs(v).accountId }, orderNumber!);
+    const order = await orderOrNotFound(v, 'buyer', { buyerId: signedInAs(v).accountId }, orderNumber!);
     return show(v, 200, { title: `Order ${order.orderNumber}`, current: 'orders', body: pages.orderPage('buyer', order, signedInAs(v).accountId) });
   }
 
@@ -615,7 +621,7 @@ export function createDashboard(deps: DashboardDeps) {
 
   async function getSupplierOrder(v: Visit, [orderNumber]: string[]): Promise<Response> {
     const member = supplierOf(v);
-    const order = await orderOrNotFound('supplier', { supplierId: member.supplierId }, orderNumber!);
+    const order = await orderOrNotFound(v, 'supplier', { supplierId: member.supplierId }, orderNumber!);
     return show(v, 200, { title: `Order ${order.orderNumber}`, current: 'supplier-orders', body: pages.orderPage('supplier', order, signedInAs(v).accountId) });
   }
 
@@ -648,7 +654,7 @@ export function createDashboard(deps: DashboardDeps) {
         visit = await begin(request, url, server);
         return await dispatch(visit);
       } catch (error) {
-        const v = visit ?? { request, url, server, secure: false, session: null, sessionToken: null, member: null, csrf: '', setCookies: [], now: new Date(clock()) };
+        const v = visit ?? { ctx: contexts.forDashboard({ requestId: crypto.randomUUID(), ip: '', accountId: null }), request, url, server, secure: false, session: null, sessionToken: null, member: null, csrf: '', setCookies: [], now: new Date(clock()) };
         const known = asAppError(error);
         if (known) return errorPage(v, known);
         deps.logger.error({ err: error, path: url.pathname }, 'dashboard request failed');
@@ -699,6 +705,18 @@ function refererOrigin(referer: string | null): string | null {
   } catch {
     return null;
   }
+}
+
+/** What each field of a refused form is refused for (a service's VALIDATION_ERROR details). */
+function fieldsOf(error: AppError): Record<string, string> {
+  return Object.fromEntries(Object.entries(error.details ?? {}).flatMap(([name, problem]) => (typeof problem === 'string' ? [[name, problem]] : [])));
+}
+
+/** A form's refusal by a service (VALIDATION_ERROR): its message and each field's problem; anything else is thrown on. */
+function formRefusal(error: unknown): { message: string; fields: Record<string, string> } {
+  const known = asAppError(error);
+  if (known?.code !== 'VALIDATION_ERROR') throw error;
+  return { message: known.message, fields: fieldsOf(known) };
 }
 
 /** The named fields of a form, as typed. */

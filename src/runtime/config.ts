@@ -117,3 +117,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     DEMO_DATA: values.DEMO_DATA ?? (values.DATABASE_URL === undefined && values.NODE_ENV !== 'production'),
   });
 }
+
+/** Where webhooks may be sent: private targets only when allowed, https only in production. */
+export const webhookPolicyOf = (config: Config) => ({ allowPrivate: config.WEBHOOK_ALLOW_PRIVATE, requireHttps: config.NODE_ENV === 'production' });

@@ -56,6 +56,9 @@ export const rateLimited = (message: string, retryAfter: number, headers?: Recor
 export const validationError = (details: ErrorDetails, message = 'Invalid request parameters') =>
   new AppError('VALIDATION_ERROR', message, details);
 
+/** A form's fields refused, each with what is wrong with it: the dashboard shows each beside its field, the CLI prints them. */
+export const formError = (fields: Record<string, string>, message = 'Some fields are invalid') => validationError(fields, message);
+
 export const notFound = (what = 'Resource') => new AppError('NOT_FOUND', `${what} not found`);
 
 /** The AppError behind a thrown value, however GraphQL wrapped it; undefined for unexpected errors. */

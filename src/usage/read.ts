@@ -1,6 +1,7 @@
 // Reading a key's usage back: its hourly history (what the recorder flushed) and the state of
 // the rate-limit window it is in now (what the gate counts).
 
+import type { RequestContext } from '../context/context.js';
 import type { PrismaClient } from '../db/prisma.js';
 import { keyRateLimitPolicy, type KeyLimits } from '../ratelimit/policy.js';
 import type { RateLimitStore } from '../ratelimit/store.js';
@@ -23,8 +24,7 @@ export interface HourUsage {
  * `now` is in: exactly `hours` entries, hours without requests as zeros. Counts lag by up to the
  * recorder's flush interval.
  */
-export async function hourlyUsage(
-  prisma: PrismaClient,
+export async function hourlyUsage(ctx: RequestContext,
   keyId: string,
   { hours = 168, now = new Date() }: { hours?: number; now?: Date } = {},
 ): Promise<HourUsage[]> {
@@ -32,7 +32,7 @@ export async function hourlyUsage(
   const last = hourOf(now.getTime());
   if (!Number.isFinite(last)) throw new RangeError('now must be a valid date');
   const first = last - (hours - 1) * HOUR_MS;
-  const rows = await prisma.keyUsage.findMany({
+  const rows = await ctx.prisma.keyUsage.findMany({
     where: { keyId, hour: { gte: new Date(first), lte: new Date(last) } },
     select: { hour: true, requests: true, limited: true },
   });

@@ -27,3 +27,7 @@ export function testContexts(prisma: PrismaClient): { contexts: ContextFactory; 
   );
   return { contexts, store, close: () => store.close() };
 }
+
+/** The operator's context over `prisma` (the keys CLI's), for tests that call account services directly. */
+export const asOperator = (prisma: PrismaClient) =>
+  createContextFactory({ prisma, logger: pino({ level: 'silent' }), webhookPolicy: { allowPrivate: true, requireHttps: false } }).forOperator();

@@ -1,5 +1,6 @@
 import { createApiKey } from '../../src/accounts/api-keys.js';
 import { createPrisma } from '../../src/db/prisma.js';
+import { asOperator } from './context.js';
 
 export interface TestKeyOptions {
   /** E-mail of the owning account (created if missing); default buyer@example.com. */
@@ -28,7 +29,7 @@ export async function createTestKey(url: string, opts: TestKeyOptions): Promise<
   // service's 1 s connect timeout.
   const prisma = createPrisma({ url, poolMax: 1, timeouts: { connectMs: 10_000 } });
   try {
-    const { key, record } = await createApiKey(prisma, {
+    const { key, record } = await createApiKey(asOperator(prisma), {
       owner: opts.owner ?? 'buyer@example.com',
       plan: PLAN[opts.plan ?? 'pro'],
       scopes: opts.scopes,

@@ -117,8 +117,8 @@ const WebhookDeliveryRef = builder.objectRef<DeliveryRow>('WebhookDelivery').imp
 
 const WebhookDeliveryListRef = builder.objectRef<DeliveryPage>('WebhookDeliveryList').implement({
   fields: (t) => ({
-    items: t.field({ type: [WebhookDeliveryRef], resolve: (page, _args, ctx) => listDeliveries(ctx.prisma, page) }),
-    meta: t.field({ type: PaginationMetaRef, resolve: (page, _args, ctx) => metaFor(page, countDeliveries(ctx.prisma, page)) }),
+    items: t.field({ type: [WebhookDeliveryRef], resolve: (page, _args, ctx) => listDeliveries(ctx, page) }),
+    meta: t.field({ type: PaginationMetaRef, resolve: (page, _args, ctx) => metaFor(page, countDeliveries(ctx, page)) }),
   }),
 });
 
@@ -138,7 +138,7 @@ builder.queryFields((t) => ({
     type: WebhookEndpointListRef,
     description: `The account’s webhook endpoints (at most ${MAX_ENDPOINTS}), oldest first`,
     scopes: [MANAGE_WEBHOOKS],
-    resolve: async (_root, _args, ctx) => ({ items: await listEndpoints(ctx.prisma, accountOf(ctx)) }),
+    resolve: async (_root, _args, ctx) => ({ items: await listEndpoints(ctx, accountOf(ctx)) }),
   }),
   webhookEndpoint: t.field({
     type: WebhookEndpointRef,
@@ -147,7 +147,7 @@ builder.queryFields((t) => ({
     args: { id: t.arg.id({ required: true }) },
     lookupBy: 'id',
     scopes: [MANAGE_WEBHOOKS],
-    resolve: (_root, args, ctx) => endpointById(ctx.prisma, accountOf(ctx), String(args.id)),
+    resolve: (_root, args, ctx) => endpointById(ctx, accountOf(ctx), String(args.id)),
   }),
   webhookDeliveries: t.field({
     type: WebhookDeliveryListRef,
@@ -155,7 +155,7 @@ builder.queryFields((t) => ({
     description: 'The deliveries of one of the account’s endpoints, newest first; null when it has no such endpoint',
     args: { id: t.arg.id({ required: true, description: 'The endpoint' }), ...pageArgs, status: t.arg({ type: WebhookDeliveryStatusRef }) },
     scopes: [MANAGE_WEBHOOKS],
-    ...withInput(deliveryListInput, (input, ctx) => deliveryPage(ctx.prisma, accountOf(ctx), input)),
+    ...withInput(deliveryListInput, (input, ctx) => deliveryPage(ctx, accountOf(ctx), input)),
   }),
 }));
 
@@ -168,7 +168,7 @@ builder.mutationFields((t) => ({
     ...withInput(endpointRule, async (input, ctx) => {
       const caller = keyCaller(ctx.actor);
       const owner = { accountId: caller.accountId, scopes: caller.scopes, member: (await memberSupplierId(ctx)) !== null };
-      return createEndpoint(ctx.prisma, owner, input, ctx.webhookPolicy);
+      return createEndpoint(ctx, owner, input);
     }),
   }),
   deleteWebhookEndpoint: t.field({
@@ -178,7 +178,7 @@ builder.mutationFields((t) => ({
     args: { id: t.arg.id({ required: true }) },
     lookupBy: 'id',
     scopes: [MANAGE_WEBHOOKS],
-    ...withInput(byId, (input, ctx) => deleteEndpoint(ctx.prisma, accountOf(ctx), input.id)),
+    ...withInput(byId, (input, ctx) => deleteEndpoint(ctx, accountOf(ctx), input.id)),
   }),
   testWebhookEndpoint: t.field({
     type: WebhookDeliveryRef,
@@ -187,7 +187,7 @@ builder.mutationFields((t) => ({
     args: { id: t.arg.id({ required: true }) },
     lookupBy: 'id',
     scopes: [MANAGE_WEBHOOKS],
-    ...withInput(byId, (input, ctx) => sendTestEvent(ctx.prisma, accountOf(ctx), input.id)),
+    ...withInput(byId, (input, ctx) => sendTestEvent(ctx, accountOf(ctx), input.id)),
   }),
   enableWebhookEndpoint: t.field({
     type: WebhookEndpointRef,
@@ -196,6 +196,6 @@ builder.mutationFields((t) => ({
     args: { id: t.arg.id({ required: true }) },
     lookupBy: 'id',
     scopes: [MANAGE_WEBHOOKS],
-    ...withInput(byId, (input, ctx) => enableEndpoint(ctx.prisma, accountOf(ctx), input.id)),
+    ...withInput(byId, (input, ctx) => enableEndpoint(ctx, accountOf(ctx), input.id)),
   }),
 }));

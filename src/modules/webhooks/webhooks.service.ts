@@ -1,8 +1,8 @@
+import type { RequestContext } from '../../context/context.js';
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { hasScope } from '../../auth/scopes.js';
 import type { PrismaClient } from '../../db/prisma.js';
-import type { WebhookPolicy } from '../../context/context.js';
 import type { Prisma } from '../../generated/prisma/client.js';
 import { AppError, validationError } from '../../shared/errors.js';
 import { pageParams, pageWindow, type PageInput } from '../../shared/pagination.js';
@@ -75,13 +75,13 @@ function subscriptionProblem(owner: EndpointOwner, name: WebhookEventName): stri
 }
 
 /** Registers an endpoint and answers it with its signing secret, which is never shown again. */
-export async function createEndpoint(prisma: PrismaClient, owner: EndpointOwner, input: EndpointInput, policy: WebhookPolicy) {
+export async function createEndpoint(ctx: RequestContext, owner: EndpointOwner, input: EndpointInput) {
   const refused = input.events.map((name) => subscriptionProblem(owner, name)).filter((p): p is string => p !== null);
   if (refused.length) throw validationError({ events: refused.join('; ') }, INVALID);
-  const urlProblem = await targetProblem(input.url, policy);
+  const urlProblem = await targetProblem(input.url, ctx.webhookPolicy);
   if (urlProblem) throw validationError({ url: urlProblem }, INVALID);
   const secret = newSecret();
-  const endpoint = await prisma.$transaction(async (tx) => {
+  const endpoint = await ctx.prisma.$transaction(async (tx) => {
     // The account's row lock makes the count and the insert one step for concurrent registrations.
     await tx.$queryRaw`SELECT id FROM "Account" WHERE id = ${owner.accountId} FOR UPDATE`;
     if ((await tx.webhookEndpoint.count({ where: { accountId: owner.accountId } })) >= MAX_ENDPOINTS) {
@@ -95,24 +95,24 @@ export async function createEndpoint(prisma: PrismaClient, owner: EndpointOwner,
   return { ...endpoint, secret };
 }
 
-export const listEndpoints = (prisma: PrismaClient, accountId: string) =>
-  prisma.webhookEndpoint.findMany({ where: { accountId }, select: endpointSelect, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
+export const listEndpoints = (ctx: RequestContext, accountId: string) =>
+  ctx.prisma.webhookEndpoint.findMany({ where: { accountId }, select: endpointSelect, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
 
-export const endpointById = (prisma: PrismaClient, accountId: string, id: string) =>
-  prisma.webhookEndpoint.findFirst({ where: { id, accountId }, select: endpointSelect });
+export const endpointById = (ctx: RequestContext, accountId: string, id: string) =>
+  ctx.prisma.webhookEndpoint.findFirst({ where: { id, accountId }, select: endpointSelect });
 
 /** Deletes the endpoint with its deliveries (nothing more is sent to it); answers it as it was, or null. */
-export async function deleteEndpoint(prisma: PrismaClient, accountId: string, id: string): Promise<EndpointRow | null> {
-  const [endpoint] = await prisma.$transaction([
-    prisma.webhookEndpoint.findFirst({ where: { id, accountId }, select: endpointSelect }),
-    prisma.webhookEndpoint.deleteMany({ where: { id, accountId } }),
+export async function deleteEndpoint(ctx: RequestContext, accountId: string, id: string): Promise<EndpointRow | null> {
+  const [endpoint] = await ctx.prisma.$transaction([
+    ctx.prisma.webhookEndpoint.findFirst({ where: { id, accountId }, select: endpointSelect }),
+    ctx.prisma.webhookEndpoint.deleteMany({ where: { id, accountId } }),
   ]);
   return endpoint;
 }
 
 /** Sends the endpoint a webhook.test event (a disabled one too: to check the receiver before enabling it). */
-export async function sendTestEvent(prisma: PrismaClient, accountId: string, id: string): Promise<DeliveryRow | null> {
-  return prisma.$transaction(async (tx) => {
+export async function sendTestEvent(ctx: RequestContext, accountId: string, id: string): Promise<DeliveryRow | null> {
+  return ctx.prisma.$transaction(async (tx) => {
     const endpoint = await tx.webhookEndpoint.findFirst({ where: { id, accountId }, select: { id: true } });
     if (!endpoint) return null;
     const { eventId } = await writeEvent(tx, TEST_EVENT, testEventData(endpoint.id), [endpoint.id]);
@@ -121,9 +121,9 @@ export async function sendTestEvent(prisma: PrismaClient, accountId: string, id:
 }
 
 /** Sends to a disabled endpoint again: its failures are forgotten; deliveries failed meanwhile stay failed. */
-export async function enableEndpoint(prisma: PrismaClient, accountId: string, id: string): Promise<EndpointRow | null> {
-  const { count } = await prisma.webhookEndpoint.updateMany({ where: { id, accountId }, data: { disabledAt: null, failingSince: null } });
-  return count ? endpointById(prisma, accountId, id) : null;
+export async function enableEndpoint(ctx: RequestContext, accountId: string, id: string): Promise<EndpointRow | null> {
+  const { count } = await ctx.prisma.webhookEndpoint.updateMany({ where: { id, accountId }, data: { disabledAt: null, failingSince: null } });
+  return count ? endpointById(ctx, accountId, id) : null;
 }
 
 // ----- deliveries -----
@@ -150,15 +150,15 @@ export interface DeliveryPage extends PageInput {
 }
 
 /** A page of the endpoint's deliveries, newest first; null when the account has no such endpoint. */
-export async function deliveryPage(prisma: PrismaClient, accountId: string, input: z.output<typeof deliveryListInput>): Promise<DeliveryPage | null> {
-  const endpoint = await prisma.webhookEndpoint.findFirst({ where: { id: input.id, accountId }, select: { id: true } });
+export async function deliveryPage(ctx: RequestContext, accountId: string, input: z.output<typeof deliveryListInput>): Promise<DeliveryPage | null> {
+  const endpoint = await ctx.prisma.webhookEndpoint.findFirst({ where: { id: input.id, accountId }, select: { id: true } });
   if (!endpoint) return null;
   return { page: input.page, limit: input.limit, where: { endpointId: endpoint.id, ...(input.status ? { status: input.status } : {}) } };
 }
 
-export async function listDeliveries(prisma: PrismaClient, page: DeliveryPage): Promise<DeliveryRow[]> {
+export async function listDeliveries(ctx: RequestContext, page: DeliveryPage): Promise<DeliveryRow[]> {
   const window = pageWindow(page);
-  return window ? prisma.webhookDelivery.findMany({ where: page.where, select: deliverySelect, orderBy: [{ createdAt: 'desc' }, { id: 'asc' }], ...window }) : [];
+  return window ? ctx.prisma.webhookDelivery.findMany({ where: page.where, select: deliverySelect, orderBy: [{ createdAt: 'desc' }, { id: 'asc' }], ...window }) : [];
 }
 
-export const countDeliveries = (prisma: PrismaClient, page: DeliveryPage) => prisma.webhookDelivery.count({ where: page.where });
+export const countDeliveries = (ctx: RequestContext, page: DeliveryPage) => ctx.prisma.webhookDelivery.count({ where: page.where });
