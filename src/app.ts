@@ -152,13 +152,11 @@ export async function createApp({ prisma, databaseUrl, logger, config, now, ...i
   // The worker has a small pool of its own: deliveries never wait for, nor hold, a request's connection.
   const webhookPrisma = config.WEBHOOK_WORKER ? createPrisma({ url: databaseUrl, poolMax: WEBHOOK_POOL_MAX }) : undefined;
   const webhooks = webhookPrisma && startWebhookWorker({
-    prisma: webhookPrisma,
+    ctx: contexts.forSystem('webhook worker', webhookPrisma),
     databaseUrl,
-    logger,
     metrics: { attempt: (outcome) => metrics.webhookAttempts.inc({ outcome }), finished: (outcome) => metrics.webhookDeliveries.inc({ outcome }) },
     retrySchedule: config.WEBHOOK_RETRY_SCHEDULE,
     timeoutMs: config.WEBHOOK_TIMEOUT_SECONDS * 1000,
-    policy: webhookPolicy,
     connectMs: DB_TIMEOUTS.connectMs,
   });
   // As with the key cache: events committed from the first request on wake the worker at once.

@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { Webhook } from 'standardwebhooks';
 import type { PrismaClient } from '../../db/prisma.js';
-import type { WebhookPolicy } from '../../context/context.js';
+import type { RequestContext } from '../../context/context.js';
 import type { Logger } from '../../runtime/logger.js';
 import { causeOf } from '../../shared/errors.js';
 import { OUTBOX_CHANNEL } from './outbox.js';
@@ -36,14 +36,13 @@ export interface WorkerMetrics {
 }
 
 export interface WebhookWorkerOptions {
-  prisma: PrismaClient;
+  /** The system's context (its database handle is the worker's own pool): the worker acts for nobody. */
+  ctx: RequestContext;
   databaseUrl: string;
-  logger: Logger;
   metrics: WorkerMetrics;
   /** Seconds before each retry (config WEBHOOK_RETRY_SCHEDULE): attempts = its length + 1. */
   retrySchedule: readonly number[];
   timeoutMs: number;
-  policy: WebhookPolicy;
   /** How long opening the listening connection may take (a database that accepts and never answers). */
   connectMs: number;
 }
@@ -85,7 +84,8 @@ const hostOf = (url: string) => {
 };
 
 export function startWebhookWorker(options: WebhookWorkerOptions): WebhookWorker {
-  const { prisma, logger, metrics, retrySchedule, timeoutMs, policy } = options;
+  const { metrics, retrySchedule, timeoutMs } = options;
+  const { prisma, logger, webhookPolicy: policy } = options.ctx;
   const leaseMs = timeoutMs + LEASE_MARGIN_MS;
   const inFlight = new Set<Promise<void>>();
   /** Endpoints this worker has an attempt under way to. */
