@@ -16,7 +16,7 @@ import { useIdempotentReplayHeader } from './http/idempotent-replay.js';
 import { createMetrics } from './http/metrics.js';
 import { useObservability } from './http/observe.js';
 import { createOverloadLog } from './http/overload-log.js';
-import { createRouteTable, useRouteTable } from './http/routes.js';
+import { createRouteNamer, createRouteTable, useRouteTable } from './http/routes.js';
 import { createListTotals } from './modules/products/list-totals.js';
 import { schema } from './modules/schema.js';
 import { createDocsHandler } from './openapi/serve.js';
@@ -24,7 +24,6 @@ import { createFieldRateLimiter } from './ratelimit/field-limits.js';
 import { createRateLimitStore } from './ratelimit/create-store.js';
 import type { RateLimitStore } from './ratelimit/store.js';
 import { createRestRouter, type GetEnveloped } from './rest/router.js';
-import { createRouteNamer } from './rest/paths.js';
 import { createOutbox } from './modules/webhooks/outbox.js';
 import { outboxBacklog, startWebhookWorker } from './modules/webhooks/worker.js';
 import { restRoutes } from './rest/routes.js';
@@ -174,10 +173,7 @@ export async function createApp({ prisma, databaseUrl, logger, config, now, ...i
     landing: (request) => dashboard.landing(request),
     dashboard: (request, url, state) => dashboard.handle(request, url, state),
   });
-  const routeOf = createRouteNamer(
-    restRoutes.map((r) => r.path),
-    ['/', '/graphql', '/metrics', '/healthz', '/readyz', '/api/openapi.json', '/api/docs'],
-  );
+  const routeOf = createRouteNamer(routes, restRoutes.map((r) => r.path));
   const hardening = graphqlHardening(config);
 
   return createYoga<ServerContext, ApiContext>({

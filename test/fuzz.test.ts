@@ -1,5 +1,10 @@
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { schema } from '../src/modules/schema.js';
+import { deriveRoute } from '../src/rest/derive.js';
+import { pathPattern, withoutTrailingSlash } from '../src/rest/paths.js';
+import { restRoutes, type RestMethod } from '../src/rest/routes.js';
 import { errorStatus } from '../src/shared/errors.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { createTestKey } from './helpers/keys.js';
@@ -11,7 +16,8 @@ import { createTestKey } from './helpers/keys.js';
 // failure printed as `#1234` is replayed alone with FUZZ_SEED=<seed> FUZZ_ONLY=1234.
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20_261_122);
-const COUNT = Number(process.env.FUZZ_COUNT ?? 10_000);
+const DEFAULT_COUNT = 10_000;
+const COUNT = Number(process.env.FUZZ_COUNT ?? DEFAULT_COUNT);
 const ONLY = process.env.FUZZ_ONLY === undefined ? undefined : Number(process.env.FUZZ_ONLY);
 const CONCURRENCY = 8;
 const REQUEST_TIMEOUT_MS = 10_000;
@@ -125,18 +131,19 @@ function encodedValue(r: Rng, value: string): string {
   ]);
 }
 
+/** Every REST route's query parameters, and GraphQL's over GET. */
 const KNOWN_PARAMS = [
-  'page', 'limit', 'search', 'categoryId', 'supplierId', 'minPrice', 'maxPrice', 'featured', 'sortBy', 'parentOnly',
-  'includeProducts', 'verified', 'city', 'county', 'status', 'productId', 'sku', 'rating', 'query', 'variables', 'operationName', 'extensions',
+  ...new Set([...restRoutes.flatMap((route) => Object.keys(deriveRoute(route, schema).querySchema.shape)), 'query', 'variables', 'operationName', 'extensions']),
 ];
 
-function queryString(r: Rng): string {
+/** A query string; `own`, when given, is the route's parameters, sent more often than the others. */
+function queryString(r: Rng, own: readonly string[] = []): string {
   if (chance(r, 0.15)) return '';
   const parts: string[] = [];
   const n = chance(r, 0.05) ? int(r, 20, 300) : int(r, 1, 6);
   for (let i = 0; i < n; i++) {
     const name = weighted(r, [
-      [8, () => pick(r, KNOWN_PARAMS)],
+      [8, () => pick(r, own.length && chance(r, 0.5) ? own : KNOWN_PARAMS)],
       [1, () => text(r, 12)],
       [1, () => pick(r, ['__proto__', 'constructor', 'page[]', 'limit[0]', 'a.b', '', 'PAGE', 'Limit', 'sort_by'])],
     ]);
@@ -170,6 +177,8 @@ interface Fixtures {
   supplier: { id: string; productIds: string[] };
   addressIds: string[];
   orderIds: string[];
+  /** The key's account's webhook endpoints. */
+  webhookIds: string[];
   coupons: string[];
 }
 
@@ -183,13 +192,6 @@ const FIXTURE_VALUES = () => [
   ...fixtures.supplierIds.slice(0, 3),
 ];
 
-const REST_TEMPLATES = [
-  '/api/products', '/api/products/:slug', '/api/categories', '/api/categories/:slug', '/api/suppliers', '/api/suppliers/:id',
-  '/api/orders', '/api/orders/:id', '/api/v1/stock', '/api/v1/prices', '/api/products/:slug/reviews', '/api/suppliers/:id/reviews',
-  '/api/orders/:id/cancel', '/api/supplier/orders', '/api/supplier/orders/:id', '/api/supplier/orders/:id/status',
-  '/api/v1/stock/:productId', '/api/v1/prices/:productId', '/api/webhooks', '/api/webhooks/:id', '/api/webhooks/:id/deliveries',
-];
-
 function segmentValue(r: Rng): string {
   return weighted(r, [
     [3, () => encode(pick(r, [...FIXTURE_VALUES(), ...fixtures.orderIds]))],
@@ -201,9 +203,10 @@ function segmentValue(r: Rng): string {
   ]);
 }
 
-function restPath(r: Rng): string {
-  let p = pick(r, REST_TEMPLATES).replace(/:(slug|id|productId)/, () => segmentValue(r));
-  p = weighted(r, [
+/** A path of `template` (its segments filled, a real value's share of the time), or a variation on it. */
+function restPath(r: Rng, template: RestTemplate, realShare = 0.3): string {
+  const p = fillPath(r, template, realShare);
+  return weighted(r, [
     [10, () => p],
     [1, () => `${p}/`],
     [0.5, () => `${p}//`],
@@ -214,7 +217,6 @@ function restPath(r: Rng): string {
     [1, () => pick(r, ['/api', '/api/', '/api/v1', '/api/v2/stock', '/api/openapi.json', '/api/docs', '/api/products/../../etc/passwd', '/api/%00', '/api/produse', '/api/' + 'x/'.repeat(int(r, 50, 2_000))])],
     [0.5, () => `/api/${encode(text(r, 20))}`],
   ]);
-  return p;
 }
 
 function otherPath(r: Rng): string {
@@ -360,70 +362,108 @@ function orderBody(r: Rng): Buffer {
   ]);
 }
 
-/** The changes a supplier's member or a buyer sends: each endpoint with the object its body holds. */
-const WRITE_ENDPOINTS: ReadonlyArray<{ method: string; path: string; id: () => string[]; body: (r: Rng) => Record<string, unknown> }> = [
-  { method: 'POST', path: '/api/orders/:id/cancel', id: () => fixtures.orderIds, body: (r) => (chance(r, 0.5) ? { reason: text(r, 600) } : {}) },
-  {
-    method: 'POST',
-    path: '/api/supplier/orders/:id/status',
-    id: () => fixtures.orderIds,
-    body: (r) => ({
-      status: pick(r, ['CONFIRMED', 'PROCESSING', 'SHIPPED', 'DELIVERED', 'REFUNDED', 'CANCELLED', 'PENDING', 'shipped', '', 'LOST']),
-      ...(chance(r, 0.5) ? { trackingNumber: text(r, 120), trackingCarrier: text(r, 30) } : {}),
-      ...(chance(r, 0.3) ? { trackingUrl: pick(r, ['https://t.example/1', 'http://t.example/?a=b#c', 'javascript:alert(1)', 'ftp://x', text(r, 40), 'https://' + 'x'.repeat(600)]) } : {}),
-      ...(chance(r, 0.3) ? { note: text(r, 600) } : {}),
-    }),
-  },
-  {
-    method: 'PATCH',
-    path: '/api/v1/stock/:productId',
-    id: () => fixtures.supplier.productIds,
-    body: (r) => ({ stock: int(r, -5, 1_000), ...(chance(r, 0.3) ? { lowStockThreshold: Number(pick(r, NUMBERISH)) } : {}), ...(chance(r, 0.3) ? { trackInventory: chance(r, 0.5) } : {}) }),
-  },
-  {
-    method: 'PATCH',
-    path: '/api/v1/prices/:productId',
-    id: () => fixtures.supplier.productIds,
-    body: (r) => ({
-      price: chance(r, 0.5) ? pick(r, NUMBERISH) : Number(pick(r, NUMBERISH)),
-      ...(chance(r, 0.3) ? { compareAtPrice: chance(r, 0.3) ? null : pick(r, NUMBERISH) } : {}),
-      ...(chance(r, 0.3) ? { vatRate: pick(r, [0.21, 0.11, 0, '0.21', 0.19, -1, 21, '1e-400', 'x']) } : {}),
-    }),
-  },
-  {
-    method: 'POST',
-    path: '/api/webhooks',
-    id: () => [],
-    body: (r) => ({
-      url: pick(r, [
-        'https://hooks.example/x',
-        'http://127.0.0.1/x',
-        'http://localhost/x',
-        'http://169.254.169.254/latest/meta-data/',
-        'http://[::ffff:7f00:1]/',
-        'http://0x7f.1/',
-        'https://user:pw@hooks.example/',
-        'javascript:alert(1)',
-        'file:///etc/passwd',
-        'gopher://x:70/_',
-        text(r, 40),
-        'https://' + 'x'.repeat(3000),
-      ]),
-      events: chance(r, 0.8) ? [pick(r, ['order.created', 'order.status_changed', 'stock.low', 'webhook.test', '', 'ORDER.CREATED'])] : pick(r, [[], 'order.created', null, {}]),
-      ...(chance(r, 0.3) ? { description: text(r, 600) } : {}),
-    }),
-  },
-  { method: 'POST', path: '/api/webhooks/:id/test', id: () => [], body: () => ({}) },
-  { method: 'DELETE', path: '/api/webhooks/:id', id: () => [], body: () => ({}) },
-];
+/**
+ * What the fuzz sends in the body of a route taking one (keyed `METHOD path`): an object of the
+ * body's shape, with the values that reach deep into its handler; writeRequest then mutates it.
+ */
+const BODIES: Readonly<Record<string, (r: Rng) => Record<string, unknown>>> = {
+  'POST /api/orders': orderObject,
+  'POST /api/orders/:id/cancel': (r) => (chance(r, 0.5) ? { reason: text(r, 600) } : {}),
+  'POST /api/supplier/orders/:id/status': (r) => ({
+    status: pick(r, ['CONFIRMED', 'PROCESSING', 'SHIPPED', 'DELIVERED', 'REFUNDED', 'CANCELLED', 'PENDING', 'shipped', '', 'LOST']),
+    ...(chance(r, 0.5) ? { trackingNumber: text(r, 120), trackingCarrier: text(r, 30) } : {}),
+    ...(chance(r, 0.3) ? { trackingUrl: pick(r, ['https://t.example/1', 'http://t.example/?a=b#c', 'javascript:alert(1)', 'ftp://x', text(r, 40), 'https://' + 'x'.repeat(600)]) } : {}),
+    ...(chance(r, 0.3) ? { note: text(r, 600) } : {}),
+  }),
+  'PATCH /api/v1/stock/:productId': (r) => ({
+    stock: int(r, -5, 1_000),
+    ...(chance(r, 0.3) ? { lowStockThreshold: Number(pick(r, NUMBERISH)) } : {}),
+    ...(chance(r, 0.3) ? { trackInventory: chance(r, 0.5) } : {}),
+  }),
+  'PATCH /api/v1/prices/:productId': (r) => ({
+    price: chance(r, 0.5) ? pick(r, NUMBERISH) : Number(pick(r, NUMBERISH)),
+    ...(chance(r, 0.3) ? { compareAtPrice: chance(r, 0.3) ? null : pick(r, NUMBERISH) } : {}),
+    ...(chance(r, 0.3) ? { vatRate: pick(r, [0.21, 0.11, 0, '0.21', 0.19, -1, 21, '1e-400', 'x']) } : {}),
+  }),
+  'POST /api/webhooks': (r) => ({
+    url: pick(r, [
+      'https://hooks.example/x',
+      'http://127.0.0.1/x',
+      'http://localhost/x',
+      'http://169.254.169.254/latest/meta-data/',
+      'http://[::ffff:7f00:1]/',
+      'http://0x7f.1/',
+      'https://user:pw@hooks.example/',
+      'javascript:alert(1)',
+      'file:///etc/passwd',
+      'gopher://x:70/_',
+      text(r, 40),
+      'https://' + 'x'.repeat(3000),
+    ]),
+    events: chance(r, 0.8) ? [pick(r, ['order.created', 'order.status_changed', 'stock.low', 'webhook.test', '', 'ORDER.CREATED'])] : pick(r, [[], 'order.created', null, {}]),
+    ...(chance(r, 0.3) ? { description: text(r, 600) } : {}),
+  }),
+};
 
-/** A request to one of WRITE_ENDPOINTS: its path (a real id, mostly), its method (mostly), and its body, mutated or malformed. */
+/** Real values of a `:name` segment, by the collection it follows (/api/orders/:id: an order's id). */
+const REAL_SEGMENTS: Readonly<Record<string, () => string[]>> = {
+  products: () => fixtures.productSlugs,
+  categories: () => fixtures.categorySlugs,
+  suppliers: () => fixtures.supplierIds,
+  orders: () => fixtures.orderIds,
+  stock: () => fixtures.supplier.productIds,
+  prices: () => fixtures.supplier.productIds,
+  webhooks: () => fixtures.webhookIds,
+};
+
+interface RestTemplate {
+  method: RestMethod;
+  path: string;
+  /** Real values of each `:name` segment of the path, in order (none known: only generated ones). */
+  segments: Array<() => string[]>;
+  /** The route's own query parameters. */
+  query: string[];
+  /** An object of the body's shape; absent: the route takes no body. */
+  body?: (r: Rng) => Record<string, unknown>;
+}
+
+/**
+ * Every REST route, read from the route table: a new route is fuzzed as it is added. A body the
+ * fuzz has no maker for gets its members (from the route's body schema) with random JSON values.
+ */
+const REST_TEMPLATES: RestTemplate[] = restRoutes.map((route) => {
+  const derived = deriveRoute(route, schema);
+  const parts = route.path.split('/');
+  const members = derived.body?.schema instanceof z.ZodObject ? Object.keys(derived.body.schema.shape) : [];
+  return {
+    method: route.method,
+    path: route.path,
+    segments: parts.flatMap((part, i) => (part.startsWith(':') ? [REAL_SEGMENTS[parts[i - 1]!] ?? (() => [])] : [])),
+    query: Object.keys(derived.querySchema.shape),
+    ...(derived.body ? { body: BODIES[`${route.method} ${route.path}`] ?? ((r: Rng) => Object.fromEntries(members.map((m) => [m, jsonValue(r)]))) } : {}),
+  };
+});
+
+/** The routes that change something; writeRequest sends them bodies. */
+const WRITE_TEMPLATES = REST_TEMPLATES.filter((t) => t.method !== 'GET');
+
+/** The template's path, each segment a real value `realShare` of the time, else a generated one. */
+function fillPath(r: Rng, template: RestTemplate, realShare: number): string {
+  let i = 0;
+  return template.path.replace(/:\w+/g, () => {
+    const real = template.segments[i++]!();
+    return real.length && chance(r, realShare) ? encode(pick(r, real)) : segmentValue(r);
+  });
+}
+
+/** A request to one of WRITE_TEMPLATES: its path (a real id, mostly), its method (mostly), and its body, mutated or malformed. */
 function writeRequest(r: Rng): { method: string; path: string; body: Buffer } {
-  const endpoint = pick(r, WRITE_ENDPOINTS);
-  const ids = endpoint.id();
-  const path = endpoint.path.replace(/:\w+/, () => (ids.length && chance(r, 0.8) ? ids[int(r, 0, ids.length - 1)]! : segmentValue(r)));
+  const endpoint = pick(r, WRITE_TEMPLATES);
+  const path = fillPath(r, endpoint, 0.8);
+  // A route that takes no body (DELETE /api/webhooks/:id) is sent one all the same.
+  const bodyOf = endpoint.body ?? ((): Record<string, unknown> => ({}));
   const valid = () => {
-    const target = endpoint.body(r);
+    const target = bodyOf(r);
     for (let i = int(r, 0, 3); i > 0; i--) {
       const keys = Object.keys(target);
       weighted(r, [
@@ -440,7 +480,7 @@ function writeRequest(r: Rng): { method: string; path: string; body: Buffer } {
     [1, () => Buffer.from(pick(r, ['', ' ', 'null', '[]', '"x"', '123', '{', "{'a':1}", '{"a":1}{"b":2}', '{"stock": 1e999}', '{"price": 1e999}', '{"__proto__": {"status": "CANCELLED"}}']))],
     [0.5, () => Buffer.from(valid(), 'utf16le')],
     [0.5, () => { const n = int(r, 1_000, 100_000); return Buffer.from('{"note":' + '['.repeat(n) + ']'.repeat(n) + '}'); }],
-    [0.3, () => Buffer.from(JSON.stringify({ ...endpoint.body(r), note: 'ș'.repeat(int(r, 1_000, 300_000)) }))],
+    [0.3, () => Buffer.from(JSON.stringify({ ...bodyOf(r), note: 'ș'.repeat(int(r, 1_000, 300_000)) }))],
   ]);
   return { method: chance(r, 0.9) ? endpoint.method : pick(r, METHODS), path, body };
 }
@@ -589,7 +629,7 @@ function generate(index: number): FuzzCase {
   } else if (kind === 'order') {
     c = {
       method: chance(r, 0.9) ? 'POST' : pick(r, METHODS),
-      path: chance(r, 0.9) ? '/api/orders' : restPath(r),
+      path: chance(r, 0.9) ? '/api/orders' : restPath(r, pick(r, REST_TEMPLATES)),
       headers: {
         ...base,
         'content-type': chance(r, 0.85) ? 'application/json' : pick(r, CONTENT_TYPES),
@@ -610,10 +650,12 @@ function generate(index: number): FuzzCase {
       },
     };
   } else {
-    const method = pick(r, METHODS);
+    // A REST route's own method half the time: every route is reached, not only refused with 405.
+    const template = kind === 'rest' ? pick(r, REST_TEMPLATES) : undefined;
+    const method = template && chance(r, 0.5) ? template.method : pick(r, METHODS);
     c = {
       method,
-      path: (kind === 'rest' ? restPath(r) : otherPath(r)) + queryString(r),
+      path: template ? restPath(r, template) + queryString(r, template.query) : otherPath(r) + queryString(r),
       headers: { ...base, ...authHeaders(r, validKey) },
     };
     if (method !== 'GET' && method !== 'HEAD' && chance(r, 0.5)) {
@@ -709,6 +751,20 @@ function judge(c: FuzzCase, answer: Answer): string | null {
   return null;
 }
 
+const ROUTE_PATTERNS = restRoutes.map((route) => ({ name: `${route.method} ${route.path}`, method: route.method, ...pathPattern(route.path) }));
+
+/** The REST route the router dispatches a case to (HEAD as GET), as `METHOD path`, if any. */
+function routeOfCase(c: FuzzCase): string | undefined {
+  let pathname: string;
+  try {
+    pathname = withoutTrailingSlash(new URL(c.path, 'http://127.0.0.1').pathname);
+  } catch {
+    return undefined;
+  }
+  const method = c.method === 'HEAD' ? 'GET' : c.method;
+  return ROUTE_PATTERNS.find((p) => p.method === method && p.pattern.test(pathname))?.name;
+}
+
 function describeCase(c: FuzzCase): string {
   const headers = Object.fromEntries(Object.entries(c.headers).map(([k, v]) => [k, String(v).slice(0, 80)]));
   return `#${c.index} ${c.method} ${c.path.slice(0, 300)} ${JSON.stringify(headers)} body=${c.body ? JSON.stringify(c.body.subarray(0, 300).toString('utf8')) + ` (${c.body.length} bytes)` : '-'}`;
@@ -730,6 +786,14 @@ beforeAll(async () => {
   // cancellations reach real rows.
   await app.sql.query(`INSERT INTO "SupplierMember" ("accountId", "supplierId") VALUES ($1, $2)`, [key.accountId, supplier.id]);
   await app.sql.query(`UPDATE "Product" SET stock = 1000000, "minOrder" = 1 WHERE "supplierId" = $1`, [supplier.id]);
+  // Endpoints of the key's account (a private address, which the worker refuses without a connection):
+  // the webhook routes reach real records, until the fuzz deletes them.
+  for (let i = 0; i < 5; i++) {
+    await app.sql.query(
+      `INSERT INTO "WebhookEndpoint" (id, "accountId", url, events, secret) VALUES ($1, $2, 'https://127.0.0.1/hooks', ARRAY['order.status_changed'], 'whsec_c3dlZXA=')`,
+      [`fuzzhook${i}`, key.accountId],
+    );
+  }
   for (let i = 0; i < 5; i++) {
     const placed = await app.get('/api/orders', {
       method: 'POST',
@@ -748,23 +812,36 @@ beforeAll(async () => {
     supplier: { id: supplier.id!, productIds: supplierProducts.map((p) => p.id!) },
     addressIds: (await rows(`SELECT id FROM "Address" WHERE "accountId" = $1`, [key.accountId])).map((a) => a.id!),
     orderIds: (await rows(`SELECT id FROM "Order" ORDER BY id LIMIT 3`)).map((o) => o.id!),
+    webhookIds: (await rows(`SELECT id FROM "WebhookEndpoint" WHERE "accountId" = $1`, [key.accountId])).map((w) => w.id!),
     coupons: (await rows(`SELECT code FROM "Coupon" ORDER BY code LIMIT 5`)).map((c) => c.code!),
   };
 });
 afterAll(() => app?.close());
 
 describe('fuzzing', () => {
+  it('draws its REST requests from every route of the table, /api/me* included', () => {
+    const drawn = REST_TEMPLATES.map((t) => `${t.method} ${t.path}`);
+    expect(drawn).toEqual(restRoutes.map((r) => `${r.method} ${r.path}`));
+    expect(drawn).toEqual(expect.arrayContaining(['GET /api/me', 'GET /api/me/addresses']));
+    // A body maker for a route that takes no body (or no longer exists) would never be used.
+    const withBody = REST_TEMPLATES.filter((t) => t.body).map((t) => `${t.method} ${t.path}`);
+    expect(withBody).toEqual(expect.arrayContaining(Object.keys(BODIES)));
+  });
+
   it(`answers ${ONLY === undefined ? COUNT : 1} generated malformed requests (seed ${SEED}) without a 5xx, always in the contract's shapes`, async () => {
     const base = new URL(app.base);
     const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY });
     const indexes = ONLY === undefined ? Array.from({ length: COUNT }, (_, i) => i) : [ONLY];
     const failures: string[] = [];
     const statuses: Record<number, number> = {};
+    const reached = new Set<string>();
     let next = 0;
     const started = Date.now();
     const worker = async () => {
       while (next < indexes.length && failures.length < 25) {
         const c = generate(indexes[next++]!);
+        const route = routeOfCase(c);
+        if (route) reached.add(route);
         let problem: string | null;
         let answer: Answer | undefined;
         try {
@@ -784,6 +861,8 @@ describe('fuzzing', () => {
     }
     process.stderr.write(`fuzz: ${indexes.length} requests in ${Date.now() - started} ms, statuses ${JSON.stringify(statuses)}\n`);
     expect(failures, `seed ${SEED}`).toEqual([]);
+    // A whole run sends every route its own method at least once.
+    if (indexes.length >= DEFAULT_COUNT) expect(ROUTE_PATTERNS.map((p) => p.name).filter((name) => !reached.has(name)), 'routes never reached').toEqual([]);
   }, 180_000);
 });
 

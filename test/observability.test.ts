@@ -36,6 +36,29 @@ describe('request ids', () => {
     expect(logs).not.toContain('secret-term');
   });
 
+  it('names each path by the route that answers it, a bounded set whatever the path', async () => {
+    const named: Array<[path: string, route: string]> = [
+      ['/', '/'],
+      ['/healthz', '/healthz'],
+      ['/metrics', '/metrics'],
+      ['/graphql', '/graphql'],
+      ['/api/openapi.json', '/api/openapi.json'],
+      ['/api/docs/', '/api/docs'],
+      ['/api/docs/swagger-ui.css', '/api/docs'],
+      ['/dashboard/sign-in', '/dashboard'],
+      ['/graphiql/0.0.1/no-such-asset.js', '/graphiql'],
+      ['/api/products/any-slug/', '/api/products/:slug'],
+      ['/api/me/addresses', '/api/me/addresses'],
+      ['/api', '/api/other'],
+      ['/api/no/such/path', '/api/other'],
+      ['/no-such-page', 'other'],
+    ];
+    for (const [i, [path]] of named.entries()) await fetch(`${app.base}${path}`, { headers: { 'x-request-id': `route-name-${i}` } });
+    const lines = logs.split('\n').filter(Boolean).map((l) => JSON.parse(l));
+    const routeOf = (i: number) => lines.find((l) => l.requestId === `route-name-${i}`)?.route;
+    expect(named.map(([path], i) => [path, routeOf(i)])).toEqual(named);
+  });
+
   it('does not log a client that hangs up mid-body as an error, on either interface', async () => {
     const { port } = new URL(app.base);
     const hangUp = (path: string) =>

@@ -2,7 +2,7 @@ import type { Plugin } from 'graphql-yoga';
 import type { RequestState } from '../context/context.js';
 import { AppError } from '../shared/errors.js';
 import { errorResponse } from '../rest/envelope.js';
-import { withoutTrailingSlash } from '../rest/paths.js';
+import { pathPattern, withoutTrailingSlash } from '../rest/paths.js';
 import type { ErrorShape, Gate } from './gate.js';
 
 // Every path the process answers, in one table. A request is matched here first; a metered
@@ -61,13 +61,33 @@ export function createRouteTable(h: RouteHandlers): HttpRoute[] {
 }
 
 /** The route answering `pathname`: exact paths first, then the longest prefix. */
-export function routeFor(table: readonly HttpRoute[], pathname: string): HttpRoute | undefined {
+export function routeFor<R extends Pick<HttpRoute, 'path'>>(table: readonly R[], pathname: string): R | undefined {
   const path = withoutTrailingSlash(pathname);
   const exact = table.find((r) => r.path === path);
   if (exact) return exact;
   return table
     .filter((r) => r.path.endsWith('/*') && (path === r.path.slice(0, -2) || path.startsWith(r.path.slice(0, -1))))
     .sort((a, b) => b.path.length - a.path.length)[0];
+}
+
+/**
+ * A low-cardinality name for a request path, for metrics and logs (never the raw path, which a
+ * client could vary without end), read from the two tables so that a route is named once added:
+ * a REST route's pattern (/api/products/:slug), `/api/other` for any other path under the REST
+ * routes' prefix, elsewhere the path of the route answering it (a prefix route names its whole
+ * subtree: /dashboard), and "other" where no route answers.
+ */
+export function createRouteNamer(table: readonly Pick<HttpRoute, 'path'>[], restPaths: readonly string[]) {
+  const patterns = [...new Set(restPaths)].map((path) => ({ path, ...pathPattern(path) }));
+  const restHome = new Set(restPaths.map((path) => routeFor(table, path)));
+  return (pathname: string): string => {
+    const path = withoutTrailingSlash(pathname);
+    const route = routeFor(table, path);
+    if (!route) return 'other';
+    const name = route.path.endsWith('/*') ? route.path.slice(0, -2) : route.path;
+    if (!restHome.has(route)) return name;
+    return patterns.find((p) => p.pattern.test(path))?.path ?? `${name}/other`;
+  };
 }
 
 const isMetered = (route: HttpRoute, request: Request, url: URL) =>

@@ -172,8 +172,8 @@ const KEYED: Caller = { kind: 'key', ip: '192.0.2.1', keyId: 'example', accountI
 /** The Cache-Control the router sends for a route, as the caching module decides it for each kind of caller. */
 function cacheControlHeader(route: RestRoute): Header {
   if (route.method !== 'GET') return { description: 'Never stored', required: true, schema: { type: 'string', const: 'no-store' } };
-  const anonymous = cacheControl(route.path, ANONYMOUS);
-  const keyed = cacheControl(route.path, KEYED);
+  const anonymous = cacheControl(route, ANONYMOUS);
+  const keyed = cacheControl(route, KEYED);
   const description = anonymous === keyed ? `\`${anonymous}\`` : `Without a key \`${anonymous}\`; with one \`${keyed}\``;
   return { description, required: true, schema: { type: 'string', enum: [...new Set([anonymous, keyed])] } };
 }

@@ -1,27 +1,15 @@
 import { createHash } from 'node:crypto';
 import type { Caller } from '../context/actor.js';
 import { Response } from '../shared/fetch-api.js';
+import type { RestRoute } from './routes.js';
 
 // HTTP caching of GET /api responses: an ETag on every one (If-None-Match → 304), public caching
-// for a few minutes of the catalogue read without a key (the spec advises clients to cache
-// categories and suppliers), and private, always-revalidated caching of anything keyed.
+// of the catalogue read without a key for as long as its route allows (`cache` in
+// src/rest/routes.ts), and private, always-revalidated caching of anything keyed.
 
-/** Seconds a shared cache may keep an anonymous answer of these routes. */
-const PUBLIC_MAX_AGE: Readonly<Record<string, number>> = {
-  '/api/categories': 300,
-  '/api/categories/:slug': 300,
-  '/api/suppliers': 300,
-  '/api/suppliers/:id': 300,
-  '/api/products': 60,
-  '/api/products/:slug': 60,
-  '/api/products/:slug/reviews': 60,
-  '/api/suppliers/:id/reviews': 60,
-};
-
-export function cacheControl(routePath: string, caller: Caller): string {
-  if (caller.kind === 'key') return 'private, no-cache';
-  const maxAge = PUBLIC_MAX_AGE[routePath];
-  return maxAge === undefined ? 'private, no-cache' : `public, max-age=${maxAge}`;
+export function cacheControl(route: Pick<RestRoute, 'cache'>, caller: Caller): string {
+  if (caller.kind === 'key' || !route.cache) return 'private, no-cache';
+  return `public, max-age=${route.cache.publicMaxAge}`;
 }
 
 /** A weak validator: equal bodies, equal ETags (the JSON is produced deterministically). */

@@ -63,6 +63,8 @@ export interface RestBody {
 /** Derives a route's rules from `schema`; a route whose operation does not fit it fails at start-up. */
 export function deriveRoute(route: RestRoute, schema: GraphQLSchema): DerivedRoute {
   const where = `REST route ${route.method} ${route.path}`;
+  // Only a GET's answer is ever stored (every other method's is no-store).
+  if (route.cache && route.method !== 'GET') throw new Error(`${where}: only a GET may be cached`);
   const operation = parse(route.document);
   const errors = validate(schema, operation);
   if (errors.length) throw new Error(`${where}: ${errors.map((e) => e.message).join('; ')}`);

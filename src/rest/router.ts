@@ -150,7 +150,7 @@ export function createRestRouter({ schema, routes, maskError }: RestRouterDeps) 
       await keepRestBody(ctx, report, text).catch(maskError);
     }
     if (route.method !== 'GET') return jsonTextResponse(status, text, { 'cache-control': 'no-store' });
-    return conditionalJson(request, status, text, cacheControl(route.path, ctx.actor));
+    return conditionalJson(request, status, text, cacheControl(route, ctx.actor));
   }
 
   return {

@@ -30,6 +30,12 @@ export type RestShapeChoice = ((query: Record<string, unknown>) => RestShape) & 
 
 export type RestMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 
+/** How long shared caches may keep a GET's answer (src/rest/caching.ts). */
+export interface RestCache {
+  /** Seconds a shared cache may keep the answer to a caller without a key; a keyed answer is always private. */
+  publicMaxAge: number;
+}
+
 /** What the OpenAPI document (src/openapi/) says of a route beyond its schemas and its operation. */
 export interface RestDocs {
   summary: string;
@@ -52,6 +58,8 @@ export interface RestRoute {
   shape: RestShape | RestShapeChoice;
   /** Success status; 200 unless given. */
   status?: number;
+  /** A GET that shared caches may keep; absent: private, revalidated on every use. */
+  cache?: RestCache;
   /** Honours Idempotency-Key (its operation reports how it used the key: src/rest/replay.ts). */
   idempotent?: true;
   docs: RestDocs;
@@ -65,12 +73,18 @@ function recordShape(one: string, list: string, notFound: string): RestShapeChoi
   return Object.assign(choose, { variants: [record, page] });
 }
 
+// The catalogue read without a key, which shared caches may keep: categories and suppliers (the
+// spec advises clients to cache them) for five minutes, products and their reviews for one.
+const PUBLIC_FIVE_MINUTES: RestCache = { publicMaxAge: 300 };
+const PUBLIC_ONE_MINUTE: RestCache = { publicMaxAge: 60 };
+
 const recordSwitch = (q: Record<string, unknown>) => ({ one: q.productId !== undefined || q.sku !== undefined });
 
 export const restRoutes: RestRoute[] = [
   {
     method: 'GET',
     path: '/api/products',
+    cache: PUBLIC_ONE_MINUTE,
     document: `query RestProducts($page: Int, $limit: Int, $search: String, $categoryId: ID, $supplierId: ID,
         $minPrice: Decimal, $maxPrice: Decimal, $featured: Boolean, $sortBy: ProductSort) {
       products(page: $page, limit: $limit, search: $search, categoryId: $categoryId, supplierId: $supplierId,
@@ -88,6 +102,7 @@ export const restRoutes: RestRoute[] = [
   {
     method: 'GET',
     path: '/api/products/:slug',
+    cache: PUBLIC_ONE_MINUTE,
     document: `query RestProduct($slug: String!) { product(slug: $slug) { ...RestProduct } } ${PRODUCT_FIELDS}`,
     shape: { kind: 'one', field: 'product', notFound: 'Product' },
     docs: { tag: 'Products', summary: 'An active product by slug' },
@@ -95,6 +110,7 @@ export const restRoutes: RestRoute[] = [
   {
     method: 'GET',
     path: '/api/categories',
+    cache: PUBLIC_FIVE_MINUTES,
     extraQuery: { includeProducts: booleanParam.optional() },
     document: `query RestCategories($page: Int, $limit: Int, $parentOnly: Boolean, $includeProducts: Boolean!) {
       categories(page: $page, limit: $limit, parentOnly: $parentOnly) {
@@ -114,6 +130,7 @@ export const restRoutes: RestRoute[] = [
   {
     method: 'GET',
     path: '/api/categories/:slug',
+    cache: PUBLIC_FIVE_MINUTES,
     document: `query RestCategory($slug: String!) { category(slug: $slug) { ...RestCategory } } ${CATEGORY_FIELDS}`,
     shape: { kind: 'one', field: 'category', notFound: 'Category' },
     docs: { tag: 'Categories', summary: 'An active category by slug, with its subcategories' },
@@ -121,6 +138,7 @@ export const restRoutes: RestRoute[] = [
   {
     method: 'GET',
     path: '/api/suppliers',
+    cache: PUBLIC_FIVE_MINUTES,
     document: `query RestSuppliers($page: Int, $limit: Int, $search: String, $verified: Boolean, $city: String,
         $county: String, $sortBy: SupplierSort) {
       suppliers(page: $page, limit: $limit, search: $search, verified: $verified, city: $city, county: $county, sortBy: $sortBy) {
@@ -137,6 +155,7 @@ export const restRoutes: RestRoute[] = [
   {
     method: 'GET',
     path: '/api/suppliers/:id',
+    cache: PUBLIC_FIVE_MINUTES,
     document: `query RestSupplier($id: ID!) { supplier(id: $id) { ...RestSupplier } } ${SUPPLIER_FIELDS}`,
     shape: { kind: 'one', field: 'supplier', notFound: 'Supplier' },
     docs: { tag: 'Suppliers', summary: 'An active supplier by id' },
@@ -144,6 +163,7 @@ export const restRoutes: RestRoute[] = [
   {
     method: 'GET',
     path: '/api/products/:slug/reviews',
+    cache: PUBLIC_ONE_MINUTE,
     document: `query RestProductReviews($slug: String!, $page: Int, $limit: Int, $rating: Int, $sortBy: ReviewSort) {
       productReviews(slug: $slug, page: $page, limit: $limit, rating: $rating, sortBy: $sortBy) { items { ${REVIEW_FIELDS} } ${META} }
     }`,
@@ -153,6 +173,7 @@ export const restRoutes: RestRoute[] = [
   {
     method: 'GET',
     path: '/api/suppliers/:id/reviews',
+    cache: PUBLIC_ONE_MINUTE,
     document: `query RestSupplierReviews($id: ID!, $page: Int, $limit: Int, $rating: Int, $sortBy: ReviewSort) {
       supplierReviews(id: $id, page: $page, limit: $limit, rating: $rating, sortBy: $sortBy) { items { ${REVIEW_FIELDS} } ${META} }
     }`,
