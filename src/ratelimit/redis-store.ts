@@ -90,6 +90,11 @@ export function reconnectDelay(attempt: number): number {
  * until Redis answers again. An error reply about one key (e.g. WRONGTYPE) sends that one hit to
  * memory without declaring an outage. `onEvent` hears `fallback` once per outage and `recovered`
  * when Redis answers again.
+ *
+ * Hand-written rather than rate-limiter-flexible's RateLimiterRedis (as fast, measured), which
+ * reports no fixed reset time, keeps windows in whole seconds (none at all under 1 s) and whose
+ * insurance limiter and timeout wrapper give none of the outage handling above (BENCHMARKS.md,
+ * "Rate-limit stores").
  */
 export class RedisRateLimitStore implements RateLimitStore {
   readonly kind = 'redis' as const;
@@ -97,8 +102,10 @@ export class RedisRateLimitStore implements RateLimitStore {
   redisErrors = 0;
   usingFallback = false;
 
-  private readonly client: Redis;
-  private readonly fallback: MemoryRateLimitStore;
+  // protected, with decide: bench/ratelimit-flexible.ts counts through rate-limiter-flexible
+  // inside this same outage handling, to measure it against the script below.
+  protected readonly client: Redis;
+  protected readonly fallback: MemoryRateLimitStore;
   private readonly onEvent: ((e: RateLimitStoreEvent) => void) | undefined;
   private nextProbeAt = 0;
   private lastErrorEventAt = 0;
@@ -198,7 +205,7 @@ export class RedisRateLimitStore implements RateLimitStore {
   }
 
   /** Asks Redis when it can; otherwise (or when that fails) decides in memory. Never rejects. */
-  private async decide<T>(viaRedis: () => Promise<T>, viaMemory: () => T): Promise<T> {
+  protected async decide<T>(viaRedis: () => Promise<T>, viaMemory: () => T | Promise<T>): Promise<T> {
     const startedInOutage = this.usingFallback;
     const now = Date.now();
     // Not connected: no point trying (and no offline queue to wait in). During an outage with
