@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { schema } from '../src/modules/schema.js';
 import { deriveRoute } from '../src/rest/derive.js';
-import { pathPattern, withoutTrailingSlash } from '../src/rest/paths.js';
+import { pathPattern, withoutTrailingSlash } from '../src/shared/paths.js';
 import { restRoutes, type RestMethod } from '../src/rest/routes.js';
 import { errorStatus } from '../src/shared/errors.js';
 import { startTestApp, type TestApp } from './helpers/app.js';

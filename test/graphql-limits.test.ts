@@ -2,7 +2,7 @@ import { getIntrospectionQuery, Lexer, Source, TokenKind } from 'graphql';
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/runtime/config.js';
-import { MAX_BODY_BYTES } from '../src/rest/body.js';
+import { MAX_BODY_BYTES } from '../src/shared/request-body.js';
 import { estimateCost } from '../src/http/graphql-cost.js';
 import { graphqlLimitsFrom } from '../src/http/graphql-limits.js';
 import { schema } from '../src/modules/schema.js';

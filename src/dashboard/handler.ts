@@ -20,8 +20,8 @@ import {
   sendTestEvent,
 } from '../modules/webhooks/webhooks.service.js';
 import type { RateLimitStore } from '../ratelimit/store.js';
-import { readLimited } from '../rest/body.js';
-import { withoutTrailingSlash } from '../rest/paths.js';
+import { readLimited } from '../shared/request-body.js';
+import { withoutTrailingSlash } from '../shared/paths.js';
 import type { Logger } from '../runtime/logger.js';
 import { AppError, asAppError } from '../shared/errors.js';
 import { looksLikeToken, randomToken } from '../shared/tokens.js';

@@ -19,7 +19,7 @@ import {
 import type { GraphQLParams, Plugin, YogaServerOptions } from 'graphql-yoga';
 import type { Config } from '../runtime/config.js';
 import { asAppError, errorStatus, type ErrorCode } from '../shared/errors.js';
-import { MAX_BODY_BYTES, payloadTooLarge, readLimited } from '../rest/body.js';
+import { MAX_BODY_BYTES, payloadTooLarge, readLimited } from '../shared/request-body.js';
 import { estimateCost } from './graphql-cost.js';
 
 // Limits and protocol rules for /graphql, in front of the schema:

@@ -26,7 +26,7 @@ function parses(url: string): URL | undefined {
 }
 
 /** Normalises the request in place; an error when it cannot be served at all. */
-function checkRequest(req: IncomingMessage): AppError | undefined {
+function normaliseRequestTarget(req: IncomingMessage): AppError | undefined {
   // An empty Host is what a client sends for a target without authority: as if absent.
   if (req.headers.host === '') delete req.headers.host;
   const host = req.headers.host;
@@ -57,7 +57,7 @@ function refuse(req: IncomingMessage, res: ServerResponse, error: AppError): voi
 /** Wraps the app's listener: `createServer(guardRequestTarget(app))`. */
 export function guardRequestTarget(listener: (req: IncomingMessage, res: ServerResponse) => unknown): RequestListener {
   return (req, res) => {
-    const error = checkRequest(req);
+    const error = normaliseRequestTarget(req);
     if (error) refuse(req, res, error);
     else void listener(req, res);
   };

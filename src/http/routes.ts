@@ -2,7 +2,7 @@ import type { Plugin } from 'graphql-yoga';
 import type { RequestState } from '../context/context.js';
 import { AppError } from '../shared/errors.js';
 import { errorResponse } from '../rest/envelope.js';
-import { pathPattern, withoutTrailingSlash } from '../rest/paths.js';
+import { pathPattern, withoutTrailingSlash } from '../shared/paths.js';
 import type { ErrorShape, Gate } from './gate.js';
 
 // Every path the process answers, in one table. A request is matched here first; a metered

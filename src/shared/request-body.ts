@@ -1,7 +1,7 @@
-import { AppError } from '../shared/errors.js';
+import { AppError } from './errors.js';
 
-// Reading request bodies without trusting the client about their size: used by the REST adapter
-// (POST /api/orders) and by /graphql, which share the same limit.
+// Reading request bodies without trusting the client about their size: used by every face that
+// reads one (the REST adapter and /graphql share the same limit; the dashboard's forms take a smaller one).
 
 /** Largest request body accepted (1 MiB): an order of 100 items or a large query is a few kilobytes. */
 export const MAX_BODY_BYTES = 1024 * 1024;
