@@ -1,4 +1,4 @@
-import { invalidKey, presentedKey } from '../auth/authenticate.js';
+import { invalidKey, presentedKey } from './presented-key.js';
 import type { Caller } from '../context/actor.js';
 import type { RequestState } from '../context/context.js';
 import { DB_RETRY_AFTER_SECONDS } from '../db/prisma.js';
