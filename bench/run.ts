@@ -15,7 +15,8 @@ import { migrate } from '../src/db/migrate.js';
 import { createPrisma } from '../src/db/prisma.js';
 import { seedDatabase } from '../src/seed/seed.js';
 import { profileSplit, renderSplit } from './profile.js';
-import { asOperator } from '../test/helpers/context.js';
+import { createContextFactory } from '../src/context/context.js';
+import { createLogger } from '../src/runtime/logger.js';
 
 // `npm run bench -- [--products 100000] [--duration 10] [--connections 10]`
 //
@@ -554,7 +555,7 @@ async function main() {
   let pgVersion: string;
   let activeProducts: number;
   try {
-    ({ key } = await createApiKey(asOperator(prisma), {
+    ({ key } = await createApiKey(createContextFactory({ prisma, logger: createLogger('silent'), webhookPolicy: { allowPrivate: false, requireHttps: false } }).forOperator(), {
       owner: 'bench@example.com',
       plan: 'ENTERPRISE',
       scopes: ['admin:all'],

@@ -4,7 +4,8 @@ import { createKeyCache } from './auth/key-cache.js';
 import { authenticateKey, type CheckedKey } from './auth/keys.js';
 import { createLastUsedRecorder } from './auth/last-used.js';
 import { createPrisma, DB_TIMEOUTS, poolStats, type PrismaClient } from './db/prisma.js';
-import { createContextFactory, type ApiContext, type RequestState } from './context/context.js';
+import { createContextFactory, type ApiContext } from './context/context.js';
+import type { RequestState } from './http/request-state.js';
 import { IDEMPOTENCY_HEADER } from './modules/orders/idempotency.js';
 import { createRepresentation } from './modules/representations.js';
 import { createGate } from './http/gate.js';
@@ -20,7 +21,7 @@ import { createRouteNamer, createRouteTable, useRouteTable } from './http/routes
 import { createListTotals } from './modules/products/list-totals.js';
 import { schema } from './modules/schema.js';
 import { createDocsHandler } from './openapi/serve.js';
-import { createFieldRateLimiter } from './ratelimit/field-limits.js';
+import { createFieldLimiter, createFieldRateLimiter } from './ratelimit/field-limits.js';
 import { createRateLimitStore } from './ratelimit/create-store.js';
 import type { RateLimitStore } from './ratelimit/store.js';
 import { createRestRouter, type GetEnveloped } from './rest/router.js';
@@ -100,8 +101,7 @@ export async function createApp({ prisma, databaseUrl, logger, config, now, ...i
       // An event's data is its resource's representation, read in the event's transaction as the
       // event's reader would be answered over the API.
       events: (factory) => createOutbox(createRepresentation(schema, factory.forEvent)),
-      fieldLimiter: createFieldRateLimiter(store, { now }),
-      fieldLimits: { createOrder: { max: config.ORDER_CREATE_LIMIT, windowMs: 60_000, unit: 'orders' } },
+      limitField: createFieldLimiter(createFieldRateLimiter(store, { now }), { createOrder: { max: config.ORDER_CREATE_LIMIT, windowMs: 60_000, unit: 'orders' } }),
       listTotals: createListTotals(prisma),
     },
   );
@@ -194,8 +194,10 @@ export async function createApp({ prisma, databaseUrl, logger, config, now, ...i
     // The request's state (its server context) is the base of its context: Yoga extends it.
     // The face reads what services need of the request (the Idempotency-Key); the factory does the rest.
     context: (initial) =>
-      contexts.forApi(initial, {
+      contexts.forApi({
+        actor: initial.actor,
         anonymous: () => ({ kind: 'anonymous', ip: clientIp(initial.request, initial) }),
+        requestId: initial.requestId,
         idempotencyKey: initial.request.headers.get(IDEMPOTENCY_HEADER),
       }),
     maskedErrors: { isDev: false, maskError },

@@ -160,7 +160,7 @@ describe('orders service (a hand-made caller)', () => {
     made ??= testContexts(prisma);
     const { contexts } = made;
     const actor = { kind: 'key', ip: '127.0.0.1', keyId: 'k', accountId, plan: 'PRO', scopes, rateLimit: null, rateWindowSeconds: null } as const;
-    return contexts.forApi({ actor }, { anonymous: () => actor, idempotencyKey });
+    return contexts.forApi({ actor, anonymous: () => actor, idempotencyKey });
   };
 
   // Scopes are the fields' to check (test/field-rules.test.ts and the HTTP tests below): the

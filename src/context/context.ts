@@ -1,9 +1,6 @@
 import crypto from 'node:crypto';
 import type DataLoader from 'dataloader';
 import type { GraphQLResolveInfo } from 'graphql';
-import type { FieldRateLimiter } from '../ratelimit/field-limits.js';
-import { anonymousBucket, type RateLimitPolicy } from '../ratelimit/policy.js';
-import type { RateLimitDecision } from '../ratelimit/store.js';
 import type { Actor, Caller, KeyCaller } from './actor.js';
 import type { PrismaClient } from '../db/prisma.js';
 import type { Prisma } from '../generated/prisma/client.js';
@@ -31,24 +28,6 @@ export interface RequestContext {
   webhookPolicy: WebhookPolicy;
 }
 
-/**
- * What the HTTP layer learns of an API request before GraphQL runs. It is kept on the object the
- * server hands each request (Yoga's server context), which is also the base of the request's
- * context: one object per request carries all of its state, from arrival to response.
- */
-export interface RequestState {
-  /** The request id of the logs and of X-Request-ID. */
-  requestId?: string;
-  /** process.hrtime.bigint() at arrival, for the request's duration. */
-  startedAt?: bigint;
-  /** Who is calling, decided by the gate (src/http/gate.ts). */
-  actor?: Caller;
-  /** The bucket the request was charged to and what it said, for the rate-limit headers. */
-  rateLimit?: { policy: RateLimitPolicy; decision: RateLimitDecision };
-  /** Set by an operation that answered from an Idempotency-Key (src/modules/orders/idempotency.ts). */
-  idempotency?: IdempotencyReport;
-}
-
 /** How an operation used its Idempotency-Key: the transport says so (REST keeps its own bytes). */
 export interface IdempotencyReport {
   accountId: string;
@@ -58,9 +37,10 @@ export interface IdempotencyReport {
 }
 
 /** The context of an API request (GraphQL or REST): the caller, and what the API's services use. */
-export interface ApiContext extends RequestContext, RequestState {
+export interface ApiContext extends RequestContext {
   actor: Caller;
-  requestId: string;
+  /** Set by an operation that answered from an Idempotency-Key (src/modules/orders/idempotency.ts); the face reports it. */
+  idempotency?: IdempotencyReport;
   /** The Idempotency-Key header as sent (null: none), read by the face; the order services check it. */
   idempotencyKey: string | null;
   /** Product-list totals, kept and carried across catalogue changes (src/modules/products/list-totals.ts). */
@@ -71,13 +51,14 @@ export interface ApiContext extends RequestContext, RequestState {
    * Counts one call of the resolving field against a per-field limit for this caller (the
    * account for a key, else the client) and throws RATE_LIMIT_EXCEEDED when over.
    */
-  limitField(resolver: { parent: unknown; args: object; info: GraphQLResolveInfo }, limit: FieldLimitName): Promise<void>;
+  limitField(resolver: Parameters<FieldLimiter>[1], limit: FieldLimitName): Promise<void>;
 }
 
 /** Per-field limits on top of the request limits, by name; their numbers come from config. */
 export type FieldLimitName = 'createOrder';
-/** `unit`: what the limit counts, in the plural, for its message and RateLimit-Policy ("orders"). */
-export type FieldLimits = Record<FieldLimitName, { max: number; windowMs: number; unit: string }>;
+
+/** Counts one call of a field against a per-field limit for `caller`; throws RATE_LIMIT_EXCEEDED when over. */
+export type FieldLimiter = (caller: Caller, resolver: { parent: unknown; args: object; info: GraphQLResolveInfo }, limit: FieldLimitName) => Promise<void>;
 
 /** Exact product-list totals for this request (kept across requests by modules/products/list-totals.ts). */
 export interface TotalsOfRequest {
@@ -135,15 +116,9 @@ export interface ContextDeps {
 export interface ApiDeps {
   /** Made from the factory itself: an event's data is read in a context of the factory's (forEvent). */
   events: (factory: ContextFactory) => EventsOfChange;
-  fieldLimiter: FieldRateLimiter;
-  fieldLimits: FieldLimits;
+  limitField: FieldLimiter;
   listTotals: { forRequest(): TotalsOfRequest };
 }
-
-/** Who a per-field limit counts: the account behind a key (all its keys together), or the client. */
-const fieldLimitIdentity = (caller: Caller) => (caller.kind === 'key' ? `account:${caller.accountId}` : anonymousBucket(caller.ip));
-/** The same, in the words of the limit's message. */
-const fieldLimitPer = (caller: Caller) => (caller.kind === 'key' ? 'account (all of its API keys, REST and GraphQL together)' : 'client address');
 
 export type ContextFactory = ReturnType<typeof createContextFactory>;
 
@@ -170,25 +145,21 @@ export function createContextFactory(deps: ContextDeps, api?: ApiDeps) {
 
   const factory = {
     /**
-     * An API request's context (GraphQL or REST, once per request, after the gate has set the
-     * caller on `state`). `anonymous` names the client of a request the gate did not see (none
-     * does today); `idempotencyKey` is the header as the face read it.
+     * An API request's context (GraphQL or REST, once per request, after the gate has decided
+     * the caller). What the face read of the request: `actor` (absent for a request the gate did
+     * not see: none does today), its request id, and the Idempotency-Key header.
      */
-    forApi(state: RequestState, request: { anonymous: () => Caller; idempotencyKey: string | null }): ApiContext {
-      const { fieldLimiter, fieldLimits, listTotals, events: eventsFrom } = apiDeps();
+    forApi(request: { actor?: Caller; anonymous: () => Caller; requestId?: string; idempotencyKey: string | null }): ApiContext {
+      const { limitField, listTotals, events: eventsFrom } = apiDeps();
       events ??= eventsFrom(factory);
-      const actor = state.actor ?? request.anonymous();
-      const requestId = state.requestId ?? crypto.randomUUID();
+      const actor = request.actor ?? request.anonymous();
       return {
-        ...state,
-        ...common(actor, requestId),
+        ...common(actor, request.requestId ?? crypto.randomUUID()),
         actor,
-        requestId,
         idempotencyKey: request.idempotencyKey,
         totals: listTotals.forRequest(),
         events,
-        limitField: ({ parent, args, info }, name) =>
-          fieldLimiter.check({ identity: fieldLimitIdentity(actor), per: fieldLimitPer(actor), ...fieldLimits[name], parent, args: { ...args }, info }),
+        limitField: (resolver, name) => limitField(actor, resolver, name),
       };
     },
 
@@ -197,7 +168,7 @@ export function createContextFactory(deps: ContextDeps, api?: ApiDeps) {
      * is for), reading with `tx`, the change's own transaction, so the data is the committed state.
      */
     forEvent(tx: Prisma.TransactionClient, reader: KeyCaller): ApiContext {
-      return inTransaction(factory.forApi({ actor: reader }, { anonymous: () => reader, idempotencyKey: null }), tx);
+      return inTransaction(factory.forApi({ actor: reader, anonymous: () => reader, idempotencyKey: null }), tx);
     },
 
     /** A dashboard page's: the signed-in owner of an account, or a visitor (anonymous) before sign-in. */

@@ -1,6 +1,6 @@
 import { invalidKey, presentedKey } from './presented-key.js';
 import type { Caller } from '../context/actor.js';
-import type { RequestState } from '../context/context.js';
+import type { RequestState } from './request-state.js';
 import { DB_RETRY_AFTER_SECONDS } from '../db/prisma.js';
 import { asAppError, rateLimited, serviceUnavailable, type AppError } from '../shared/errors.js';
 import {

@@ -1,5 +1,5 @@
 import type { Plugin } from 'graphql-yoga';
-import type { RequestState } from '../context/context.js';
+import type { RequestState } from './request-state.js';
 import { REPLAYED_HEADER } from '../rest/replay.js';
 
 /**

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Plugin } from 'graphql-yoga';
-import type { RequestState } from '../context/context.js';
+import type { RequestState } from './request-state.js';
 import { API_VERSION } from '../rest/envelope.js';
 import type { Logger } from '../runtime/logger.js';
 import type { Metrics } from './metrics.js';

@@ -1,5 +1,5 @@
 import type { Plugin } from 'graphql-yoga';
-import type { RequestState } from '../context/context.js';
+import type { RequestState } from './request-state.js';
 import { AppError } from '../shared/errors.js';
 import { errorResponse } from '../rest/envelope.js';
 import { pathPattern, withoutTrailingSlash } from '../shared/paths.js';

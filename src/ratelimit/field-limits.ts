@@ -2,7 +2,8 @@ import type { GraphQLResolveInfo } from 'graphql';
 import { getGraphQLRateLimiter, type Identity, type Store } from 'graphql-rate-limit';
 import { rateLimited } from '../shared/errors.js';
 import { assertLimitArgs } from './memory-store.js';
-import { describeWindow, rateLimitHeaders, secondsUntil } from './policy.js';
+import type { FieldLimiter, FieldLimitName } from '../context/context.js';
+import { anonymousBucket, describeWindow, rateLimitHeaders, secondsUntil } from './policy.js';
 import type { RateLimitStore } from './store.js';
 
 export interface FieldLimitCheck {
@@ -131,3 +132,22 @@ function storeKey(identity: Identity): string {
   return `${encodeURIComponent(identity.contextIdentity)}:${encodeURIComponent(identity.fieldIdentity)}`;
 }
 
+
+/** Per-field limits by name: calls per window, and what they count in the plural ("orders"). */
+export type FieldLimits = Record<FieldLimitName, { max: number; windowMs: number; unit: string }>;
+
+/**
+ * The API's per-field limiter: counts the account behind a key (all its keys, REST and GraphQL
+ * together), or the client's address without one.
+ */
+export function createFieldLimiter(limiter: FieldRateLimiter, limits: FieldLimits): FieldLimiter {
+  return (caller, { parent, args, info }, name) =>
+    limiter.check({
+      identity: caller.kind === 'key' ? `account:${caller.accountId}` : anonymousBucket(caller.ip),
+      per: caller.kind === 'key' ? 'account (all of its API keys, REST and GraphQL together)' : 'client address',
+      ...limits[name],
+      parent,
+      args: { ...args },
+      info,
+    });
+}

@@ -6,7 +6,7 @@ import { createRepresentation } from '../../src/modules/representations.js';
 import { schema } from '../../src/modules/schema.js';
 import { createOutbox } from '../../src/modules/webhooks/outbox.js';
 import { createRateLimitStore } from '../../src/ratelimit/create-store.js';
-import { createFieldRateLimiter } from '../../src/ratelimit/field-limits.js';
+import { createFieldLimiter, createFieldRateLimiter } from '../../src/ratelimit/field-limits.js';
 import type { RateLimitStore } from '../../src/ratelimit/store.js';
 
 /**
@@ -20,8 +20,7 @@ export function testContexts(prisma: PrismaClient): { contexts: ContextFactory; 
     { prisma, logger: pino({ level: 'silent' }), webhookPolicy: { allowPrivate: true, requireHttps: false } },
     {
       events: (factory) => createOutbox(createRepresentation(schema, factory.forEvent)),
-      fieldLimiter: createFieldRateLimiter(store),
-      fieldLimits: { createOrder: { max: 1000, windowMs: 60_000, unit: 'orders' } },
+      limitField: createFieldLimiter(createFieldRateLimiter(store), { createOrder: { max: 1000, windowMs: 60_000, unit: 'orders' } }),
       listTotals: createListTotals(prisma),
     },
   );
