@@ -215,6 +215,33 @@ describe('query parameters with odd values', () => {
   });
 });
 
+describe('integer parameters: plain decimal digits only', () => {
+  // A sign, a leading zero, an encoded newline, a trailing space, a thin space or another script's
+  // digits do not make an integer: each is a 400 naming the parameter, on every integer parameter.
+  // Around 1, which every integer parameter (page, limit, rating) takes as it is.
+  const loose = ['+1', '01', '\n1', '1 ', '\u20091', '\u0661', '1_', ' 1', '1.0'];
+
+  it.each(queryRoutes.flatMap((route) =>
+    Object.entries(route.querySchema.shape)
+      .filter(([, parser]) => restParamForm.get(unwrap(parser as z.ZodType))?.type === 'integer')
+      .map(([name]) => [`${route.path}?${name}`, route.path, name] as const),
+  ))('%s', async (_, path, name) => {
+    for (const value of loose) {
+      const res = await app.get(`${path.replace(/:\w+/g, 'x')}?${name}=${encodeURIComponent(value)}`, asKey());
+      expect([400, 404], `${name}=${JSON.stringify(value)}: ${res.status}`).toContain(res.status);
+      if (res.status === 400) expect(Object.keys(res.body.error.details)).toEqual([name]);
+    }
+    const plain = await app.get(`${path.replace(/:\w+/g, 'x')}?${name}=1`, asKey());
+    expect([200, 404]).toContain(plain.status);
+  });
+
+  it('GraphQL takes integers as numbers, so the rule is REST\'s; the page still reads "10" as 10', async () => {
+    const res = await app.get('/api/products?limit=10&page=1');
+    expect(res.status).toBe(200);
+    expect(res.body.meta).toMatchObject({ limit: 10, page: 1 });
+  });
+});
+
 describe('GraphQL input objects and variables', () => {
   it('refuses input fields named like members, and ignores no variable', async () => {
     for (const word of PROTOTYPE_NAMES) {

@@ -27,7 +27,8 @@ export function intParam(min: number, max: number = Number.MAX_SAFE_INTEGER) {
   const parser = z
     .union([z.number(), z.string()], { error: message })
     .transform((v, ctx) => {
-      const n = typeof v === 'number' ? v : /^[+-]?\d{1,16}$/.test(v.trim()) ? Number(v.trim()) : Number.NaN;
+      // Only plain decimal digits without a leading zero: no sign, space, or other digit forms.
+      const n = typeof v === 'number' ? v : /^(?:0|[1-9]\d{0,15})$/.test(v) ? Number(v) : Number.NaN;
       if (!Number.isSafeInteger(n) || n < min || n > max) {
         ctx.addIssue({ code: 'custom', message });
         return z.NEVER;
