@@ -78,6 +78,26 @@ describe('document limits (defaults)', () => {
     expectRefused(await gql(app, eleven), /depth limit of 10 exceeded, found 11/);
   });
 
+  it('depth counts fields however they are spelt: named and inline fragments add no level', async () => {
+    // The same ten levels as above, each level its own named fragment (as Apollo and Relay write
+    // queries), then with inline fragments, then eleven: fragments neither add nor hide a level.
+    const levels = (n: number) => {
+      const names = Array.from({ length: n }, (_, i) => `L${i}`);
+      const types = names.map((_, i) => (i % 2 === 0 ? 'Supplier' : 'Product'));
+      const fields = names.map((_, i) => (i % 2 === 0 ? 'products(limit: 1)' : 'supplier'));
+      const fragments = names.map((name, i) => `fragment ${name} on ${types[i]} { id ${i + 1 < n ? `${fields[i]} { ...${names[i + 1]} }` : ''} }`);
+      return `{ product(slug: "x") { supplier { ...L0 } } } ${fragments.join(' ')}`;
+    };
+    // product(1) supplier(2) and then one field per fragment: 2 + 8 = 10, 2 + 9 = 11.
+    expectOk(await gql(app, levels(8)));
+    expectRefused(await gql(app, levels(9)), /depth limit of 10 exceeded, found 11/);
+    const inline = `{ product(slug: "x") { ... on Product { supplier { ... on Supplier { products(limit: 1) { ... on Product { supplier { products(limit: 1) { supplier { products(limit: 1) { supplier { products(limit: 1) { id } } } } } } } } } } } } }`;
+    expectOk(await gql(app, inline));
+    // Depth 6 in named fragments, as the report sent it, is depth 6.
+    const six = `{ product(slug: "x") { ...P } } fragment P on Product { supplier { ...S } } fragment S on Supplier { products(limit: 1) { ...Q } } fragment Q on Product { supplier { ...T } } fragment T on Supplier { id }`;
+    expectOk(await gql(app, six));
+  });
+
   it('aliases: 15 pass, 16 are refused', async () => {
     const aliases = (n: number) => `{ product(slug: "x") { ${Array.from({ length: n }, (_, i) => `a${i}: id`).join(' ')} } }`;
     expectOk(await gql(app, aliases(15)));

@@ -273,7 +273,8 @@ class NestingLimitedParser extends MaxTokensParserWLexer {
 
 function useDocumentLimits(limits: GraphqlLimits): Plugin {
   const rules: ValidationRule[] = [
-    maxDepthRule({ n: limits.maxDepth, ...armorOptions }),
+    // Depth is the depth of fields: a fragment (named or inline) is no level of its own.
+    maxDepthRule({ n: limits.maxDepth, flattenFragments: true, ...armorOptions }),
     maxAliasesRule({ n: limits.maxAliases, ...armorOptions }),
     maxDirectivesRule({ n: limits.maxDirectives, ...armorOptions }),
     ...(limits.introspection ? [] : [noIntrospection]),
