@@ -257,3 +257,45 @@ describe('GraphQL input objects and variables', () => {
     }
   });
 });
+
+describe('strings that are not well-formed Unicode', () => {
+  // JSON can spell a lone surrogate ("\ud800"); no argument means one and the database cannot
+  // store one. Each is refused by name, as a VALIDATION_ERROR, never an internal error.
+  const gql = (query: string, variables: object) =>
+    app.get('/graphql', { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': admin.key }, body: JSON.stringify({ query, variables }) });
+
+  it.each([
+    ['a search term', 'query($s: String) { products(search: $s, limit: 1) { items { id } } }', { s: '\ud800' }, 's'],
+    ['a trailing half of a pair', 'query($s: String) { products(search: $s, limit: 1) { items { id } } }', { s: 'ab\udc00' }, 's'],
+    ['a slug', 'query($s: String!) { product(slug: $s) { id } }', { s: 'x\ud800y' }, 's'],
+    [
+      'a field deep in an input object',
+      'mutation($input: CreateOrderInput!) { createOrder(input: $input) { id } }',
+      { input: { supplierId: 's', items: [{ productId: 'p', quantity: 1 }], shippingAddress: { fullName: '\udc00', phone: '1', address: 'a', city: 'c', county: 'c', postalCode: '1' } } },
+      'input.shippingAddress.fullName',
+    ],
+  ])('GraphQL: %s', async (_, query, variables, at) => {
+    const res = await gql(query, variables);
+    // As every refusal of an operation over application/json: 200, no data, the error.
+    expect(res.status).toBe(200);
+    expect(res.body.data).toBeUndefined();
+    expect(res.body.errors[0].extensions).toMatchObject({ code: 'VALIDATION_ERROR', details: { [at]: expect.stringMatching(/well-formed Unicode/) } });
+    expect(JSON.stringify(res.body)).not.toMatch(/INTERNAL_ERROR|\bat \w/);
+  });
+
+  it('a well-formed pair (an emoji) is a string like any other', async () => {
+    const res = await gql('query($s: String) { products(search: $s, limit: 1) { items { id } } }', { s: '\ud83d\ude00' });
+    expect(res.status).toBe(200);
+    expect(res.body.errors).toBeUndefined();
+  });
+
+  it.each([
+    ['POST /api/orders', '/api/orders', 'POST', { supplierId: 's', items: [{ productId: 'p', quantity: 1 }], notes: 'ok \ud800' }, 'notes'],
+    ['POST /api/webhooks', '/api/webhooks', 'POST', { url: 'https://example.com/hook', events: ['order.created'], description: '\udfff' }, 'description'],
+    ['a key of the body', '/api/orders', 'POST', { ['\ud800']: 1 }, '\ufffd'],
+  ])('REST: %s', async (_, path, method, body, at) => {
+    const res = await app.get(path, { method, headers: { 'content-type': 'application/json', 'x-api-key': admin.key }, body: JSON.stringify(body) });
+    expect(res.status).toBe(400);
+    expect(res.body.error).toMatchObject({ code: 'VALIDATION_ERROR', details: { [at]: expect.stringMatching(/well-formed Unicode/) } });
+  });
+});

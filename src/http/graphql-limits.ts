@@ -20,6 +20,7 @@ import type { GraphQLParams, Plugin, YogaServerOptions } from 'graphql-yoga';
 import type { Config } from '../runtime/config.js';
 import { asAppError, errorStatus, type ErrorCode } from '../shared/errors.js';
 import { MAX_BODY_BYTES, payloadTooLarge, readLimited } from '../shared/request-body.js';
+import { ILL_FORMED_MESSAGE, illFormedStringAt } from '../shared/validation.js';
 import { estimateCost } from './graphql-cost.js';
 
 // Limits and protocol rules for /graphql, in front of the schema:
@@ -76,7 +77,7 @@ export interface GraphqlHardening {
 export function graphqlHardening(config: Config): GraphqlHardening {
   const limits = graphqlLimitsFrom(config);
   return {
-    plugins: [useRequestBodyRules(limits), useDocumentLimits(limits), ...(limits.hideSuggestions ? [useHiddenSuggestions()] : [])],
+    plugins: [useRequestBodyRules(limits), useDocumentLimits(limits), useWellFormedVariables(), ...(limits.hideSuggestions ? [useHiddenSuggestions()] : [])],
     yogaOptions: {
       // Yoga's own batching check stays as a second line; ours (in the body parser) answers first.
       batching: limits.batchLimit > 0 ? { limit: limits.batchLimit } : false,
@@ -324,6 +325,29 @@ function useDocumentLimits(limits: GraphqlLimits): Plugin {
           ],
         });
       }
+    },
+  };
+}
+
+// ── Variables ────────────────────────────────────────────────────────────────────────────────
+
+/**
+ * JSON carries strings that are not well-formed Unicode (`"\ud800"`), which no argument can mean
+ * and the database cannot store: such a variable is a VALIDATION_ERROR naming it, before any
+ * resolver runs. (A document cannot hold one: GraphQL's parser refuses a lone surrogate escape.)
+ */
+function useWellFormedVariables(): Plugin {
+  return {
+    onExecute({ args, setResultAndStopExecution }) {
+      const at = illFormedStringAt(args.variableValues ?? {});
+      if (at === null) return;
+      setResultAndStopExecution({
+        errors: [
+          new GraphQLError('Invalid variables: strings must be well-formed Unicode', {
+            extensions: { code: 'VALIDATION_ERROR', details: { [at]: ILL_FORMED_MESSAGE }, http: { status: 400, spec: true } },
+          }),
+        ],
+      });
     },
   };
 }

@@ -3,6 +3,7 @@ import { requireMembership } from '../auth/membership.js';
 import { requireScopes } from '../auth/scopes.js';
 import type { ApiContext } from '../context/context.js';
 import { AppError, asAppError, contractError, notFound, validationError } from '../shared/errors.js';
+import { ILL_FORMED_MESSAGE, illFormedStringAt } from '../shared/validation.js';
 import { readLimited } from '../shared/request-body.js';
 import type { PaginationMeta } from '../shared/pagination.js';
 import { cacheControl, conditionalJson } from './caching.js';
@@ -84,11 +85,16 @@ async function jsonBody(request: Request, optional: boolean): Promise<unknown> {
     if (optional) return {};
     throw validationError({ body: 'is required' }, 'Missing JSON body');
   }
+  let body: unknown;
   try {
-    return JSON.parse(text) as unknown;
+    body = JSON.parse(text) as unknown;
   } catch {
     throw validationError({ body: 'is not valid JSON' }, 'Malformed JSON body');
   }
+  // JSON's \u escapes can spell a lone surrogate, which no field can mean: refused by its path.
+  const illFormed = illFormedStringAt(body);
+  if (illFormed !== null) throw validationError({ [illFormed || 'body']: ILL_FORMED_MESSAGE }, 'Malformed JSON body');
+  return body;
 }
 
 /** Yoga's enveloped pipeline for one request (yoga.getEnveloped): its context, and execute with every plugin. */

@@ -187,3 +187,34 @@ function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
   }
   return current;
 }
+
+// With the u flag a surrogate pair is one code point, so only a lone surrogate matches
+// (String.prototype.isWellFormed is ES2024, past what this build targets).
+const LONE_SURROGATE = /\p{Cs}/u;
+const LONE_SURROGATE_ALL = /\p{Cs}/gu;
+
+/** What a string that is not well-formed Unicode is refused with. */
+export const ILL_FORMED_MESSAGE = 'is not well-formed Unicode (it holds a lone surrogate)';
+
+/**
+ * Where the first string (or object key) in a JSON value is not well-formed Unicode, as a path
+ * (`items[0].name`; `''` for the value itself), or null when all are. JSON lets `"\ud800"`
+ * through, and such a string cannot be stored or compared: it is refused at the edge.
+ */
+export function illFormedStringAt(value: unknown, path = ''): string | null {
+  if (typeof value === 'string') return LONE_SURROGATE.test(value) ? path : null;
+  if (Array.isArray(value)) {
+    for (const [i, item] of value.entries()) {
+      const found = illFormedStringAt(item, `${path}[${i}]`);
+      if (found !== null) return found;
+    }
+  } else if (value !== null && typeof value === 'object') {
+    for (const [key, item] of Object.entries(value)) {
+      const at = path ? `${path}.${key}` : key;
+      if (LONE_SURROGATE.test(key)) return at.replace(LONE_SURROGATE_ALL, '\uFFFD');
+      const found = illFormedStringAt(item, at);
+      if (found !== null) return found;
+    }
+  }
+  return null;
+}
