@@ -58,6 +58,43 @@ describe('REST replay', () => {
   });
 });
 
+describe('a retry spelt differently', () => {
+  // The docs say null and absent are the same: a retry that sends optional nested fields as null
+  // is the same request, and gets the first answer.
+  const address = { fullName: 'Ana Pop', phone: '+40721000000', address: 'Str. Lunga 1', city: 'Cluj-Napoca', county: 'Cluj', postalCode: '400001' };
+  const plain = () => ({ supplierId: f.supplierId, items: [{ productId: f.a.id, quantity: 1 }], shippingAddress: address });
+  const withNulls = () => ({
+    items: [{ quantity: 1, variantId: null, productId: f.a.id }],
+    shippingAddress: { ...address, companyName: null, email: null },
+    notes: null,
+    supplierId: f.supplierId,
+  });
+
+  it('replays a retry with optional nested fields sent as null, over REST', async () => {
+    const first = await send('/api/orders', 'rest-nulls', plain());
+    expect(first.status).toBe(201);
+    const again = await send('/api/orders', 'rest-nulls', withNulls());
+    expect(again.status).toBe(201);
+    expect(again.text).toBe(first.text);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+  });
+
+  it('replays it over GraphQL, and another value is still another body (409)', async () => {
+    const gql = (variables: object) =>
+      fetch(`${app.base}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-api-key': buyer.key, 'idempotency-key': 'gql-nulls', 'x-forwarded-for': '10.200.0.1' },
+        body: JSON.stringify({ query: CREATE, variables }),
+      });
+    const first = await (await gql({ input: withNulls() })).json();
+    const again = await gql({ input: plain() });
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect((await again.json()).data.createOrder.id).toBe(first.data.createOrder.id);
+    const other = await (await gql({ input: { ...plain(), notes: 'something else' } })).json();
+    expect(other.errors[0].extensions.code).toBe('CONFLICT');
+  });
+});
+
 describe('GraphQL replay', () => {
   it('carries Idempotent-Replayed: true on a replayed order, and a first answer does not', async () => {
     const first = await send('/graphql', 'gql-order', { query: CREATE, variables: { input: order('graphql') } });

@@ -34,12 +34,16 @@ export function idempotencyKey(ctx: ApiContext): string | null {
   return key;
 }
 
-/** JSON with object keys sorted at every level, so equal bodies hash equally whatever their key order. */
+/**
+ * A request's canonical form: JSON with object keys sorted at every level, and members that are
+ * null or absent left out at every level (for every field these operations take, null means "not
+ * given": docs/api.md), so equal requests hash equally however they are spelt.
+ */
 export function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map((v) => (v === undefined ? 'null' : canonicalJson(v))).join(',')}]`;
   if (value !== null && typeof value === 'object') {
     const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
+      .filter(([, v]) => v !== undefined && v !== null)
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
     return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
   }
