@@ -2,6 +2,8 @@ import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { createTestKey, type TestKey } from './helpers/keys.js';
+import { classify } from './helpers/statements.js';
+import { randomBytes } from 'node:crypto';
 
 // What clients meet at the edge of the gate: repeated credentials, methods /graphql does not
 // take, OPTIONS answers, and what a refused request is told.
@@ -119,11 +121,15 @@ describe('methods', () => {
     expect(Number(after.headers.get('x-ratelimit-remaining'))).toBe(Number(remaining) - 1);
   });
 
-  it("a keyed OPTIONS carries its key's bucket, uncounted", async () => {
-    const first = await app.get('/api/categories', { headers: { 'x-api-key': basic.key } });
-    const options = await app.get('/api/categories', { method: 'OPTIONS', headers: { 'x-api-key': basic.key } });
-    expect(options.headers.get('ratelimit-policy')).toBe('"basic";q=1000;w=3600');
+  it('an OPTIONS never looks at a key: it carries the anonymous bucket, uncounted, and tells no plan', async () => {
+    const client = { 'x-forwarded-for': '192.0.2.78' };
+    const first = await app.get('/api/categories', { headers: client });
+    const options = await app.get('/api/categories', { method: 'OPTIONS', headers: { ...client, 'x-api-key': basic.key } });
+    expect(options.headers.get('ratelimit-policy')).toBe('"anonymous";q=30;w=60');
     expect(options.headers.get('x-ratelimit-remaining')).toBe(first.headers.get('x-ratelimit-remaining'));
+    const unknown = await app.get('/api/categories', { method: 'OPTIONS', headers: { ...client, 'x-api-key': `mk_${'x'.repeat(43)}` } });
+    expect(unknown.status).toBe(204);
+    expect(unknown.headers.get('ratelimit-policy')).toBe('"anonymous";q=30;w=60');
   });
 });
 
@@ -149,5 +155,46 @@ describe('what a refused request is told', () => {
     expect(res.status).toBe(429);
     expect(res.body.error.message).toMatch(/^Rate limit exceeded: at most 2 requests per hour for this API key \(enterprise plan\)/);
     expect(res.body.error.message).not.toMatch(/dashboard/);
+  });
+});
+
+describe('a flood of made-up keys', () => {
+  // What a hostile client sent: a new random key on every request. A key that has not proved
+  // itself is looked up only while its client's anonymous bucket has room, and every invalid one is
+  // charged to it; a key refused lately is refused from memory.
+  const madeUp = () => `mk_${randomBytes(32).toString('base64url')}`;
+  const keyLookups = (since: number) => app.statements.slice(since).filter((sql) => classify(sql).reads.includes('ApiKey')).length;
+
+  it('reaches the database at most the anonymous limit times; past it, 429 without a lookup', async () => {
+    const client = { 'x-forwarded-for': '203.0.113.66' };
+    const since = app.statements.length;
+    const statuses: number[] = [];
+    for (let i = 0; i < 45; i++) statuses.push((await app.get('/api/categories', { headers: { ...client, 'x-api-key': madeUp() } })).status);
+    expect(statuses.slice(0, 30)).toEqual(Array(30).fill(401));
+    expect(statuses.slice(30)).toEqual(Array(15).fill(429));
+    expect(keyLookups(since)).toBe(30);
+    // Another client's real key is unaffected.
+    expect((await app.get('/api/orders', { headers: { 'x-forwarded-for': '203.0.113.67', 'x-api-key': pro.key } })).status).toBe(200);
+  });
+
+  it('refuses a key it found invalid again from memory, still charging the client', async () => {
+    const client = { 'x-forwarded-for': '203.0.113.68' };
+    const key = madeUp();
+    const first = await app.get('/api/categories', { headers: { ...client, 'x-api-key': key } });
+    expect(first.status).toBe(401);
+    const since = app.statements.length;
+    const again = await app.get('/api/categories', { headers: { ...client, 'x-api-key': key } });
+    expect(again.status).toBe(401);
+    expect(again.body.error.code).toBe('UNAUTHORIZED');
+    expect(keyLookups(since)).toBe(0);
+    expect(Number(again.headers.get('x-ratelimit-remaining'))).toBe(Number(first.headers.get('x-ratelimit-remaining')) - 1);
+  });
+
+  it('charges a real key to its own bucket alone once it has proved itself', async () => {
+    const client = { 'x-forwarded-for': '203.0.113.69' };
+    const anonymousBefore = Number((await app.get('/api/categories', { headers: client })).headers.get('x-ratelimit-remaining'));
+    for (let i = 0; i < 3; i++) expect((await app.get('/api/orders', { headers: { ...client, 'x-api-key': basic.key } })).status).toBe(200);
+    const anonymousAfter = Number((await app.get('/api/categories', { headers: client })).headers.get('x-ratelimit-remaining'));
+    expect(anonymousAfter).toBe(anonymousBefore - 1);
   });
 });

@@ -1,3 +1,5 @@
+import { LRUCache } from 'lru-cache';
+import { hashApiKey } from '../auth/keys.js';
 import { invalidKey, presentedKey } from './presented-key.js';
 import type { Caller } from '../context/actor.js';
 import type { RequestState } from './request-state.js';
@@ -38,13 +40,6 @@ export interface GateDeps {
   now?: () => number;
 }
 
-/**
- * Who a request is: a caller (anonymous, or a valid key's), a caller refused with 401 (invalid or
- * conflicting keys: charged to the IP, so guessing keys is limited like anonymous traffic), or
- * unknown because the key could not be checked.
- */
-type Identity = { caller: Caller; refusal?: AppError } | { unchecked: AppError };
-
 /** Node's header lines, when the request came through Node's HTTP server. */
 function rawHeadersOf(serverContext: unknown): readonly string[] | undefined {
   const req = (serverContext as { req?: { rawHeaders?: unknown } } | undefined)?.req;
@@ -61,73 +56,111 @@ const refusal = (shape: ErrorShape, error: AppError, headers: Record<string, str
 const keyUnchecked = () =>
   serviceUnavailable('The API key cannot be checked right now (its store is unavailable); retry later', DB_RETRY_AFTER_SECONDS);
 
+/** Keys remembered by the hash of the key, at most this many of each kind (the least recently used go first). */
+const REMEMBERED_KEYS = 10_000;
+/** A key found valid this recently has proved itself: its requests are charged to its own bucket alone. */
+const PROVEN_MS = 60_000;
+/**
+ * A key found invalid (unknown, revoked, expired) is refused again without a lookup this long. A
+ * key is random: one that was unknown cannot become valid (a new key has a new value), and one
+ * revoked or expired never works again; the memory only saves the database from a flood.
+ */
+const REFUSED_MS = 30_000;
+
 /**
  * The gate: called by the route table (src/http/routes.ts) for every request to a metered path.
  * What it learns (the caller, the bucket charged) goes on the request's state, which becomes the
- * GraphQL context; nothing is kept anywhere else.
+ * request's context; nothing else about a request is kept.
+ *
+ * A key costs a lookup (a query when the key cache does not have it). A key that has not proved
+ * itself lately is looked up only while its client's anonymous bucket has room, and an invalid
+ * one is charged to that bucket: a flood of made-up keys from one client is limited like
+ * anonymous traffic and stops reaching the database at that limit, and keys found invalid are
+ * refused from memory for a while.
  */
 export function createGate(deps: GateDeps) {
   const now = deps.now ?? Date.now;
-  const identify = async (request: Request, serverContext: unknown): Promise<Identity> => {
-    const anonymous: Caller = { kind: 'anonymous', ip: deps.clientIp(request, serverContext) };
-    let key: string | null;
-    try {
-      key = presentedKey(request.headers, rawHeadersOf(serverContext));
-    } catch (error) {
-      const refused = asAppError(error);
-      if (!refused) throw error;
-      return { caller: anonymous, refusal: refused };
-    }
-    if (key === null) return { caller: anonymous };
-    try {
-      const found = await deps.authenticate(key, anonymous.ip);
-      return found ? { caller: found } : { caller: anonymous, refusal: invalidKey() };
-    } catch (error) {
-      // Whatever broke (pool exhausted, statement timeout, connection refused, a bug), the key is
-      // neither valid nor invalid: 503 with Retry-After, never anonymous treatment.
-      deps.onKeyCheckFailed?.(error, request);
-      return { unchecked: keyUnchecked() };
-    }
-  };
-
+  // Kept while in use (a lookup renews it), so a busy client's key stays proved through an outage.
+  const proven = new LRUCache<string, true>({ max: REMEMBERED_KEYS, ttl: PROVEN_MS, updateAgeOnHas: true });
+  const refused = new LRUCache<string, true>({ max: REMEMBERED_KEYS, ttl: REFUSED_MS });
   const policyOf = (caller: Caller) => rateLimitPolicy(caller, deps.policy);
+
+  /** Charges `caller`'s bucket; the refusal when it is over its limit. */
+  async function charge(caller: Caller, state: RequestState, shape: ErrorShape): Promise<Response | undefined> {
+    const policy = policyOf(caller);
+    state.rateLimit = { policy, decision: await deps.store.hit(policy.bucket, policy.limit, policy.windowMs) };
+    // Only a valid key's requests are its usage.
+    if (caller.kind === 'key') deps.onKeyCounted?.(caller.keyId, !state.rateLimit.decision.allowed);
+    if (state.rateLimit.decision.allowed) return undefined;
+    const retryAfter = secondsUntil(state.rateLimit.decision.resetAt, now());
+    deps.onRejected?.(policy.name);
+    return refusal(shape, rateLimited(limitExceededMessage(policy, retryAfter), retryAfter), headersOf(state));
+  }
+
+  const headersOf = (state: RequestState) => (state.rateLimit ? rateLimitHeaders(state.rateLimit, now()) : {});
 
   return {
     /** Lets the request in (undefined), or the response refusing it. */
     async admit(request: Request, state: RequestState, shape: ErrorShape): Promise<Response | undefined> {
-      const identity = await identify(request, state);
-      if ('unchecked' in identity) {
-        // No rate-limit headers: nothing was counted, and the key's bucket is unknown. Numbers of
-        // the anonymous bucket would tell the caller its limit had changed.
-        return refusal(shape, identity.unchecked);
+      const anonymous: Caller = { kind: 'anonymous', ip: deps.clientIp(request, state) };
+      let key: string | null;
+      try {
+        key = presentedKey(request.headers, rawHeadersOf(state));
+      } catch (error) {
+        // Conflicting or empty credentials: charged to the client, like any invalid key.
+        const conflict = asAppError(error);
+        if (!conflict) throw error;
+        return (await charge(anonymous, state, shape)) ?? refusal(shape, conflict, headersOf(state));
       }
-      const policy = policyOf(identity.caller);
-      state.rateLimit = { policy, decision: await deps.store.hit(policy.bucket, policy.limit, policy.windowMs) };
-      const headers = rateLimitHeaders(state.rateLimit, now());
-      // A refused identity (an invalid key) is anonymous here: only a valid key's requests are its usage.
-      if (identity.caller.kind === 'key') deps.onKeyCounted?.(identity.caller.keyId, !state.rateLimit.decision.allowed);
-      if (!state.rateLimit.decision.allowed) {
-        const retryAfter = secondsUntil(state.rateLimit.decision.resetAt, now());
-        deps.onRejected?.(policy.name);
-        return refusal(shape, rateLimited(limitExceededMessage(policy, retryAfter), retryAfter), headers);
+      if (key === null) {
+        const over = await charge(anonymous, state, shape);
+        if (over) return over;
+        state.actor = anonymous;
+        return undefined;
       }
-      if (identity.refusal) return refusal(shape, identity.refusal, headers);
-      if (identity.caller.kind === 'key') deps.onKeyUsed?.(identity.caller.keyId);
-      state.actor = identity.caller;
+
+      const hash = hashApiKey(key);
+      // A key that has not proved itself lately may be made up: its client's anonymous bucket
+      // must have room before the key costs a lookup, and a key refused lately is refused again
+      // from memory. The bucket is charged when the key turns out invalid, not before: a key the
+      // database cannot check right now (503) costs its client nothing.
+      if (!proven.has(hash)) {
+        const policy = policyOf(anonymous);
+        const room = await deps.store.peek(policy.bucket, policy.limit, policy.windowMs);
+        if (!room.allowed || refused.has(hash)) return (await charge(anonymous, state, shape)) ?? refusal(shape, invalidKey(), headersOf(state));
+      }
+      let found: Caller | null;
+      try {
+        found = await deps.authenticate(key, anonymous.ip);
+      } catch (error) {
+        // Whatever broke (pool exhausted, statement timeout, connection refused, a bug), the key is
+        // neither valid nor invalid: 503 with Retry-After, never anonymous treatment, and no
+        // rate-limit headers (nothing was counted, and the key's bucket is unknown).
+        deps.onKeyCheckFailed?.(error, request);
+        return refusal(shape, keyUnchecked());
+      }
+      if (!found) {
+        proven.delete(hash);
+        refused.set(hash, true);
+        return (await charge(anonymous, state, shape)) ?? refusal(shape, invalidKey(), headersOf(state));
+      }
+      proven.set(hash, true);
+      const over = await charge(found, state, shape);
+      if (over) return over;
+      if (found.kind === 'key') deps.onKeyUsed?.(found.keyId);
+      state.actor = found;
       return undefined;
     },
 
     /**
      * The rate-limit headers of the bucket the request was charged to. A CORS preflight (OPTIONS)
-     * is never charged: it gets the headers of the bucket the same request with another method
-     * would be charged to, read as it stands.
+     * is never charged and never looks at keys: it gets the headers of the client's anonymous
+     * bucket, read as it stands (a browser's preflight carries no key anyway).
      */
     async decorate(request: Request, response: Response, state: RequestState): Promise<void> {
       let outcome = state.rateLimit;
       if (!outcome && request.method === 'OPTIONS') {
-        const identity = await identify(request, state);
-        if ('unchecked' in identity) return;
-        const policy = policyOf(identity.caller);
+        const policy = policyOf({ kind: 'anonymous', ip: deps.clientIp(request, state) });
         outcome = { policy, decision: await deps.store.peek(policy.bucket, policy.limit, policy.windowMs) };
       }
       if (!outcome) return;
