@@ -329,6 +329,54 @@ describe('delivering events', () => {
     expect(stuck.received.length).toBeLessThan(4);
   });
 
+  it('is fair across accounts: ten hanging receivers of one account and thirty test sends hold back no other account', async () => {
+    // The hostile report: another account's order event waited 28.5 s behind these (1 ms before).
+    const stuck = await Promise.all(Array.from({ length: 10 }, () => receiver()));
+    for (const r of stuck) r.answer = () => 'hang';
+    const hooks: { id: string }[] = [];
+    for (const r of stuck) hooks.push(await register(outsider, r.url, ['order.created']));
+    await Promise.all(Array.from({ length: 30 }, (_, i) => send('POST', `/api/webhooks/${hooks[i % hooks.length]!.id}/test`, outsider)));
+    await stuck[0]!.waitFor(() => true, 1, 3000).catch(() => undefined);
+    const r = await receiver();
+    await register(buyer, r.url, ['order.created']);
+    await placeOrder();
+    const placedAt = Date.now();
+    const [got] = await r.waitFor(() => true, 1, 3000);
+    expect(got!.at - placedAt).toBeLessThan(2000);
+    // One account holds at most 2 of the worker's 8 slots: in its first timeout (1 s) the ten
+    // receivers were sent at most 2 attempts, however many of its deliveries were due.
+    const firstAt = Math.min(...stuck.flatMap((x) => x.received.map((q) => q.at)));
+    const inFirstSecond = stuck.flatMap((x) => x.received).filter((q) => q.at < firstAt + 900).length;
+    expect(inFirstSecond).toBeLessThanOrEqual(2);
+  });
+
+  it('pauses an endpoint that keeps timing out (circuit breaker), and an answer closes it again', async () => {
+    const r = await receiver();
+    r.answer = () => 'hang';
+    const hook = await register(outsider, r.url, ['order.created']);
+    for (let i = 0; i < 5; i++) await send('POST', `/api/webhooks/${hook.id}/test`, outsider);
+    // Three timeouts in a row (1 s each, one at a time to the endpoint) trip the breaker...
+    await r.waitFor(() => true, 3, 8000);
+    const [paused] = await eventually(
+      'paused',
+      async () => (await app.sql.query<{ timeoutStreak: number; paused: boolean }>(`SELECT "timeoutStreak", "pausedUntil" > now() AS paused FROM "WebhookEndpoint" WHERE id = $1`, [hook.id])).rows,
+      (rows) => rows[0]?.paused === true,
+    );
+    expect(paused!.timeoutStreak).toBe(3);
+    // ...and while it is open nothing is sent to it; its deliveries wait, losing no attempt.
+    const attemptsThen = r.received.length;
+    await new Promise((done) => setTimeout(done, 1500));
+    expect(r.received.length).toBe(attemptsThen);
+    const waiting = (await deliveriesOf(outsider, hook.id)).filter((d) => d.status === 'PENDING');
+    expect(waiting.length).toBeGreaterThan(0);
+    // The pause ends (here: moved to the past) and the receiver answers: the breaker closes.
+    r.answer = () => ({ status: 204 });
+    await app.sql.query(`UPDATE "WebhookEndpoint" SET "pausedUntil" = now() - interval '1 second' WHERE id = $1`, [hook.id]);
+    await eventually('delivered', () => deliveriesOf(outsider, hook.id), (d) => d.every((x) => x.status === 'DELIVERED'));
+    const { rows } = await app.sql.query(`SELECT "timeoutStreak", "pausedUntil" FROM "WebhookEndpoint" WHERE id = $1`, [hook.id]);
+    expect(rows[0]).toEqual({ timeoutStreak: 0, pausedUntil: null });
+  });
+
   it('keeps at most 1 KB of an answer, and does not follow redirects', async () => {
     const target = await receiver();
     const r = await receiver();

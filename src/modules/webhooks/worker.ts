@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { Webhook } from 'standardwebhooks';
 import type { PrismaClient } from '../../db/prisma.js';
+import type { Prisma } from '../../generated/prisma/client.js';
 import type { RequestContext } from '../../context/context.js';
 import type { Logger } from '../../runtime/logger.js';
 import { causeOf } from '../../shared/errors.js';
@@ -17,6 +18,19 @@ import { sendWebhook, type AttemptOutcome, type SendResult } from './send.js';
 
 /** Deliveries one worker sends at once, to as many endpoints (one at a time to each). */
 const CONCURRENCY = 8;
+/**
+ * Of those, at most this many for one account: however many receivers an account has, and however
+ * they hang, the other slots stay free for everyone else's events.
+ */
+const ACCOUNT_CONCURRENCY = 2;
+/**
+ * The circuit breaker: an endpoint whose attempts time out this many times in a row is paused,
+ * first for BREAKER_FIRST_PAUSE_MS, doubling with each further timeout up to BREAKER_MAX_PAUSE_MS.
+ * Its deliveries wait (they lose no attempt); any answer from it closes the breaker.
+ */
+const BREAKER_THRESHOLD = 3;
+const BREAKER_FIRST_PAUSE_MS = 30_000;
+const BREAKER_MAX_PAUSE_MS = 3_600_000;
 /** The longest a worker sleeps without looking at the outbox (a NOTIFY missed while reconnecting). */
 const POLL_MS = 2000;
 /** A lease outlasts the attempt's timeout by this much: its outcome is written before the lease ends. */
@@ -51,6 +65,7 @@ interface Claimed {
   id: string;
   eventId: string;
   endpointId: string;
+  accountId: string;
   attempts: number;
   attemptId: string;
   /** The attempt's start by the database's clock, as every other time of the outbox. */
@@ -90,6 +105,9 @@ export function startWebhookWorker(options: WebhookWorkerOptions): WebhookWorker
   const inFlight = new Set<Promise<void>>();
   /** Endpoints this worker has an attempt under way to. */
   const busy = new Set<string>();
+  /** Attempts under way by account; an account at ACCOUNT_CONCURRENCY gets no more until one ends. */
+  const perAccount = new Map<string, number>();
+  const fullAccounts = () => [...perAccount].filter(([, n]) => n >= ACCOUNT_CONCURRENCY).map(([id]) => id);
   let stopped = false;
   let wake: (() => void) | undefined;
   const nudge = () => wake?.();
@@ -97,20 +115,27 @@ export function startWebhookWorker(options: WebhookWorkerOptions): WebhookWorker
   const listener = listen(options.databaseUrl, options.connectMs, nudge, logger, () => stopped);
 
   /**
-   * Claims up to `n` due deliveries, each with its attempt row, in one statement: the earliest due
-   * of each endpoint this worker is not already sending to, so that one slow or hanging receiver
-   * holds one slot of a worker, never all of them, and an endpoint's events tend to go in order.
+   * Claims up to `n` due deliveries, each with its attempt row, in one statement, fairly: the
+   * earliest due of each endpoint this worker is not already sending to, at most one more per
+   * account (of those with room under ACCOUNT_CONCURRENCY), never one of a paused endpoint. So one
+   * slow, hanging or flooded receiver holds one slot of a worker and one account at most
+   * ACCOUNT_CONCURRENCY, never all of them; an endpoint's events tend to go in order.
    */
   async function claim(n: number): Promise<Claimed[]> {
     return prisma.$queryRaw<Claimed[]>`
       WITH candidates AS (
-        SELECT id, "nextAttemptAt", row_number() OVER (PARTITION BY "endpointId" ORDER BY "nextAttemptAt", id) AS place
-        FROM "WebhookDelivery"
-        WHERE status = 'PENDING' AND "nextAttemptAt" <= now() AND "endpointId" <> ALL(${[...busy]}::text[])
+        SELECT d.id, d."nextAttemptAt", e."accountId",
+               row_number() OVER (PARTITION BY d."endpointId" ORDER BY d."nextAttemptAt", d.id) AS place
+        FROM "WebhookDelivery" d JOIN "WebhookEndpoint" e ON e.id = d."endpointId"
+        WHERE d.status = 'PENDING' AND d."nextAttemptAt" <= now() AND d."endpointId" <> ALL(${[...busy]}::text[])
+          AND e."accountId" <> ALL(${fullAccounts()}::text[]) AND (e."pausedUntil" IS NULL OR e."pausedUntil" <= now())
+      ), turns AS (
+        SELECT id, "nextAttemptAt", row_number() OVER (PARTITION BY "accountId" ORDER BY "nextAttemptAt", id) AS turn
+        FROM candidates WHERE place = 1
       ), due AS (
-        SELECT d.id FROM "WebhookDelivery" d JOIN candidates c ON c.id = d.id
-        WHERE c.place = 1 AND d.status = 'PENDING' AND d."nextAttemptAt" <= now()
-        ORDER BY c."nextAttemptAt"
+        SELECT d.id FROM "WebhookDelivery" d JOIN turns t ON t.id = d.id
+        WHERE t.turn = 1 AND d.status = 'PENDING' AND d."nextAttemptAt" <= now()
+        ORDER BY t."nextAttemptAt"
         LIMIT ${n}::int
         FOR UPDATE OF d SKIP LOCKED
       ), claimed AS (
@@ -123,7 +148,7 @@ export function startWebhookWorker(options: WebhookWorkerOptions): WebhookWorker
         SELECT gen_random_uuid()::text, id, attempts FROM claimed
         RETURNING id, "deliveryId", "startedAt"
       )
-      SELECT c.id, c."eventId", c."endpointId", c.attempts, a.id AS "attemptId", a."startedAt", ev.type, ev.payload, e.url, e.secret
+      SELECT c.id, c."eventId", c."endpointId", e."accountId", c.attempts, a.id AS "attemptId", a."startedAt", ev.type, ev.payload, e.url, e.secret
       FROM claimed c
       JOIN attempt a ON a."deliveryId" = c.id
       JOIN "WebhookEvent" ev ON ev.id = c."eventId"
@@ -177,6 +202,7 @@ export function startWebhookWorker(options: WebhookWorkerOptions): WebhookWorker
         },
       });
       const current = { id: d.id, status: 'PENDING' as const, attempts: d.attempts };
+      await tripOrCloseBreaker(tx, d.endpointId, result.outcome === 'timeout');
       if (ok) {
         const { count } = await tx.webhookDelivery.updateMany({
           where: current,
@@ -214,13 +240,15 @@ export function startWebhookWorker(options: WebhookWorkerOptions): WebhookWorker
   }
 
   /**
-   * When the next delivery this worker may claim falls due, in ms from now (capped at POLL_MS);
-   * one for an endpoint it is sending to waits for that attempt to end, which wakes the loop.
+   * When the next delivery this worker may claim falls due, in ms from now (capped at POLL_MS),
+   * a paused endpoint's when its pause ends; one for an endpoint it is sending to, or of an account
+   * at its share, waits for an attempt to end, which wakes the loop.
    */
   async function untilNextDue(): Promise<number> {
     const [row] = await prisma.$queryRaw<{ ms: number | null }[]>`
-      SELECT (EXTRACT(EPOCH FROM min("nextAttemptAt") - now()) * 1000)::float8 AS ms FROM "WebhookDelivery"
-      WHERE status = 'PENDING' AND "endpointId" <> ALL(${[...busy]}::text[])`;
+      SELECT (EXTRACT(EPOCH FROM min(GREATEST(d."nextAttemptAt", e."pausedUntil")) - now()) * 1000)::float8 AS ms
+      FROM "WebhookDelivery" d JOIN "WebhookEndpoint" e ON e.id = d."endpointId"
+      WHERE d.status = 'PENDING' AND d."endpointId" <> ALL(${[...busy]}::text[]) AND e."accountId" <> ALL(${fullAccounts()}::text[])`;
     return Math.min(POLL_MS, Math.max(0, row?.ms ?? POLL_MS));
   }
 
@@ -250,6 +278,7 @@ export function startWebhookWorker(options: WebhookWorkerOptions): WebhookWorker
         const claimed = free > 0 ? await claim(free) : [];
         for (const d of claimed) {
           busy.add(d.endpointId);
+          perAccount.set(d.accountId, (perAccount.get(d.accountId) ?? 0) + 1);
           const running: Promise<void> = deliver(d)
             // Its lease runs out and it is attempted again: at least once still holds.
             .catch((error: unknown) =>
@@ -257,6 +286,9 @@ export function startWebhookWorker(options: WebhookWorkerOptions): WebhookWorker
             )
             .finally(() => {
               busy.delete(d.endpointId);
+              const left = (perAccount.get(d.accountId) ?? 1) - 1;
+              if (left > 0) perAccount.set(d.accountId, left);
+              else perAccount.delete(d.accountId);
               inFlight.delete(running);
               nudge();
             });
@@ -291,6 +323,24 @@ export function startWebhookWorker(options: WebhookWorkerOptions): WebhookWorker
       await listener.close();
     },
   };
+}
+
+/**
+ * The circuit breaker's step after an attempt: a timeout lengthens the endpoint's streak and, from
+ * BREAKER_THRESHOLD on, pauses it (doubling each time, by the database's clock, as every due time
+ * of the outbox); any answer, even an error status, ends the streak and the pause.
+ */
+async function tripOrCloseBreaker(tx: Prisma.TransactionClient, endpointId: string, timedOut: boolean): Promise<void> {
+  if (!timedOut) {
+    await tx.webhookEndpoint.updateMany({ where: { id: endpointId, OR: [{ timeoutStreak: { gt: 0 } }, { pausedUntil: { not: null } }] }, data: { timeoutStreak: 0, pausedUntil: null } });
+    return;
+  }
+  await tx.$executeRaw`
+    UPDATE "WebhookEndpoint" SET "timeoutStreak" = "timeoutStreak" + 1,
+      "pausedUntil" = CASE WHEN "timeoutStreak" + 1 >= ${BREAKER_THRESHOLD}
+        THEN now() + make_interval(secs => LEAST(${BREAKER_FIRST_PAUSE_MS / 1000}::float8 * power(2, LEAST("timeoutStreak" + 1 - ${BREAKER_THRESHOLD}, 20)), ${BREAKER_MAX_PAUSE_MS / 1000}::float8))
+        ELSE "pausedUntil" END
+    WHERE id = ${endpointId}`;
 }
 
 /** LISTENs for the outbox's NOTIFY on a connection of its own, reconnecting after a failure. */
