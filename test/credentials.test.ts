@@ -189,6 +189,36 @@ describe('registerAccount', () => {
   });
 });
 
+describe('look-alike identities', () => {
+  // Buyers' names and e-mails are shown to suppliers: what the hostile client registered.
+  const lookalikes: [string, Record<string, string>, string, RegExp][] = [
+    ['an e-mail with a zero-width space', { email: `pay\u200Bments-${crypto.randomBytes(3).toString('hex')}@example.com` }, 'email', /invisible or direction-changing/],
+    ['an e-mail with a Cyrillic а among Latin letters', { email: `p\u0430yments-${crypto.randomBytes(3).toString('hex')}@example.com` }, 'email', /mixes Latin and Cyrillic letters/],
+    ['a name starting with a right-to-left override', { name: '\u202Eevil' }, 'name', /invisible or direction-changing/],
+    ['a company name with a zero-width joiner', { companyName: 'Acme\u200DSRL' }, 'companyName', /invisible or direction-changing/],
+  ];
+
+  it.each(lookalikes)('refuses %s, saying why in the field\'s error', async (_, change, field, why) => {
+    const fields = await formError(registerAccount(asOperator(prisma), { email: uniqueEmail('l'), password: GOOD, name: 'Dev', ...change }));
+    expect(fields[field]).toMatch(why);
+  });
+
+  it('accepts an address in one script, Cyrillic included, and names with accents', async () => {
+    const cyrillic = `\u043f\u0440\u0438\u043c\u0435\u0440-${crypto.randomInt(1e9)}@example.com`;
+    await expect(registerAccount(asOperator(prisma), { email: cyrillic, password: GOOD, name: 'Ștefan Ăvram' })).resolves.toMatchObject({ email: cyrillic });
+  });
+
+  it('compares e-mails NFC-normalised: a decomposed "ă" is the composed one', async () => {
+    const tag = crypto.randomBytes(3).toString('hex');
+    const composed = `\u0103na-${tag}@example.com`;
+    const decomposed = `a\u0306na-${tag}@example.com`;
+    const made = await registerAccount(asOperator(prisma), { email: decomposed, password: GOOD, name: 'Ana' });
+    expect(made.email).toBe(composed);
+    const fields = await formError(registerAccount(asOperator(prisma), { email: composed, password: GOOD, name: 'Ana' }));
+    expect(fields.email).toMatch(/already registered/);
+  });
+});
+
 describe('signIn', () => {
   let email: string;
   let accountId: string;

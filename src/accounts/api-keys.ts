@@ -9,7 +9,7 @@ import type { PrismaClient } from '../db/prisma.js';
 import type { Prisma } from '../generated/prisma/client.js';
 import { PLAN_LIMITS } from '../ratelimit/plans.js';
 import { AppError, validationError } from '../shared/errors.js';
-import { CONTROL_CHARS, normaliseEmail } from './input.js';
+import { checkEmail, nameProblem as textProblem } from '../shared/text.js';
 
 export const ENTERPRISE_LIMIT_MAX = 10_000_000;
 export const ENTERPRISE_WINDOW_MAX_SECONDS = 30 * 24 * 3600;
@@ -69,7 +69,7 @@ export interface ApiKeyView {
 /** A key's name: optional for the operator, required in the dashboard. */
 function nameProblem(name: string, required: boolean): string | null {
   if (name === '') return required ? 'is required, so that you can tell the key from your others' : null;
-  return name.length > NAME_MAX || CONTROL_CHARS.test(name) ? `must be at most ${NAME_MAX} characters, without control characters` : null;
+  return name.length > NAME_MAX ? `must be at most ${NAME_MAX} characters` : textProblem(name);
 }
 
 /** The scopes asked for, each once in SCOPES order, and what is wrong with them (unknown or not offered; none). */
@@ -97,8 +97,9 @@ const INVALID_KEY = 'Invalid key settings';
  */
 export function normaliseKeyInput(input: CreateApiKeyInput, now: Date = new Date()): NormalisedKeyInput {
   const details: Record<string, string> = {};
-  const owner = normaliseEmail(input.owner);
-  if (owner === null) details.owner = `must be an e-mail address, got ${JSON.stringify(input.owner)}`;
+  const checkedOwner = checkEmail(input.owner);
+  const owner = 'email' in checkedOwner ? checkedOwner.email : null;
+  if ('problem' in checkedOwner) details.owner = `${checkedOwner.problem}, got ${JSON.stringify(input.owner)}`;
   const plan = input.plan;
   if (!PLANS.includes(plan)) details.plan = `must be basic, pro or enterprise, got ${JSON.stringify(plan)}`;
   const { scopes, problem } = scopesOf(input.scopes, SCOPES);
@@ -127,7 +128,7 @@ export function normaliseKeyInput(input: CreateApiKeyInput, now: Date = new Date
   const expiresAt = input.expiresAt ?? null;
   const expiry = expiresAt && expiryProblem(expiresAt, now);
   if (expiry) details.expires = expiry;
-  const name = (input.name ?? '').trim();
+  const name = (input.name ?? '').normalize('NFC').trim();
   const badName = nameProblem(name, false);
   if (badName) details.name = badName;
 
@@ -135,11 +136,11 @@ export function normaliseKeyInput(input: CreateApiKeyInput, now: Date = new Date
   return { owner, plan, scopes, rateLimit, rateWindowSeconds, expiresAt, name };
 }
 
-/** The owner's e-mail as stored (see normaliseEmail); VALIDATION_ERROR on `owner` otherwise. */
+/** The owner's e-mail as stored (see checkEmail); VALIDATION_ERROR on `owner`, saying why, otherwise. */
 export function normaliseOwner(owner: string): string {
-  const email = normaliseEmail(owner);
-  if (email === null) throw validationError({ owner: `must be an e-mail address, got ${JSON.stringify(owner)}` }, 'The owner must be an e-mail address');
-  return email;
+  const checked = checkEmail(owner);
+  if ('problem' in checked) throw validationError({ owner: `${checked.problem}, got ${JSON.stringify(owner)}` }, 'The owner must be an e-mail address');
+  return checked.email;
 }
 
 const viewSelect = {
@@ -259,7 +260,7 @@ export function keyStatus(key: Pick<ApiKeyView, 'revokedAt' | 'expiresAt'>, now:
 /** A key's settings from the dashboard's form, checked by the same rules: VALIDATION_ERROR names each field that is wrong. */
 function ownKeySettings(input: OwnKeyInput, now: Date): { name: string; scopes: Scope[]; expiresAt: Date | null } {
   const details: Record<string, string> = {};
-  const name = input.name.trim();
+  const name = input.name.normalize('NFC').trim();
   const badName = nameProblem(name, true);
   if (badName) details.name = badName;
   const { scopes, problem } = scopesOf(input.scopes, SELF_SERVICE_SCOPES);

@@ -14,7 +14,7 @@ import { secondsUntil } from '../ratelimit/policy.js';
 import type { RateLimitStore } from '../ratelimit/store.js';
 import { AppError, rateLimited } from '../shared/errors.js';
 import { formError } from '../shared/errors.js';
-import { CONTROL_CHARS, normaliseEmail } from './input.js';
+import { checkEmail, nameText, normaliseEmail } from '../shared/text.js';
 import { hashIsOutdated, hashPassword, passwordProblem, verifyNothing, verifyPassword } from './passwords.js';
 import { endAllSessions } from './sessions.js';
 import { hashToken, looksLikeToken, newToken } from '../shared/tokens.js';
@@ -38,21 +38,14 @@ export const PASSWORD_LINK_TTL_MS = 7 * 24 * 3600_000;
 const UNIQUE_VIOLATION = 'P2002';
 const isUniqueViolation = (error: unknown) => error instanceof Prisma.PrismaClientKnownRequestError && error.code === UNIQUE_VIOLATION;
 
-const text = (max: number) =>
-  z
-    .string()
-    .trim()
-    .max(max, `must be at most ${max} characters`)
-    .refine((value) => !CONTROL_CHARS.test(value), 'must not contain control characters');
-
 const registration = z.object({
   email: z.string().transform((raw, ctx) => {
-    const email = normaliseEmail(raw);
-    if (email === null) ctx.addIssue({ code: 'custom', message: 'must be an e-mail address such as name@example.com' });
-    return email ?? '';
+    const checked = checkEmail(raw);
+    if ('problem' in checked) ctx.addIssue({ code: 'custom', message: checked.problem });
+    return 'email' in checked ? checked.email : '';
   }),
-  name: text(NAME_MAX).pipe(z.string().min(1, 'is required')),
-  companyName: text(COMPANY_MAX)
+  name: nameText(1, NAME_MAX),
+  companyName: nameText(0, COMPANY_MAX)
     .optional()
     .transform((value) => (value ? value : null)),
   password: z.string(),
@@ -210,8 +203,9 @@ export async function createPasswordLink(ctx: RequestContext,
   email: string,
   { ttlMs = PASSWORD_LINK_TTL_MS }: { ttlMs?: number } = {},
 ): Promise<{ token: string; accountId: string; expiresAt: Date }> {
-  const address = normaliseEmail(email);
-  if (address === null) throw formError({ email: 'must be an e-mail address such as name@example.com' });
+  const checked = checkEmail(email);
+  if ('problem' in checked) throw formError({ email: checked.problem });
+  const address = checked.email;
   if (!Number.isSafeInteger(ttlMs) || ttlMs <= 0) throw new RangeError(`A link's lifetime must be a positive whole number of ms, got ${ttlMs}`);
   const { token, hash } = newToken();
   const expiresAt = new Date(Date.now() + ttlMs);

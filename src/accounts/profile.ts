@@ -8,32 +8,24 @@ import { z } from 'zod';
 import type { PrismaClient } from '../db/prisma.js';
 import type { Prisma } from '../generated/prisma/client.js';
 import { AppError, formError } from '../shared/errors.js';
+import { emailText, nameText } from '../shared/text.js';
 import { fieldPath, idParam } from '../shared/validation.js';
 
 export const MAX_ADDRESSES = 50;
 
 // ----- input rules -----
 
-// eslint-disable-next-line no-control-regex
-const CONTROL_CHARS = /[\u0000-\u001f\u007f]/;
 const PHONE_CHARS = /^[0-9+()./\- ]+$/;
-const EMAIL_PATTERN = /^[^\s@]+@[^\s@.]+(\.[^\s@.]+)+$/;
 
-/** Trimmed one-line text of `min`–`max` characters. */
-const text = (min: number, max: number) =>
-  z
-    .string({ error: 'must be text' })
-    .trim()
-    .min(min, min === 1 ? 'is required' : `must be at least ${min} characters`)
-    .max(max, `must be at most ${max} characters`)
-    .refine((v) => !CONTROL_CHARS.test(v), 'must not contain control characters');
+/** Trimmed one-line text of `min`–`max` characters (names and address lines alike: shown to others). */
+const text = nameText;
 
 /** Optional text: absent stays absent (unchanged), empty or null becomes null (cleared). */
 const optional = <S extends z.ZodType<string>>(schema: S) =>
   z.preprocess((v) => (v === null || (typeof v === 'string' && v.trim() === '') ? null : v), schema.nullable()).optional();
 
 const phone = text(1, 40).refine((v) => PHONE_CHARS.test(v) && /\d/.test(v), 'must be a phone number: digits, spaces and + ( ) . / -');
-const email = text(1, 254).refine((v) => EMAIL_PATTERN.test(v), 'must be an e-mail address');
+const email = emailText();
 
 /** A profile edit: each field given is set, each left out is kept. */
 export const profileInput = z.object({

@@ -12,7 +12,7 @@ import {
   type SelfServicePlan,
 } from '../accounts/api-keys.js';
 import { PASSWORD_LINK_TTL_MS, createPasswordLink } from '../accounts/credentials.js';
-import { normaliseEmail } from '../accounts/input.js';
+import { normaliseEmail } from '../shared/text.js';
 import { addMember, listMembers, removeMember, type MembershipView } from '../accounts/members.js';
 import { SCOPES } from '../auth/scopes.js';
 import { ConfigError, loadConfig, webhookPolicyOf, type Config } from '../runtime/config.js';

@@ -1,5 +1,6 @@
 import { randomInt } from 'node:crypto';
 import { z } from 'zod';
+import { checkEmail, nameProblem } from '../../shared/text.js';
 import type { Scope } from '../../auth/scopes.js';
 import { keyCaller, type KeyCaller } from '../../context/actor.js';
 import type { ApiContext, EventsOfChange, StockChange } from '../../context/context.js';
@@ -64,13 +65,18 @@ const CONTROL_CHARS = /[\u0000-\u001f\u007f]/;
 // Notes may span lines; other control characters are never meaningful.
 const CONTROL_CHARS_BUT_LINES = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/;
 
+/** A line of an address (a name among them: the supplier reads it), checked as every name is (src/shared/text.ts). */
 export const line = (max: number) =>
   z
     .string({ error: 'must be a string' })
+    .overwrite((v) => v.normalize('NFC'))
     .trim()
     .min(1, 'must not be empty')
     .max(max, `must be at most ${max} characters`)
-    .refine((v) => !CONTROL_CHARS.test(v), 'must not contain control characters');
+    .superRefine((v, ctx) => {
+      const problem = nameProblem(v);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    });
 
 export const optionalLine = (max: number) => line(max).nullable().optional();
 
@@ -79,7 +85,11 @@ export const shippingAddressInput = z
     fullName: line(200),
     companyName: optionalLine(200),
     phone: line(50),
-    email: optionalLine(254).refine((v) => v == null || /^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(v), 'must be an e-mail address'),
+    // Kept as written (the supplier writes to it), but refused when it is no address or a look-alike.
+    email: optionalLine(254).superRefine((v, ctx) => {
+      const checked = v == null ? null : checkEmail(v);
+      if (checked && 'problem' in checked) ctx.addIssue({ code: 'custom', message: checked.problem });
+    }),
     address: line(500),
     city: line(100),
     county: line(100),
