@@ -1,12 +1,12 @@
 import SchemaBuilder, {
   BasePlugin,
+  decodeBase64,
   type FieldNullability,
   type InputFieldMap,
   type PothosOutputFieldConfig,
   type SchemaTypes,
   type TypeParam,
 } from '@pothos/core';
-import { parsePrismaCursor } from '@pothos/plugin-prisma';
 import type { GraphQLFieldConfig, GraphQLFieldResolver, GraphQLResolveInfo } from 'graphql';
 import type { z } from 'zod';
 import { requireMembership } from '../auth/membership.js';
@@ -56,15 +56,20 @@ const EXCLUSIVE_PAIRS = [
 
 const CURSOR_MESSAGE = 'is not a cursor this API returned (use an edge’s cursor or pageInfo’s startCursor/endCursor)';
 
+/** What plugin-prisma writes before a string key (its `S` tag; other tags hold other types). */
+const STRING_CURSOR_PREFIX = 'GPC:S:';
+
 /**
  * A cursor as plugin-prisma issues it: base64 of `GPC:` and a tagged value. Every connection of
- * this schema pages by `id`, a string, so the value must be a string that could be an id: anything
- * else (a number, a date, JSON, a compound key) would reach the database as a malformed query.
+ * this schema pages by `id`, a string, issued as `GPC:S:<id>`: only that form is accepted. Any other
+ * tag would reach the database as a malformed query (a number, a date, a compound key) or page
+ * from nothing (`J:"x"`, JSON that decodes to a string too).
  */
 function isIssuedCursor(value: unknown): boolean {
+  if (typeof value !== 'string') return false;
   try {
-    const key = parsePrismaCursor(value);
-    return typeof key === 'string' && idParam.safeParse(key).success;
+    const decoded = decodeBase64(value);
+    return decoded.startsWith(STRING_CURSOR_PREFIX) && idParam.safeParse(decoded.slice(STRING_CURSOR_PREFIX.length)).success;
   } catch {
     return false;
   }
