@@ -1,6 +1,6 @@
 import net from 'node:net';
 import { ConfigError, loadConfig, type Config } from './runtime/config.js';
-import { openDatabase } from './db/database.js';
+import { DatabaseUrlError, openDatabase } from './db/database.js';
 import { createHttpServer } from './http/request-target.js';
 import { createLogger, writeBesideLogs, type Logger } from './runtime/logger.js';
 
@@ -182,7 +182,7 @@ function closeServer(server: net.Server): Promise<void> {
 
 main().catch((error: unknown) => {
   // A configuration or start-up failure: say what, briefly, without a stack for expected cases.
-  const expected = error instanceof ConfigError || error instanceof StartupError;
+  const expected = error instanceof ConfigError || error instanceof StartupError || error instanceof DatabaseUrlError;
   const message = expected ? error.message : error instanceof Error ? error.stack ?? error.message : String(error);
   process.stderr.write(`marketplace API failed to start: ${message}\n`);
   process.exit(1);

@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { setPasswordWithToken, signIn } from '../src/accounts/credentials.js';
 import { authenticateKey } from '../src/auth/keys.js';
 import { EMBEDDED_DATABASE_NAME } from '../src/db/database.js';
@@ -10,6 +10,7 @@ import { createPrisma, type PrismaClient } from '../src/db/prisma.js';
 import { MemoryRateLimitStore } from '../src/ratelimit/memory-store.js';
 import { createTestDatabase, type TestDatabase } from './helpers/db.js';
 import { runKeysCli } from './helpers/keys-cli.js';
+import { unusedPort } from './helpers/processes.js';
 
 // `npm run keys` as a real process: what an operator types, what a script parses.
 
@@ -239,6 +240,39 @@ describe('keys CLI with DATABASE_URL', () => {
     expect(run.stdout).toMatch(/Usage:/);
     expect(run.stdout).toMatch(/invite EMAIL/);
     expect(run.stdout).toMatch(/plan EMAIL basic\|pro/);
+  });
+});
+
+describe('keys CLI with a DATABASE_URL it cannot use', () => {
+  /** Exit code 1 and one line on stderr, nothing on stdout, no stack, no password. */
+  function expectOneLine(run: { code: number; stdout: string; stderr: string }, line: string, password: string) {
+    expect(run.code).toBe(1);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).toBe(`${line}\n`);
+    expect(run.stderr).not.toContain(password);
+  }
+
+  it('an unreachable server: names DATABASE_URL (password hidden) and the cause', async () => {
+    const port = await unusedPort();
+    const run = await cli(['list', '--json'], { DATABASE_URL: `postgresql://ops:s3cret-pass@127.0.0.1:${port}/shop` });
+    expectOneLine(run, `Error: DATABASE_URL postgresql://ops:***@127.0.0.1:${port}/shop: connection refused`, 's3cret-pass');
+  });
+
+  it('a refused password: PostgreSQL’s reason', async () => {
+    const admin = new URL(inject('pgAdminUrl'));
+    admin.password = 'not-the-password';
+    const run = await cli(['list'], { DATABASE_URL: admin.toString() });
+    admin.password = '***';
+    expectOneLine(run, `Error: DATABASE_URL ${admin.toString()}: password authentication failed for user "${admin.username}"`, 'not-the-password');
+  });
+
+  it('a mysql:// URL is refused as configuration', async () => {
+    const run = await cli(['invite', 'dev@example.com'], { DATABASE_URL: 'mysql://ops:s3cret-pass@127.0.0.1:3306/shop' });
+    expectOneLine(
+      run,
+      'Error: Invalid configuration: DATABASE_URL: must be a postgresql:// or postgres:// URL (postgresql://user:pass@host:5432/db), not mysql://',
+      's3cret-pass',
+    );
   });
 });
 

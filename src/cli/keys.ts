@@ -17,6 +17,7 @@ import { addMember, listMembers, removeMember, type MembershipView } from '../ac
 import { SCOPES } from '../auth/scopes.js';
 import { ConfigError, loadConfig, type Config } from '../runtime/config.js';
 import type { Plan } from '../auth/identity.js';
+import { DatabaseUrlError } from '../db/database.js';
 import { MigrationError } from '../db/migrate.js';
 import { createPrisma, type PrismaClient } from '../db/prisma.js';
 import { idParam } from '../shared/validation.js';
@@ -441,7 +442,7 @@ if (isEntryPoint(import.meta.url)) {
   const io: Output = { out: (text) => void stdoutWrite(text), log: (msg) => void process.stderr.write(`${msg}\n`) };
   runCli(() => main(process.argv.slice(2), io), {
     usage: USAGE,
-    expected: [KeyInputError, FormError, ConfigError, MigrationError],
+    expected: [KeyInputError, FormError, ConfigError, DatabaseUrlError, MigrationError],
     failure: 'keys failed',
   });
 }
