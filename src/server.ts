@@ -3,6 +3,7 @@ import { ConfigError, loadConfig, type Config } from './runtime/config.js';
 import { DatabaseUrlError, openDatabase } from './db/database.js';
 import { createHttpServer } from './http/request-target.js';
 import { createLogger, writeBesideLogs, type Logger } from './runtime/logger.js';
+import { recordServerAddress } from './runtime/running-server.js';
 
 // Process entry point: configuration, database, HTTP listener, and an orderly shutdown.
 // Run as compiled JavaScript (`npm start` = node dist/server.js).
@@ -58,6 +59,7 @@ async function main() {
   }
 
   const server = createHttpServer(app);
+  let forgetAddress: () => Promise<void> = async () => undefined;
   let stopping = false;
   const shutdown = async (signal: string) => {
     // A second signal (npm relaying the Ctrl-C the terminal also sent to node) changes nothing.
@@ -67,6 +69,7 @@ async function main() {
     // Stop accepting, let in-flight requests finish, then cut idle keep-alive connections.
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     server.closeIdleConnections();
+    await forgetAddress();
     const timer = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
     await closed;
     clearTimeout(timer);
@@ -91,6 +94,10 @@ async function main() {
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : reserved.port;
   const base = baseUrl(config.HOST, port);
+  // Before the "listening" line: a command run on seeing it finds the address.
+  forgetAddress = await recordServerAddress(config.DATA_DIR, base, (error) =>
+    logger.warn({ err: error }, 'could not record the listening address in DATA_DIR: `keys invite` links fall back to PUBLIC_URL or PORT'),
+  );
   logger.info({ port, rest: `${base}/api`, graphql: `${base}/graphql` }, 'marketplace API listening');
   if (demoKey) {
     printDemoKey(logger, demoKey, base);

@@ -16,6 +16,7 @@ import { normaliseEmail } from '../accounts/input.js';
 import { addMember, listMembers, removeMember, type MembershipView } from '../accounts/members.js';
 import { SCOPES } from '../auth/scopes.js';
 import { ConfigError, loadConfig, type Config } from '../runtime/config.js';
+import { runningServerUrl } from '../runtime/running-server.js';
 import type { Plan } from '../auth/identity.js';
 import { DatabaseUrlError } from '../db/database.js';
 import { MigrationError } from '../db/migrate.js';
@@ -56,9 +57,9 @@ create   Creates a key, and the owner's account if it has none, and prints the k
 list     Lists keys, newest first (never the keys themselves).
 revoke   Revokes a key from now on; revoking it again changes nothing.
 invite   Prints a link to set the password of the account with this e-mail (created if there is
-         none) for the developer dashboard, at PUBLIC_URL (default http://localhost:PORT). It is
-         shown only this once, works once and expires in ${LINK_TTL_DAYS} days. Nothing is e-mailed:
-         pass the link on yourself.
+         none) for the developer dashboard, at PUBLIC_URL (unset: the address of the server
+         running on this DATA_DIR, else http://localhost:PORT). It is shown only this once, works
+         once and expires in ${LINK_TTL_DAYS} days. Nothing is e-mailed: pass the link on yourself.
 plan     Sets the plan of the keys an account creates in the dashboard from now on (its
          existing keys keep theirs). Enterprise keys are made with create --plan enterprise.
 member   Who acts for a supplier (an account acts for one at most). From the next request on, a
@@ -317,7 +318,7 @@ async function run(cmd: Exclude<KeysCommand, { command: 'help' }>, prisma: Prism
     }
     case 'invite': {
       const { token, expiresAt } = await createPasswordLink(prisma, cmd.email);
-      const link = setPasswordLink(config, token);
+      const link = await setPasswordLink(config, token);
       if (cmd.json) return json({ email: cmd.email, link, expiresAt });
       return [
         `A link to set the password of ${cmd.email}:`,
@@ -362,9 +363,13 @@ async function run(cmd: Exclude<KeysCommand, { command: 'help' }>, prisma: Prism
   }
 }
 
-/** The dashboard page a set-password token is used on, at PUBLIC_URL or this machine's PORT. */
-function setPasswordLink(config: Config, token: string): string {
-  const base = (config.PUBLIC_URL ?? `http://localhost:${config.PORT}`).replace(/\/+$/, '');
+/**
+ * The dashboard page a set-password token is used on: at PUBLIC_URL, else at the address of the
+ * server running on this DATA_DIR (which may listen on a PORT other than this command's), else at
+ * this machine's PORT.
+ */
+async function setPasswordLink(config: Config, token: string): Promise<string> {
+  const base = (config.PUBLIC_URL ?? (await runningServerUrl(config.DATA_DIR)) ?? `http://localhost:${config.PORT}`).replace(/\/+$/, '');
   return `${base}/dashboard/set-password?token=${encodeURIComponent(token)}`;
 }
 

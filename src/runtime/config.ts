@@ -18,7 +18,7 @@ const envSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   PORT: z.coerce.number().int().min(0).max(65535).default(4000),
   HOST: z.string().min(1).default('0.0.0.0'),
-  /** The address people reach the service at, for links it prints; unset: http://localhost:PORT. */
+  /** The address people reach the service at, for links it prints; unset: the running server's own address (keys invite), else http://localhost:PORT. */
   PUBLIC_URL: z.string().url().optional(),
   /** Any PostgreSQL server; when unset the embedded server under DATA_DIR is used. */
   DATABASE_URL: z
