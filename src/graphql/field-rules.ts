@@ -119,6 +119,13 @@ export type InputRule<S extends z.ZodType = z.ZodType> =
       unknownKey: string;
       /** An update: a member sent as null is a value (it clears the field), not "not given". */
       nullIsValue?: true;
+      /**
+       * The rules that need the database (an active supplier, a product's minimum order), judged on
+       * the parts of a refused argument that are well-formed: their problems join the schema's, so
+       * that one answer names every broken rule. An argument the schema accepts meets them where it
+       * is used.
+       */
+      databaseProblems?: (raw: Readonly<Record<string, unknown>>, ctx: Context) => Promise<ErrorDetails>;
     };
 
 /** The rules a field declares, as the REST routes and the OpenAPI document read them back. */
@@ -149,6 +156,17 @@ export function parseWithRule(rule: InputRule, raw: object): unknown {
     const appError = asAppError(error);
     throw appError ? new AppError(appError.code, rule.message, appError.details) : error;
   }
+}
+
+/**
+ * After parseWithRule refused `raw`: the refusal again, with the rule's database problems added
+ * (the schema's own word kept where both name a path). Rethrows anything else as it is.
+ */
+export async function refuseWithDatabaseProblems(rule: InputRule, raw: Readonly<Record<string, unknown>>, ctx: Context, error: unknown): Promise<never> {
+  const refusal = asAppError(error);
+  if (!refusal || refusal.code !== 'VALIDATION_ERROR' || !('argument' in rule) || !rule.databaseProblems) throw error;
+  const more = await rule.databaseProblems(raw, ctx);
+  throw new AppError(refusal.code, refusal.message, { ...refusal.details, ...Object.fromEntries(Object.entries(more).filter(([path]) => !Object.hasOwn(refusal.details ?? {}, path))) });
 }
 
 /**
@@ -237,7 +255,15 @@ export class FieldRulesPlugin<Types extends SchemaTypes> extends BasePlugin<Type
     const resolveChecked: typeof resolver = (parent, args, context, info) => {
       if (lookupBy && !lookupKey.safeParse((args as Record<string, unknown>)[lookupBy]).success) return null;
       if (listChecked) checkListArguments(args as Record<string, unknown>);
-      return resolver(parent, input ? parseArguments(input, args as Record<string, unknown>, listChecked) : args, context, info);
+      if (!input) return resolver(parent, args, context, info);
+      let parsed: Record<string, unknown>;
+      try {
+        parsed = parseArguments(input, args as Record<string, unknown>, listChecked);
+      } catch (error) {
+        if (!('argument' in input)) throw error;
+        return refuseWithDatabaseProblems(input, ((args as Record<string, unknown>)[input.argument] ?? {}) as Record<string, unknown>, context as Context, error);
+      }
+      return resolver(parent, parsed, context, info);
     };
     return (parent, args, context, info) => {
       if (scopes) requireScopes((context as Context).caller, ...scopes);
