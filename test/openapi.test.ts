@@ -307,6 +307,9 @@ describe('the running app answers as documented', () => {
     expect((await get('/api/supplier/orders?status=PENDING', adminKey)).status).toBe(200);
     expect((await get(`/api/supplier/orders/${second}`, adminKey)).status).toBe(200);
     expect((await post(`/api/supplier/orders/${second}/status`, { status: 'CONFIRMED', note: 'ok' })).status).toBe(200);
+    // Not a move from CONFIRMED (409), then one without the tracking it needs (400).
+    expect((await post(`/api/supplier/orders/${second}/status`, { status: 'SHIPPED' })).status).toBe(409);
+    expect((await post(`/api/supplier/orders/${second}/status`, { status: 'PROCESSING' })).status).toBe(200);
     expect((await post(`/api/supplier/orders/${second}/status`, { status: 'SHIPPED' })).status).toBe(400);
     expect((await post(`/api/v1/stock/${f.b.id}`, { lowStockThreshold: 3 }, 'PATCH')).status).toBe(200);
     expect((await post(`/api/v1/prices/${f.b.id}`, { compareAtPrice: 99.99 }, 'PATCH')).status).toBe(200);
