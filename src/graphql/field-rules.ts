@@ -11,6 +11,7 @@ import type { GraphQLFieldConfig, GraphQLFieldResolver, GraphQLResolveInfo } fro
 import type { z } from 'zod';
 import { requireMembership } from '../auth/membership.js';
 import { requireScopes, type Scope } from '../auth/scopes.js';
+import { isDatabaseUnavailable } from '../db/prisma.js';
 import { asAppError, AppError, validationError, type ErrorDetails } from '../shared/errors.js';
 import { limitParam } from '../shared/pagination.js';
 import { idParam, parseInput } from '../shared/validation.js';
@@ -160,12 +161,19 @@ export function parseWithRule(rule: InputRule, raw: object): unknown {
 
 /**
  * After parseWithRule refused `raw`: the refusal again, with the rule's database problems added
- * (the schema's own word kept where both name a path). Rethrows anything else as it is.
+ * (the schema's own word kept where both name a path). A database that cannot answer leaves the
+ * refusal as it is: still true, and more use to the caller than a 503. Rethrows anything else.
  */
 export async function refuseWithDatabaseProblems(rule: InputRule, raw: Readonly<Record<string, unknown>>, ctx: Context, error: unknown): Promise<never> {
   const refusal = asAppError(error);
   if (!refusal || refusal.code !== 'VALIDATION_ERROR' || !('argument' in rule) || !rule.databaseProblems) throw error;
-  const more = await rule.databaseProblems(raw, ctx);
+  let more: ErrorDetails;
+  try {
+    more = await rule.databaseProblems(raw, ctx);
+  } catch (lookupError) {
+    if (isDatabaseUnavailable(lookupError)) throw refusal;
+    throw lookupError;
+  }
   throw new AppError(refusal.code, refusal.message, { ...refusal.details, ...Object.fromEntries(Object.entries(more).filter(([path]) => !Object.hasOwn(refusal.details ?? {}, path))) });
 }
 
