@@ -69,10 +69,10 @@ async function main() {
     // Stop accepting, let in-flight requests finish, then cut idle keep-alive connections.
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     server.closeIdleConnections();
-    await forgetAddress();
     const timer = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
     await closed;
     clearTimeout(timer);
+    await forgetAddress();
     await app.dispose();
     // The embedded PostgreSQL is stopped only now, after the last request has been answered.
     await closeData();
