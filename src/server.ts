@@ -1,9 +1,10 @@
 import net from 'node:net';
 import { ConfigError, loadConfig, webhookPolicyOf, type Config } from './runtime/config.js';
 import { createContextFactory } from './context/context.js';
-import { openDatabase } from './db/database.js';
+import { DatabaseUrlError, openDatabase } from './db/database.js';
 import { createHttpServer } from './http/request-target.js';
 import { createLogger, writeBesideLogs, type Logger } from './runtime/logger.js';
+import { recordServerAddress } from './runtime/running-server.js';
 
 // Process entry point: configuration, database, HTTP listener, and an orderly shutdown.
 // Run as compiled JavaScript (`npm start` = node dist/server.js).
@@ -61,6 +62,7 @@ async function main() {
   }
 
   const server = createHttpServer(app);
+  let forgetAddress: () => Promise<void> = async () => undefined;
   let stopping = false;
   const shutdown = async (signal: string) => {
     // A second signal (npm relaying the Ctrl-C the terminal also sent to node) changes nothing.
@@ -73,6 +75,7 @@ async function main() {
     const timer = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
     await closed;
     clearTimeout(timer);
+    await forgetAddress();
     await app.dispose();
     // The embedded PostgreSQL is stopped only now, after the last request has been answered.
     await closeData();
@@ -94,6 +97,10 @@ async function main() {
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : reserved.port;
   const base = baseUrl(config.HOST, port);
+  // Before the "listening" line: a command run on seeing it finds the address.
+  forgetAddress = await recordServerAddress(config.DATA_DIR, base, (error) =>
+    logger.warn({ err: error }, 'could not record the listening address in DATA_DIR: `keys invite` links fall back to PUBLIC_URL or PORT'),
+  );
   logger.info({ port, rest: `${base}/api`, graphql: `${base}/graphql` }, 'marketplace API listening');
   if (demoKey) {
     printDemoKey(logger, demoKey, base);
@@ -185,7 +192,7 @@ function closeServer(server: net.Server): Promise<void> {
 
 main().catch((error: unknown) => {
   // A configuration or start-up failure: say what, briefly, without a stack for expected cases.
-  const expected = error instanceof ConfigError || error instanceof StartupError;
+  const expected = error instanceof ConfigError || error instanceof StartupError || error instanceof DatabaseUrlError;
   const message = expected ? error.message : error instanceof Error ? error.stack ?? error.message : String(error);
   process.stderr.write(`marketplace API failed to start: ${message}\n`);
   process.exit(1);

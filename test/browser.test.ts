@@ -187,4 +187,25 @@ describe.skipIf(!hasChromium)('in a browser (Debian Chromium, offline)', () => {
     expect(offsite).toEqual([]);
     await page.close();
   });
+
+  it('/api/docs draws no padlock on the operations a key is optional for, and an open one where a key is needed', async () => {
+    const page = await open('/api/docs');
+    await waitForText(page, '#swagger-ui', ['/api/products', '/api/orders']);
+    const padlocks = await page.locator('#swagger-ui .opblock').evaluateAll((blocks) =>
+      Object.fromEntries(
+        blocks.map((block) => [
+          `${block.querySelector('.opblock-summary-method')?.textContent} ${block.querySelector('.opblock-summary-path')?.textContent?.replace(/\u200b/g, '')}`,
+          block.querySelector('.authorization__btn')?.getAttribute('aria-label') ?? 'none',
+        ]),
+      ),
+    );
+    for (const op of ['GET /api/products', 'GET /api/products/{slug}', 'GET /api/categories', 'GET /api/suppliers/{id}', 'GET /api/products/{slug}/reviews']) {
+      expect(padlocks[op], op).toBe('none');
+    }
+    for (const op of ['GET /api/orders', 'POST /api/orders', 'GET /api/me', 'GET /api/v1/stock', 'PATCH /api/v1/prices/{productId}', 'POST /api/webhooks']) {
+      expect(padlocks[op], op).toBe('authorization button unlocked');
+    }
+    expect(problems).toEqual([]);
+    await page.close();
+  });
 });

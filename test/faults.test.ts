@@ -211,6 +211,32 @@ describe('a statement that runs too long', () => {
   }, 30_000);
 });
 
+describe('a malformed order while the catalogue cannot be read', () => {
+  it('is still the 400 naming what is wrong with the body, not a 503', async () => {
+    const writer = (await createTestKey(url, { plan: 'pro', scopes: ['write:orders'] })).key;
+    const blocker = new pg.Client({ connectionString: url });
+    await blocker.connect();
+    try {
+      await blocker.query('BEGIN');
+      await blocker.query('LOCK TABLE "Supplier" IN ACCESS EXCLUSIVE MODE');
+      const sample = await timed('rest order', '/api/orders', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-api-key': writer },
+        body: JSON.stringify({ supplierId: 'some-supplier', items: [{ productId: 'some-product', quantity: 0 }] }),
+      });
+      expect(sample.status).toBe(400);
+      expect(sample.body).toEqual({
+        success: false,
+        error: { code: 'VALIDATION_ERROR', message: 'Invalid order', details: { 'items[0].quantity': 'must be an integer between 1 and 1000000' } },
+      });
+      expect(sample.end - sample.start).toBeLessThan(REQUEST_LIMIT_MS);
+    } finally {
+      await blocker.query('ROLLBACK').catch(() => undefined);
+      await blocker.end();
+    }
+  }, 30_000);
+});
+
 describe('isDatabaseUnavailable', () => {
   const withCode = (message: string, props: Record<string, unknown>) => Object.assign(new Error(message), props);
 

@@ -209,6 +209,8 @@ describe('cursors on every connection', () => {
     ['the prefix with a number', b64('GPC:N:5')],
     ['the prefix with a date', b64('GPC:D:1700000000000')],
     ['the prefix with JSON', b64('GPC:O:{"id":1}')],
+    ['the prefix with a JSON string', b64('GPC:J:"x"')],
+    ['the prefix with a JSON string that could be an id', b64(`GPC:J:${JSON.stringify('cat-1')}`)],
     ['the prefix with a compound key', b64('GPC:T:["S:a","S:b"]')],
     ['the prefix with a bigint', b64('GPC:I:12345678901234567890')],
     ['the prefix with an unknown tag', b64('GPC:Q:x')],

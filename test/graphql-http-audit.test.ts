@@ -47,3 +47,26 @@ describe.each(['development', 'production'] as const)('GraphQL over HTTP (graphq
     expect(failures('MAY')).toEqual([]);
   });
 });
+
+describe('a mutation sent with GET', () => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await startTestApp({ template: 'migrated' });
+  });
+  afterAll(() => app?.close());
+
+  const viaGet = (query: string, accept: string, operationName?: string) =>
+    app.get(`/graphql?query=${encodeURIComponent(query)}${operationName ? `&operationName=${operationName}` : ''}`, { headers: { accept } });
+
+  it.each(['application/json', 'application/graphql-response+json'])('is 405 with Allow: POST (Accept: %s); a query over GET still answers', async (accept) => {
+    for (const [query, operationName] of [['mutation { cancelOrder(id: "x") { id } }'], ['query Q { __typename } mutation M { cancelOrder(id: "x") { id } }', 'M']] as const) {
+      const res = await viaGet(query, accept, operationName);
+      expect(res.status, query).toBe(405);
+      expect(res.headers.get('allow'), query).toBe('POST');
+      expect(res.body, query).toEqual({ errors: [{ message: 'Can only perform a mutation operation from a POST request.', extensions: { code: 'METHOD_NOT_ALLOWED' } }] });
+    }
+    const query = await viaGet('query Q { __typename } mutation M { cancelOrder(id: "x") { id } }', accept, 'Q');
+    expect(query.status).toBe(200);
+    expect(query.body).toEqual({ data: { __typename: 'Query' } });
+  });
+});

@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { setPasswordWithToken, signIn } from '../src/accounts/credentials.js';
 import { authenticateKey } from '../src/auth/keys.js';
 import { EMBEDDED_DATABASE_NAME } from '../src/db/database.js';
@@ -11,6 +11,8 @@ import { MemoryRateLimitStore } from '../src/ratelimit/memory-store.js';
 import { createTestDatabase, type TestDatabase } from './helpers/db.js';
 import { runKeysCli } from './helpers/keys-cli.js';
 import { asOperator } from './helpers/context.js';
+import { groupAlive, killGroup, listeningPort, npmStart, type Service } from './helpers/npm-start.js';
+import { unusedPort } from './helpers/processes.js';
 
 // `npm run keys` as a real process: what an operator types, what a script parses.
 
@@ -240,6 +242,87 @@ describe('keys CLI with DATABASE_URL', () => {
     expect(run.stdout).toMatch(/Usage:/);
     expect(run.stdout).toMatch(/invite EMAIL/);
     expect(run.stdout).toMatch(/plan EMAIL basic\|pro/);
+  });
+});
+
+describe('keys invite beside a running server (npm start, on the build)', () => {
+  let dataDir: string;
+  let running: Service | undefined;
+
+  beforeAll(async () => {
+    dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'mp-keys-invite-'));
+  });
+
+  afterAll(async () => {
+    killGroup(running);
+    if (dataDir) await fs.rm(dataDir, { recursive: true, force: true });
+  });
+
+  /** The link `invite --json` prints, run with the environment the server was not started with. */
+  const inviteLink = async (extra: Record<string, string> = {}) => {
+    const run = await cli(['invite', 'beside@example.com', '--json'], { ...env(), DATA_DIR: dataDir, PUBLIC_URL: '', PORT: '', ...extra });
+    expect(run.code, run.stderr).toBe(0);
+    return (JSON.parse(run.stdout) as { link: string }).link;
+  };
+  const startServer = async () => {
+    running = npmStart({ ...env(), NODE_ENV: 'production', DATA_DIR: dataDir, PORT: '0', PUBLIC_URL: '' });
+    return listeningPort(running);
+  };
+
+  it('links to the port the server listens on, not to PORT’s default; PUBLIC_URL still wins', async () => {
+    const port = await startServer();
+    expect(port).not.toBe(4000);
+    expect(await inviteLink()).toMatch(new RegExp(`^http://127\\.0\\.0\\.1:${port}/dashboard/set-password\\?token=[A-Za-z0-9_-]{43}$`));
+    expect(await inviteLink({ PUBLIC_URL: 'https://api.example.com' })).toMatch(/^https:\/\/api\.example\.com\/dashboard\/set-password\?token=/);
+
+    // Stopped, it no longer answers there: the link goes back to localhost:PORT.
+    process.kill(running!.npm.pid!, 'SIGTERM');
+    expect((await running!.exited).code).toBe(0);
+    expect(await inviteLink()).toMatch(/^http:\/\/localhost:4000\/dashboard\/set-password\?token=/);
+    expect(await inviteLink({ PORT: '4321' })).toMatch(/^http:\/\/localhost:4321\/dashboard\/set-password\?token=/);
+  }, 120_000);
+
+  it('a server that was killed (no shutdown) is not taken for a running one', async () => {
+    const port = await startServer();
+    expect(await inviteLink()).toContain(`:${port}/`);
+    killGroup(running);
+    // Gone for good: node too, not only npm (a killed child lingers until it is reaped).
+    for (const deadline = Date.now() + 10_000; groupAlive(running!.npm.pid!) && Date.now() < deadline; ) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(groupAlive(running!.npm.pid!)).toBe(false);
+    expect(await inviteLink()).toMatch(/^http:\/\/localhost:4000\/dashboard\/set-password\?token=/);
+  }, 120_000);
+});
+
+describe('keys CLI with a DATABASE_URL it cannot use', () => {
+  /** Exit code 1 and one line on stderr, nothing on stdout, no stack, no password. */
+  function expectOneLine(run: { code: number; stdout: string; stderr: string }, line: string, password: string) {
+    expect(run.code).toBe(1);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).toBe(`${line}\n`);
+    expect(run.stderr).not.toContain(password);
+  }
+
+  it('an unreachable server: names DATABASE_URL (password hidden) and the cause', async () => {
+    const port = await unusedPort();
+    const run = await cli(['list', '--json'], { DATABASE_URL: `postgresql://ops:s3cret-pass@127.0.0.1:${port}/shop` });
+    expectOneLine(run, `Error: DATABASE_URL postgresql://ops:***@127.0.0.1:${port}/shop: connection refused`, 's3cret-pass');
+  });
+
+  it('a refused password: PostgreSQL’s reason', async () => {
+    const admin = new URL(inject('pgAdminUrl'));
+    admin.password = 'not-the-password';
+    const run = await cli(['list'], { DATABASE_URL: admin.toString() });
+    admin.password = '***';
+    expectOneLine(run, `Error: DATABASE_URL ${admin.toString()}: password authentication failed for user "${admin.username}"`, 'not-the-password');
+  });
+
+  it('a mysql:// URL is refused as configuration', async () => {
+    const run = await cli(['invite', 'dev@example.com'], { DATABASE_URL: 'mysql://ops:s3cret-pass@127.0.0.1:3306/shop' });
+    expectOneLine(
+      run,
+      'Error: Invalid configuration: DATABASE_URL: must be a postgresql:// or postgres:// URL (postgresql://user:pass@host:5432/db), not mysql://',
+      's3cret-pass',
+    );
   });
 });
 

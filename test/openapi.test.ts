@@ -9,6 +9,7 @@ import { productSorts } from '../src/modules/products/products.service.js';
 import { supplierSorts } from '../src/modules/suppliers/suppliers.service.js';
 import { buildOpenApiDocument, type OpenApiDocument } from '../src/openapi/document.js';
 import { createDocsHandler, DOCS_CSP, openApiJson } from '../src/openapi/serve.js';
+import { deriveRoute } from '../src/rest/derive.js';
 import { restRoutes } from '../src/rest/routes.js';
 import { schema } from '../src/modules/schema.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
@@ -136,6 +137,21 @@ describe('openapi.json', () => {
         for (const p of op.parameters) expect(() => validator(p.schema), p.name).not.toThrow();
         if (op.requestBody) expect(() => validator(op.requestBody?.content['application/json']?.schema)).not.toThrow();
       }
+    }
+  });
+
+  it('lists the anonymous alternative ({}) beside the key schemes exactly where a key is optional', () => {
+    const derived = new Map(restRoutes.map((r) => [`${r.method.toLowerCase()} ${r.path.replace(/:(\w+)/g, '{$1}')}`, deriveRoute(r, schema)]));
+    for (const [path, item] of Object.entries(doc.paths)) {
+      for (const [method, op] of Object.entries(item)) {
+        const route = derived.get(`${method} ${path}`)!;
+        const keys = [{ ApiKeyAuth: [...route.scopes] }, { BearerAuth: [...route.scopes] }];
+        expect(op.security, `${method} ${path}`).toEqual(route.keyRequired ? keys : [{}, ...keys]);
+      }
+    }
+    // The public catalogue: a key is optional (it only raises the rate limit).
+    for (const path of ['/api/products', '/api/products/{slug}', '/api/categories', '/api/categories/{slug}', '/api/suppliers', '/api/suppliers/{id}']) {
+      expect(doc.paths[path]?.get?.security, path).toEqual([{}, { ApiKeyAuth: [] }, { BearerAuth: [] }]);
     }
   });
 
@@ -307,6 +323,9 @@ describe('the running app answers as documented', () => {
     expect((await get('/api/supplier/orders?status=PENDING', adminKey)).status).toBe(200);
     expect((await get(`/api/supplier/orders/${second}`, adminKey)).status).toBe(200);
     expect((await post(`/api/supplier/orders/${second}/status`, { status: 'CONFIRMED', note: 'ok' })).status).toBe(200);
+    // Not a move from CONFIRMED (409), then one without the tracking it needs (400).
+    expect((await post(`/api/supplier/orders/${second}/status`, { status: 'SHIPPED' })).status).toBe(409);
+    expect((await post(`/api/supplier/orders/${second}/status`, { status: 'PROCESSING' })).status).toBe(200);
     expect((await post(`/api/supplier/orders/${second}/status`, { status: 'SHIPPED' })).status).toBe(400);
     expect((await post(`/api/v1/stock/${f.b.id}`, { lowStockThreshold: 3 }, 'PATCH')).status).toBe(200);
     expect((await post(`/api/v1/prices/${f.b.id}`, { compareAtPrice: 99.99 }, 'PATCH')).status).toBe(200);

@@ -338,6 +338,36 @@ describe('the supplier’s side', () => {
     expect((await get(`/api/supplier/orders/${id}`, member)).body.data).toMatchObject({ status: 'PROCESSING', trackingNumber: null });
   });
 
+  it('a move that is not allowed is the 409 naming the allowed ones before any word on tracking; a tracking 400 leaves the Idempotency-Key unused', async () => {
+    const id = await placeOrder();
+    const skip = await move(id, member, { status: 'SHIPPED' });
+    expect(skip.status).toBe(409);
+    expect(skip.body).toEqual({
+      success: false,
+      error: {
+        code: 'CONFLICT',
+        message: 'The order is PENDING and cannot become SHIPPED: it can only become CONFIRMED or CANCELLED',
+        details: { status: 'PENDING', requested: 'SHIPPED', allowed: ['CONFIRMED', 'CANCELLED'] },
+      },
+    });
+    const trackingWithoutShipping = await move(id, member, { status: 'DELIVERED', trackingNumber: 'X1' });
+    expect(trackingWithoutShipping.status).toBe(409);
+    expect(trackingWithoutShipping.body.error.details).toEqual({ status: 'PENDING', requested: 'DELIVERED', allowed: ['CONFIRMED', 'CANCELLED'] });
+
+    // Once the move is allowed, its tracking is judged.
+    await walk(id, 'CONFIRMED', 'PROCESSING');
+    const key = { 'idempotency-key': `ship-${id}` };
+    const noTracking = await move(id, member, { status: 'SHIPPED', trackingNumber: 'AWB1' }, key);
+    expect(noTracking.status).toBe(400);
+    expect(noTracking.body.error).toEqual({ code: 'VALIDATION_ERROR', message: 'Invalid status change', details: { trackingCarrier: 'is required when status is SHIPPED' } });
+    expect((await get(`/api/supplier/orders/${id}`, member)).body.data).toMatchObject({ status: 'PROCESSING', trackingNumber: null });
+    // As with any malformed body, the key was not used up: the corrected request runs for real.
+    const shipped = await move(id, member, { status: 'SHIPPED', ...TRACKING }, key);
+    expect(shipped.status).toBe(200);
+    expect(shipped.headers.get('idempotent-replayed')).toBeNull();
+    expect(shipped.body.data).toMatchObject({ status: 'SHIPPED', ...TRACKING });
+  });
+
   it('cancelling as the supplier (even while PROCESSING) gives back the stock', async () => {
     const id = await placeOrder();
     await walk(id, 'CONFIRMED', 'PROCESSING');
@@ -395,6 +425,10 @@ describe('the supplier’s side', () => {
     expect((await gql(MOVE, { id, input: { status: 'CONFIRMED' } }, member)).data?.updateOrderStatus).toMatchObject({ status: 'CONFIRMED' });
     const skip = await gql(MOVE, { id, input: { status: 'DELIVERED' } }, member);
     expect(skip.errors?.[0]?.extensions).toMatchObject({ code: 'CONFLICT', details: { status: 'CONFIRMED', requested: 'DELIVERED', allowed: ['PROCESSING', 'CANCELLED'] } });
+    // A shipment cannot happen from CONFIRMED: that is the answer, not the tracking it would need.
+    const notYet = await gql(MOVE, { id, input: { status: 'SHIPPED' } }, member);
+    expect(notYet.errors?.[0]?.extensions).toMatchObject({ code: 'CONFLICT', details: { status: 'CONFIRMED', requested: 'SHIPPED', allowed: ['PROCESSING', 'CANCELLED'] } });
+    await walk(id, 'PROCESSING');
     const noTracking = await gql(MOVE, { id, input: { status: 'SHIPPED' } }, member);
     expect(noTracking.errors?.[0]?.extensions).toMatchObject({ code: 'VALIDATION_ERROR', details: { trackingNumber: expect.any(String), trackingCarrier: expect.any(String) } });
     expect((await gql(MOVE, { id, input: { status: 'PROCESSING' } }, otherMember)).data?.updateOrderStatus).toBeNull();

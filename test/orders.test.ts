@@ -385,7 +385,11 @@ describe('POST /api/orders: invalid orders', () => {
     ['a blank shippingAddress field', () => ({ ...ok(), shippingAddress: { ...address, fullName: '   ' } }), { 'shippingAddress.fullName': 'must not be empty' }],
     ['a bad e-mail', () => ({ ...ok(), shippingAddress: { ...address, email: 'nope' } }), { 'shippingAddress.email': 'must be an e-mail address' }],
     ['a too long postal code', () => ({ ...ok(), shippingAddress: { ...address, postalCode: '1'.repeat(21) } }), { 'shippingAddress.postalCode': 'must be at most 20 characters' }],
-    ['addressId and shippingAddress', () => ({ ...ok(), addressId: 'abc', shippingAddress: address }), { shippingAddress: 'cannot be combined with addressId: send one or the other' }],
+    [
+      'addressId and shippingAddress',
+      () => ({ ...ok(), addressId: 'abc', shippingAddress: address }),
+      { shippingAddress: 'cannot be combined with addressId: send one or the other', addressId: 'is not one of your saved addresses' },
+    ],
     ['an unknown supplier', () => ({ ...ok(), supplierId: 'nope' }), { supplierId: 'is not an active supplier' }],
     ['an inactive supplier', () => ({ ...ok(), supplierId: f.inactiveSupplierId }), { supplierId: 'is not an active supplier' }],
     ['a malformed supplierId', () => ({ ...ok(), supplierId: 'a b' }), { supplierId: 'must be 1–100 letters, digits, "-" or "_"' }],
@@ -426,6 +430,31 @@ describe('POST /api/orders: invalid orders', () => {
       expect(viaGraphql.body.errors[0].extensions).toEqual({ code: 'VALIDATION_ERROR', details });
     }
 
+    expect(await counts()).toEqual(before);
+  });
+
+  it('names every broken rule in one 400: the body’s own and the catalogue’s (REST, and GraphQL as far as its types let a value through)', async () => {
+    const before = await counts();
+    const input = {
+      supplierId: f.supplierId,
+      items: [
+        { productId: f.a.id, quantity: 0 },
+        { productId: f.d.id, quantity: 9 },
+      ],
+      couponCode: 'NOPE',
+    };
+    const shape = { 'items[0].quantity': 'must be an integer between 1 and 1000000' };
+    const catalogue = { 'items[1].quantity': "must be at least 10, the product's minimum order", couponCode: 'is not a valid coupon' };
+    const res = await post({ ...input, priority: 'high' });
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({
+      success: false,
+      error: { code: 'VALIDATION_ERROR', message: 'Invalid order', details: { ...shape, priority: 'is not a recognised field', ...catalogue } },
+    });
+    // An unknown field cannot reach createOrder through GraphQL: its input type refuses it first.
+    const viaGraphql = await gql(CREATE, { input });
+    expect(viaGraphql.body.data).toEqual({ createOrder: null });
+    expect(viaGraphql.body.errors).toEqual([expect.objectContaining({ message: 'Invalid order', extensions: { code: 'VALIDATION_ERROR', details: { ...shape, ...catalogue } } })]);
     expect(await counts()).toEqual(before);
   });
 

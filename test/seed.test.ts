@@ -9,6 +9,7 @@ import { SEED_BASE_DATE, SeedConflictError, buildDemoCatalog, buildDemoProduct, 
 import { isValidCui } from '../src/shared/cui.js';
 import { productSearchText, searchKey, supplierSearchText } from '../src/modules/products/search.js';
 import { createTestDatabase, type TestDatabase } from './helpers/db.js';
+import { unusedPort } from './helpers/processes.js';
 
 // Primary key of every table, to hash each table's rows in a stable order.
 const TABLE_KEYS: Record<string, string> = {
@@ -453,6 +454,14 @@ describe('npm run seed', () => {
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('--products must be a non-negative integer');
     expect(result.stderr).toContain('Usage:');
+  });
+
+  it('exits 1 with one line naming DATABASE_URL (password hidden) when its server cannot be reached', async () => {
+    const port = await unusedPort();
+    const result = await run(['--products', '40'], { DATABASE_URL: `postgresql://ops:s3cret-pass@127.0.0.1:${port}/shop` });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe(`Error: DATABASE_URL postgresql://ops:***@127.0.0.1:${port}/shop: connection refused\n`);
+    expect(result.stdout).toBe('');
   });
 
   it('migrates and seeds the configured database, then tops it up', async () => {

@@ -4,9 +4,10 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, inject, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from './helpers/db.js';
 import { killGroup, listeningPort, npmStart, waitForOutput, waitForText, type Service } from './helpers/npm-start.js';
+import { unusedPort } from './helpers/processes.js';
 
 // The quick start for real: `npm start` on an empty DATA_DIR starts embedded PostgreSQL,
 // migrates, seeds, serves both interfaces, and stops cleanly on SIGTERM. Around it, what an
@@ -153,6 +154,53 @@ describe('npm start', () => {
     running = npmStart({ DATA_DIR: path.join(newDataDir(), 'data'), SEED_ON_START: 'false' });
     expect((await running.exited).code).toBe(1);
     expect(running.output()).toContain('SEED_ON_START: was replaced by DEMO_DATA');
+  }, 60_000);
+});
+
+describe('a DATABASE_URL the service cannot use', () => {
+  /** What the service printed, without npm's banner: `> marketplace-api-gateway@… start` and the command. */
+  const printed = (service: Service) =>
+    service
+      .output()
+      .split('\n')
+      .filter((line) => line.trim() !== '' && !line.startsWith('> '));
+
+  async function failedStart(databaseUrl: string): Promise<{ code: number | null; lines: string[]; output: string }> {
+    running = npmStart({ NODE_ENV: 'production', DATABASE_URL: databaseUrl, DATA_DIR: path.join(newDataDir(), 'data') });
+    const { code } = await running.exited;
+    return { code, lines: printed(running), output: running.output() };
+  }
+
+  it('an unreachable server is one line naming DATABASE_URL and the cause, without the password', async () => {
+    const port = await unusedPort();
+    const { code, lines, output } = await failedStart(`postgresql://shop:s3cret-pass@127.0.0.1:${port}/shop`);
+    expect(code).toBe(1);
+    expect(lines).toEqual([`marketplace API failed to start: DATABASE_URL postgresql://shop:***@127.0.0.1:${port}/shop: connection refused`]);
+    expect(output).not.toMatch(/^\s+at /m);
+    expect(output).not.toContain('s3cret-pass');
+  }, 60_000);
+
+  it('a refused password is one line with PostgreSQL’s reason, and neither password', async () => {
+    const admin = new URL(inject('pgAdminUrl'));
+    const realPassword = decodeURIComponent(admin.password);
+    admin.password = 'not-the-password';
+    const { code, lines, output } = await failedStart(admin.toString());
+    expect(code).toBe(1);
+    admin.password = '***';
+    expect(lines).toEqual([`marketplace API failed to start: DATABASE_URL ${admin.toString()}: password authentication failed for user "${decodeURIComponent(admin.username)}"`]);
+    expect(output).not.toMatch(/^\s+at /m);
+    expect(output).not.toContain('not-the-password');
+    expect(output).not.toContain(realPassword);
+  }, 60_000);
+
+  it('a URL of another database (mysql://) is refused as configuration, before any connection', async () => {
+    const { code, lines, output } = await failedStart('mysql://shop:s3cret-pass@127.0.0.1:3306/shop');
+    expect(code).toBe(1);
+    expect(lines).toEqual([
+      'marketplace API failed to start: Invalid configuration: DATABASE_URL: must be a postgresql:// or postgres:// URL (postgresql://user:pass@host:5432/db), not mysql://',
+    ]);
+    expect(output).not.toMatch(/^\s+at /m);
+    expect(output).not.toContain('s3cret-pass');
   }, 60_000);
 });
 

@@ -157,7 +157,12 @@ describe('POST /api/orders: every body field', () => {
       for (const [path, text] of bodies) {
         const res = await app.get('/api/orders', asKey({ method: 'POST', headers: { 'content-type': 'application/json' }, body: text }));
         expect(res.status, text).toBe(400);
-        expect(res.body.error.details, text).toEqual({ [path]: 'is not a recognised field' });
+        // Named with the rest of what is wrong: the made-up supplier and product (every broken rule at once).
+        expect(res.body.error.details, text).toEqual({
+          [path]: 'is not a recognised field',
+          supplierId: 'is not an active supplier',
+          'items[0].productId': 'is not an active product',
+        });
       }
     }
   });

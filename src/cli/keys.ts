@@ -17,8 +17,10 @@ import { addMember, listMembers, removeMember, type MembershipView } from '../ac
 import { SCOPES } from '../auth/scopes.js';
 import { ConfigError, loadConfig, webhookPolicyOf, type Config } from '../runtime/config.js';
 import { createLogger } from '../runtime/logger.js';
+import { runningServerUrl } from '../runtime/running-server.js';
 import { createContextFactory, type RequestContext } from '../context/context.js';
 import type { Plan } from '../context/actor.js';
+import { DatabaseUrlError } from '../db/database.js';
 import { MigrationError } from '../db/migrate.js';
 import { createPrisma } from '../db/prisma.js';
 import { idParam } from '../shared/validation.js';
@@ -57,9 +59,9 @@ create   Creates a key, and the owner's account if it has none, and prints the k
 list     Lists keys, newest first (never the keys themselves).
 revoke   Revokes a key from now on; revoking it again changes nothing.
 invite   Prints a link to set the password of the account with this e-mail (created if there is
-         none) for the developer dashboard, at PUBLIC_URL (default http://localhost:PORT). It is
-         shown only this once, works once and expires in ${LINK_TTL_DAYS} days. Nothing is e-mailed:
-         pass the link on yourself.
+         none) for the developer dashboard, at PUBLIC_URL (unset: the address of the server
+         running on this DATA_DIR, else http://localhost:PORT). It is shown only this once, works
+         once and expires in ${LINK_TTL_DAYS} days. Nothing is e-mailed: pass the link on yourself.
 plan     Sets the plan of the keys an account creates in the dashboard from now on (its
          existing keys keep theirs). Enterprise keys are made with create --plan enterprise.
 member   Who acts for a supplier (an account acts for one at most). From the next request on, a
@@ -321,7 +323,7 @@ async function run(cmd: Exclude<KeysCommand, { command: 'help' }>, operator: Req
     }
     case 'invite': {
       const { token, expiresAt } = await createPasswordLink(operator, cmd.email);
-      const link = setPasswordLink(config, token);
+      const link = await setPasswordLink(config, token);
       if (cmd.json) return json({ email: cmd.email, link, expiresAt });
       return [
         `A link to set the password of ${cmd.email}:`,
@@ -366,9 +368,13 @@ async function run(cmd: Exclude<KeysCommand, { command: 'help' }>, operator: Req
   }
 }
 
-/** The dashboard page a set-password token is used on, at PUBLIC_URL or this machine's PORT. */
-function setPasswordLink(config: Config, token: string): string {
-  const base = (config.PUBLIC_URL ?? `http://localhost:${config.PORT}`).replace(/\/+$/, '');
+/**
+ * The dashboard page a set-password token is used on: at PUBLIC_URL, else at the address of the
+ * server running on this DATA_DIR (which may listen on a PORT other than this command's), else at
+ * this machine's PORT.
+ */
+async function setPasswordLink(config: Config, token: string): Promise<string> {
+  const base = (config.PUBLIC_URL ?? (await runningServerUrl(config.DATA_DIR)) ?? `http://localhost:${config.PORT}`).replace(/\/+$/, '');
   return `${base}/dashboard/set-password?token=${encodeURIComponent(token)}`;
 }
 
@@ -446,7 +452,7 @@ if (isEntryPoint(import.meta.url)) {
   const io: Output = { out: (text) => void stdoutWrite(text), log: (msg) => void process.stderr.write(`${msg}\n`) };
   runCli(() => main(process.argv.slice(2), io), {
     usage: USAGE,
-    expected: [ConfigError, MigrationError],
+    expected: [ConfigError, DatabaseUrlError, MigrationError],
     failure: 'keys failed',
   });
 }

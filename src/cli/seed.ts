@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import cliProgress from 'cli-progress';
 import { ConfigError, loadConfig } from '../runtime/config.js';
+import { DatabaseUrlError } from '../db/database.js';
 import { MigrationError } from '../db/migrate.js';
 import { SeedConflictError, seedDatabase, type SeedSummary } from '../seed/seed.js';
 import { isEntryPoint, runCli, UsageError, withMigratedDatabase } from './run.js';
@@ -131,7 +132,7 @@ function describe(s: SeedSummary): string {
 if (isEntryPoint(import.meta.url)) {
   runCli(() => main(process.argv.slice(2)), {
     usage: USAGE,
-    expected: [ConfigError, SeedConflictError, MigrationError],
+    expected: [ConfigError, DatabaseUrlError, SeedConflictError, MigrationError],
     failure: 'Seeding failed',
   });
 }

@@ -21,6 +21,7 @@ export const EMBEDDED_DATABASE_NAME = 'marketplace';
  */
 export async function openDatabase(config: Config, opts: { log?: (msg: string) => void } = {}): Promise<Database> {
   if (config.DATABASE_URL) {
+    await checkDatabaseUrl(config.DATABASE_URL);
     return { url: config.DATABASE_URL, embedded: false, close: async () => undefined };
   }
   const server = await startEmbeddedPostgres({
@@ -36,6 +37,68 @@ export async function openDatabase(config: Config, opts: { log?: (msg: string) =
     throw err;
   }
   return { url: server.url(EMBEDDED_DATABASE_NAME), embedded: true, close: () => server.stop() };
+}
+
+/** DATABASE_URL names a server this process cannot use: the message says which (password hidden) and why. */
+export class DatabaseUrlError extends Error {
+  override name = 'DatabaseUrlError';
+}
+
+const CONNECT_TIMEOUT_MS = 10_000;
+
+/**
+ * Connects once to the operator's server before anything else does, so that an unreachable host,
+ * a refused password or a missing database is one line naming DATABASE_URL and the cause rather
+ * than whichever stack the first query happens to throw.
+ */
+async function checkDatabaseUrl(url: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  // A connection error after the attempt was given up must not become an unhandled 'error' event.
+  client.on('error', () => undefined);
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new DatabaseUrlError(`no answer within ${CONNECT_TIMEOUT_MS / 1000} s`)), CONNECT_TIMEOUT_MS);
+  });
+  try {
+    await Promise.race([client.connect().then(() => client.query('SELECT 1')), timedOut]);
+  } catch (error) {
+    throw new DatabaseUrlError(`DATABASE_URL ${redactedUrl(url)}: ${connectionFailure(error)}`);
+  } finally {
+    clearTimeout(timer);
+    void client.end().catch(() => undefined);
+  }
+}
+
+/** The URL with its password (in the user part or a `password` parameter) replaced by ***. */
+export function redactedUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '***';
+    if (parsed.searchParams.has('password')) parsed.searchParams.set('password', '***');
+    return parsed.toString();
+  } catch {
+    return '(unparseable URL)';
+  }
+}
+
+/** Why a connection failed, in words and on one line. */
+function connectionFailure(error: unknown): string {
+  if (error instanceof DatabaseUrlError) return error.message;
+  const code = typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : undefined;
+  switch (code) {
+    case 'ECONNREFUSED':
+      return 'connection refused';
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return 'host not found';
+    case 'ETIMEDOUT':
+    case 'EHOSTUNREACH':
+    case 'ENETUNREACH':
+      return 'host unreachable';
+  }
+  // PostgreSQL's own words (wrong password, no such database or role), which never quote the password.
+  const message = error instanceof Error && error.message ? error.message : String(error);
+  return message.split('\n')[0]!.trim();
 }
 
 async function ensureDatabase(adminUrl: string, name: string): Promise<void> {

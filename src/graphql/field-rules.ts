@@ -1,16 +1,17 @@
 import SchemaBuilder, {
   BasePlugin,
+  decodeBase64,
   type FieldNullability,
   type InputFieldMap,
   type PothosOutputFieldConfig,
   type SchemaTypes,
   type TypeParam,
 } from '@pothos/core';
-import { parsePrismaCursor } from '@pothos/plugin-prisma';
 import type { GraphQLFieldConfig, GraphQLFieldResolver, GraphQLResolveInfo } from 'graphql';
 import type { z } from 'zod';
 import { requireMembership } from '../auth/membership.js';
 import { requireScopes, type Scope } from '../auth/scopes.js';
+import { isDatabaseUnavailable } from '../db/prisma.js';
 import { asAppError, AppError, validationError, type ErrorDetails } from '../shared/errors.js';
 import { limitParam } from '../shared/pagination.js';
 import { idParam, parseInput } from '../shared/validation.js';
@@ -56,15 +57,20 @@ const EXCLUSIVE_PAIRS = [
 
 const CURSOR_MESSAGE = 'is not a cursor this API returned (use an edge’s cursor or pageInfo’s startCursor/endCursor)';
 
+/** What plugin-prisma writes before a string key (its `S` tag; other tags hold other types). */
+const STRING_CURSOR_PREFIX = 'GPC:S:';
+
 /**
  * A cursor as plugin-prisma issues it: base64 of `GPC:` and a tagged value. Every connection of
- * this schema pages by `id`, a string, so the value must be a string that could be an id: anything
- * else (a number, a date, JSON, a compound key) would reach the database as a malformed query.
+ * this schema pages by `id`, a string, issued as `GPC:S:<id>`: only that form is accepted. Any other
+ * tag would reach the database as a malformed query (a number, a date, a compound key) or page
+ * from nothing (`J:"x"`, JSON that decodes to a string too).
  */
 function isIssuedCursor(value: unknown): boolean {
+  if (typeof value !== 'string') return false;
   try {
-    const key = parsePrismaCursor(value);
-    return typeof key === 'string' && idParam.safeParse(key).success;
+    const decoded = decodeBase64(value);
+    return decoded.startsWith(STRING_CURSOR_PREFIX) && idParam.safeParse(decoded.slice(STRING_CURSOR_PREFIX.length)).success;
   } catch {
     return false;
   }
@@ -114,6 +120,13 @@ export type InputRule<S extends z.ZodType = z.ZodType> =
       unknownKey: string;
       /** An update: a member sent as null is a value (it clears the field), not "not given". */
       nullIsValue?: true;
+      /**
+       * The rules that need the database (an active supplier, a product's minimum order), judged on
+       * the parts of a refused argument that are well-formed: their problems join the schema's, so
+       * that one answer names every broken rule. An argument the schema accepts meets them where it
+       * is used.
+       */
+      databaseProblems?: (raw: Readonly<Record<string, unknown>>, ctx: ApiContext) => Promise<ErrorDetails>;
     };
 
 /** The rules a field declares, as the REST routes and the OpenAPI document read them back. */
@@ -144,6 +157,24 @@ export function parseWithRule(rule: InputRule, raw: object): unknown {
     const appError = asAppError(error);
     throw appError ? new AppError(appError.code, rule.message, appError.details) : error;
   }
+}
+
+/**
+ * After parseWithRule refused `raw`: the refusal again, with the rule's database problems added
+ * (the schema's own word kept where both name a path). A database that cannot answer leaves the
+ * refusal as it is: still true, and more use to the caller than a 503. Rethrows anything else.
+ */
+export async function refuseWithDatabaseProblems(rule: InputRule, raw: Readonly<Record<string, unknown>>, ctx: ApiContext, error: unknown): Promise<never> {
+  const refusal = asAppError(error);
+  if (!refusal || refusal.code !== 'VALIDATION_ERROR' || !('argument' in rule) || !rule.databaseProblems) throw error;
+  let more: ErrorDetails;
+  try {
+    more = await rule.databaseProblems(raw, ctx);
+  } catch (lookupError) {
+    if (isDatabaseUnavailable(lookupError)) throw refusal;
+    throw lookupError;
+  }
+  throw new AppError(refusal.code, refusal.message, { ...refusal.details, ...Object.fromEntries(Object.entries(more).filter(([path]) => !Object.hasOwn(refusal.details ?? {}, path))) });
 }
 
 /**
@@ -232,7 +263,15 @@ export class FieldRulesPlugin<Types extends SchemaTypes> extends BasePlugin<Type
     const resolveChecked: typeof resolver = (parent, args, context, info) => {
       if (lookupBy && !lookupKey.safeParse((args as Record<string, unknown>)[lookupBy]).success) return null;
       if (listChecked) checkListArguments(args as Record<string, unknown>);
-      return resolver(parent, input ? parseArguments(input, args as Record<string, unknown>, listChecked) : args, context, info);
+      if (!input) return resolver(parent, args, context, info);
+      let parsed: Record<string, unknown>;
+      try {
+        parsed = parseArguments(input, args as Record<string, unknown>, listChecked);
+      } catch (error) {
+        if (!('argument' in input)) throw error;
+        return refuseWithDatabaseProblems(input, ((args as Record<string, unknown>)[input.argument] ?? {}) as Record<string, unknown>, context as ApiContext, error);
+      }
+      return resolver(parent, parsed, context, info);
     };
     return (parent, args, context, info) => {
       if (scopes) requireScopes((context as ApiContext).actor, ...scopes);

@@ -83,9 +83,15 @@ export function useContractErrorCodes(): Plugin {
     for (const error of result.errors ?? []) {
       const extensions = error.extensions as Record<string, unknown>;
       if (extensions.code === 'BAD_REQUEST') {
-        // A body Yoga could not read at all (bad JSON, no query): 400 whatever the Accept header,
-        // and without the parser's exception, which Yoga would otherwise attach.
-        extensions.http = { status: 400 };
+        if ((extensions.http as { status?: number } | undefined)?.status === 405) {
+          // A mutation sent with GET (Yoga's check, which sets Allow: POST): GraphQL over HTTP
+          // asks for 405, and the contract's code for it is METHOD_NOT_ALLOWED.
+          extensions.code = 'METHOD_NOT_ALLOWED';
+        } else {
+          // A body Yoga could not read at all (bad JSON, no query): 400 whatever the Accept
+          // header, and without the parser's exception, which Yoga would otherwise attach.
+          extensions.http = { status: 400 };
+        }
         delete extensions.originalError;
       }
       // Codeless errors left at this point are GraphQL's own verdicts on the request (e.g. a

@@ -48,14 +48,39 @@ export const DOCS_CSP = [
   "frame-ancestors 'none'",
 ].join('; ');
 
-/** Starts Swagger UI on the document; a file rather than an inline script, so the CSP needs no 'unsafe-inline' for scripts. */
+/**
+ * Starts Swagger UI on the document; a file rather than an inline script, so the CSP needs no
+ * 'unsafe-inline' for scripts.
+ *
+ * An operation a key is optional for lists the anonymous alternative beside the key schemes
+ * (security [{}, ApiKeyAuth, BearerAuth]). Swagger UI counts that always-met {} as authorised and
+ * draws a closed padlock, as if the operation were locked; it draws none only for [{}] alone. The
+ * plugin shows such an operation's summary as [{}] alone: no padlock. The document, and the key a
+ * reader authorises (still sent with every operation that lists it), are unchanged.
+ */
 const INIT_SCRIPT = `'use strict';
+function KeyOptionalPlugin(system) {
+  return {
+    wrapComponents: {
+      OperationSummary: function (Original) {
+        return function (props) {
+          var security = props.operationProps && props.operationProps.get('security');
+          var anonymous = security && security.find(function (requirement) { return requirement.isEmpty(); });
+          if (!anonymous) return system.React.createElement(Original, props);
+          var operationProps = props.operationProps.set('security', system.Im.List([anonymous]));
+          return system.React.createElement(Original, Object.assign({}, props, { operationProps: operationProps }));
+        };
+      }
+    }
+  };
+}
 window.addEventListener('load', function () {
   window.ui = SwaggerUIBundle({
     url: ${JSON.stringify(OPENAPI_PATH)},
     dom_id: '#swagger-ui',
     deepLinking: true,
     presets: [SwaggerUIBundle.presets.apis],
+    plugins: [KeyOptionalPlugin],
     layout: 'BaseLayout',
     docExpansion: 'list',
     defaultModelsExpandDepth: 0,

@@ -1,4 +1,6 @@
 import type { GraphQLResolveInfo } from 'graphql';
+// Only getGraphQLRateLimiter: the package's createRateLimitDirective needs the @graphql-tools/utils 7
+// that package.json's overrides replace (README, Quick start).
 import { getGraphQLRateLimiter, type Identity, type Store } from 'graphql-rate-limit';
 import { rateLimited } from '../shared/errors.js';
 import { assertLimitArgs } from './memory-store.js';

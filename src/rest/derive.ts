@@ -15,7 +15,8 @@ import {
 } from 'graphql';
 import { z } from 'zod';
 import type { Scope } from '../auth/scopes.js';
-import { fieldRulesOf, lookupKey, parseWithRule, schemaOfRule, type InputRule } from '../graphql/field-rules.js';
+import type { ApiContext } from '../context/context.js';
+import { fieldRulesOf, lookupKey, parseWithRule, refuseWithDatabaseProblems, schemaOfRule, type InputRule } from '../graphql/field-rules.js';
 import { validationError } from '../shared/errors.js';
 import { parseInput } from '../shared/validation.js';
 import type { RestRoute } from './routes.js';
@@ -57,7 +58,8 @@ export interface RestBody {
   variable?: string;
   /** The route may be called without a body (every member optional): it is then `{}`. */
   optional: boolean;
-  parse: (raw: unknown) => unknown;
+  /** The parsed body; a promise only of a refusal that also names the rule's database problems. */
+  parse: (raw: unknown, ctx: ApiContext) => unknown;
 }
 
 /** Derives a route's rules from `schema`; a route whose operation does not fit it fails at start-up. */
@@ -139,9 +141,13 @@ function bodyOf(rule: Extract<InputRule, { argument: string }>, variable: string
     schema: schemaOfRule(rule),
     variable,
     optional: false,
-    parse: (raw: unknown) => {
+    parse: (raw: unknown, ctx: ApiContext) => {
       if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw validationError({ body: 'must be a JSON object' }, rule.message);
-      return parseWithRule(rule, raw);
+      try {
+        return parseWithRule(rule, raw);
+      } catch (error) {
+        return refuseWithDatabaseProblems(rule, raw as Record<string, unknown>, ctx, error);
+      }
     },
   };
 }

@@ -121,7 +121,7 @@ export function createRestRouter({ schema, routes, maskError }: RestRouterDeps) 
     if (route.member) await requireMembership(ctx);
     const params = pathParams(route, match);
     const query = route.parseQuery(queryObject(url));
-    const body = route.body ? route.body.parse(await jsonBody(request, route.body.optional)) : undefined;
+    const body = route.body ? await route.body.parse(await jsonBody(request, route.body.optional), ctx) : undefined;
     const result = (await pipeline.execute({
       schema: pipeline.schema,
       document: route.operation,

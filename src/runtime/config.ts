@@ -11,14 +11,25 @@ const flag = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' |
 /** Seconds between webhook attempts: from 10 s up to a day, 3 days in all, then the delivery has failed. */
 const DEFAULT_RETRY_SCHEDULE = [10, 60, 300, 1800, 3600, 7200, 14_400, 28_800, 43_200, 72_000, 86_400];
 
+/** The schemes libpq and node-postgres read as PostgreSQL. */
+const POSTGRES_SCHEMES = ['postgresql:', 'postgres:'];
+
 const envSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   PORT: z.coerce.number().int().min(0).max(65535).default(4000),
   HOST: z.string().min(1).default('0.0.0.0'),
-  /** The address people reach the service at, for links it prints; unset: http://localhost:PORT. */
+  /** The address people reach the service at, for links it prints; unset: the running server's own address (keys invite), else http://localhost:PORT. */
   PUBLIC_URL: z.string().url().optional(),
   /** Any PostgreSQL server; when unset the embedded server under DATA_DIR is used. */
-  DATABASE_URL: z.string().url().optional(),
+  DATABASE_URL: z
+    .string()
+    .url()
+    // Another scheme (mysql://) would be read as PostgreSQL's and fail later, on port 5432. The
+    // value itself is never echoed: it carries the password.
+    .refine((url) => !URL.canParse(url) || POSTGRES_SCHEMES.includes(new URL(url).protocol), {
+      error: (issue) => `must be a postgresql:// or postgres:// URL (postgresql://user:pass@host:5432/db), not ${new URL(issue.input as string).protocol}//`,
+    })
+    .optional(),
   DATA_DIR: z.string().min(1).default('./.data'),
   /** Port of the embedded PostgreSQL; 0 picks a free one. */
   EMBEDDED_PG_PORT: z.coerce.number().int().min(0).max(65535).default(0),

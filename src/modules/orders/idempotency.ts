@@ -140,12 +140,24 @@ export async function releaseClaim(ctx: ApiContext, claimId: string) {
   await ctx.prisma.idempotencyRecord.deleteMany({ where: { id: claimId, responseStatus: null } });
 }
 
+const unrecorded = new WeakSet<AppError>();
+
+/**
+ * Marks a refusal of the body itself that can only be judged once the order is read (the tracking
+ * a shipment needs): like a malformed body refused before the key is claimed, it is not recorded,
+ * so a corrected retry may use the same key.
+ */
+export function notRecorded(error: AppError): AppError {
+  unrecorded.add(error);
+  return error;
+}
+
 /**
  * Runs `act` at most once per Idempotency-Key of the account (every time without a key) and
  * returns the id of the order it made or changed. `body` is what a retry must repeat to be
  * answered the same. `act` receives the claim, to complete with completeClaim in its own
  * transaction; answering null (nothing found, nothing done) frees the key, so a retry looks again.
- * A 4xx is stored and answered again to every retry; anything else frees the key.
+ * A 4xx is stored and answered again to every retry (unless notRecorded); anything else frees the key.
  */
 export async function onceForKey(
   ctx: ApiContext,
@@ -167,7 +179,7 @@ export async function onceForKey(
     orderId = await act(claim.id);
   } catch (error) {
     const appError = asAppError(error);
-    if (appError && appError.status < 500) await storeError(ctx, claim.id, appError);
+    if (appError && appError.status < 500 && !unrecorded.has(appError)) await storeError(ctx, claim.id, appError);
     else await releaseClaim(ctx, claim.id);
     throw error;
   }

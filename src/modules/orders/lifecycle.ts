@@ -3,8 +3,9 @@ import { requireMembership } from '../../auth/membership.js';
 import { keyCaller } from '../../context/actor.js';
 import type { ApiContext } from '../../context/context.js';
 import type { Prisma } from '../../generated/prisma/client.js';
+import { validationError } from '../../shared/errors.js';
 import { enumParam, idParam } from '../../shared/validation.js';
-import { completeClaim, onceForKey } from './idempotency.js';
+import { completeClaim, notRecorded, onceForKey } from './idempotency.js';
 import { buyerOf, line, lockProducts, orderById, type OrderOwner } from './orders.service.js';
 import { CANCELLED, checkTransition, orderStatuses, SHIPPED, type Actor, type OrderStatus } from './transitions.js';
 
@@ -40,6 +41,9 @@ const trackingUrl = z
   .nullable()
   .optional();
 
+// Which tracking fields a change needs depends on the status it moves to, and is judged only once
+// the move itself is allowed (trackingFor): a move that may not be made is the 409 naming the moves
+// that may, not a 400 asking for the tracking of a shipment that cannot happen.
 export const orderStatusInput = z
   .object({
     status: enumParam(orderStatuses),
@@ -48,21 +52,37 @@ export const orderStatusInput = z
     trackingUrl,
     note: noteInput,
   })
-  .strict()
-  .superRefine((v, ctx) => {
-    if (v.status === SHIPPED) {
-      for (const name of TRACKING_REQUIRED) if (v[name] == null) ctx.addIssue({ code: 'custom', path: [name], message: `is required when status is ${SHIPPED}` });
-    } else {
-      for (const name of TRACKING) if (v[name] != null) ctx.addIssue({ code: 'custom', path: [name], message: `can only be given with status ${SHIPPED}` });
-    }
-  });
+  .strict();
 export type OrderStatusInput = z.output<typeof orderStatusInput>;
 
+const STATUS_CHANGE_MESSAGE = 'Invalid status change';
+
 /** updateOrderStatus's rule for its `input` argument, which is also the REST body. */
-export const orderStatusRule = { schema: orderStatusInput, argument: 'input', message: 'Invalid status change', unknownKey: 'is not a recognised field' };
+export const orderStatusRule = { schema: orderStatusInput, argument: 'input', message: STATUS_CHANGE_MESSAGE, unknownKey: 'is not a recognised field' };
+
+/**
+ * The tracking a move to `input.status` records: required with SHIPPED, refused with any other
+ * status (400, a refusal of the body: its Idempotency-Key is not used up).
+ */
+function trackingFor(input: OrderStatusInput): Tracking | undefined {
+  const details: Record<string, string> = {};
+  if (input.status === SHIPPED) {
+    for (const name of TRACKING_REQUIRED) if (input[name] == null) details[name] = `is required when status is ${SHIPPED}`;
+  } else {
+    for (const name of TRACKING) if (input[name] != null) details[name] = `can only be given with status ${SHIPPED}`;
+  }
+  if (Object.keys(details).length) throw notRecorded(validationError(details, STATUS_CHANGE_MESSAGE));
+  return input.status === SHIPPED ? { trackingNumber: input.trackingNumber!, trackingCarrier: input.trackingCarrier!, trackingUrl: input.trackingUrl ?? null } : undefined;
+}
 
 const ACTOR_COLUMN = { buyer: 'BUYER', supplier: 'SUPPLIER' } as const satisfies Record<Actor, string>;
 const OWNER_COLUMN = { buyerId: '"buyerId"', supplierId: '"supplierId"' } as const;
+
+interface Tracking {
+  trackingNumber: string;
+  trackingCarrier: string;
+  trackingUrl: string | null;
+}
 
 interface Move {
   owner: OrderOwner;
@@ -70,7 +90,8 @@ interface Move {
   accountId: string;
   to: OrderStatus;
   note: string | null;
-  tracking?: { trackingNumber: string; trackingCarrier: string; trackingUrl: string | null };
+  /** Judged once the move is known to be allowed: what it records, or a refusal (400). */
+  tracking?: () => Tracking | undefined;
 }
 
 /** The buyer cancels one of their orders; null when they have no such order. */
@@ -92,9 +113,7 @@ export async function updateOrderStatus<Q extends object>(ctx: ApiContext, id: s
     accountId,
     to: input.status,
     note: input.note ?? null,
-    ...(input.status === SHIPPED
-      ? { tracking: { trackingNumber: input.trackingNumber!, trackingCarrier: input.trackingCarrier!, trackingUrl: input.trackingUrl ?? null } }
-      : {}),
+    tracking: () => trackingFor(input),
   };
   const changed = await onceForKey(ctx, accountId, { updateOrderStatus: { id, ...input } }, (claimId) => moveOrder(ctx, id, move, claimId));
   return changed === null ? null : orderById(ctx, owner, changed, query);
@@ -116,11 +135,12 @@ async function moveOrder(ctx: ApiContext, id: string, move: Move, claimId: strin
       );
       if (!order) return null;
       checkTransition(order.status, move.to, move.actor);
+      const tracking = move.tracking?.();
       await tx.order.update({
         where: { id },
         data: {
           status: move.to,
-          ...move.tracking,
+          ...tracking,
           history: { create: { status: move.to, actor: ACTOR_COLUMN[move.actor], accountId: move.accountId, note: move.note } },
         },
         select: { id: true },

@@ -98,11 +98,19 @@ export const shippingAddressInput = z
   .strict();
 
 const quantityMessage = `must be an integer between 1 and ${MAX_QUANTITY}`;
+const quantityInput = z.number({ error: quantityMessage }).int(quantityMessage).min(1, quantityMessage).max(MAX_QUANTITY, quantityMessage);
+
+const couponCodeInput = z
+  .string({ error: 'must be a string' })
+  .trim()
+  .min(1, 'must not be empty')
+  .max(50, 'must be at most 50 characters')
+  .refine((v) => !CONTROL_CHARS.test(v), 'must not contain control characters');
 
 export const orderItemInput = z
   .object({
     productId: idParam,
-    quantity: z.number({ error: quantityMessage }).int(quantityMessage).min(1, quantityMessage).max(MAX_QUANTITY, quantityMessage),
+    quantity: quantityInput,
     variantId: z.null({ error: 'must be absent or null: no product has variants' }).optional(),
   })
   .strict();
@@ -129,13 +137,7 @@ export const createOrderInput = z
       .refine((v) => !CONTROL_CHARS_BUT_LINES.test(v), 'must not contain control characters')
       .transform((v) => v.trim() || undefined)
       .optional(),
-    couponCode: z
-      .string({ error: 'must be a string' })
-      .trim()
-      .min(1, 'must not be empty')
-      .max(50, 'must be at most 50 characters')
-      .refine((v) => !CONTROL_CHARS.test(v), 'must not contain control characters')
-      .optional(),
+    couponCode: couponCodeInput.optional(),
   })
   .strict()
   .superRefine((v, ctx) => {
@@ -147,8 +149,19 @@ export const createOrderInput = z
 export type CreateOrderInput = z.output<typeof createOrderInput>;
 export type ShippingAddress = { [K in keyof z.output<typeof shippingAddressInput>]-?: string | null };
 
-/** createOrder's rule for its `input` argument, which is also the REST body. */
-export const createOrderRule = { schema: createOrderInput, argument: 'input', message: 'Invalid order', unknownKey: 'is not a recognised field' };
+/**
+ * createOrder's rule for its `input` argument, which is also the REST body. A body the schema
+ * refuses is also checked against the database, as far as it is well-formed, so that one 400
+ * names every broken rule (docs/api.md, Orders).
+ */
+export const createOrderRule = {
+  schema: createOrderInput,
+  argument: 'input',
+  message: 'Invalid order',
+  unknownKey: 'is not a recognised field',
+  databaseProblems: async (raw: Readonly<Record<string, unknown>>, ctx: ApiContext) =>
+    (await checkReferences(ctx.prisma, keyCaller(ctx.actor).accountId, wellFormedReferences(raw), new Date())).details,
+};
 
 /** The stored and returned form: every field present, null when not given. */
 export function shippingAddressOf(value: unknown): ShippingAddress | null {
@@ -223,31 +236,76 @@ const productFields = {
   trackInventory: true,
 } satisfies Prisma.ProductSelect;
 
-async function orderTransaction(tx: Prisma.TransactionClient, events: EventsOfChange, caller: KeyCaller, input: CreateOrderInput, claimId: string | null): Promise<string> {
-  const now = new Date();
-  const productIds = input.items.map((i) => i.productId);
+/** What of an order the database judges: references to rows, and the minimum order of each product. */
+interface OrderReferences {
+  supplierId?: string;
+  /** By position, as problems are named (`items[1].quantity`); an item too malformed to look up is a hole. */
+  items: readonly ({ productId: string; quantity?: number } | undefined)[];
+  addressId?: string;
+  couponCode?: string;
+}
+
+/**
+ * Checks an order's references (written once, for a well-formed order inside its transaction and
+ * for the well-formed parts of a refused one): the supplier is active, each product active, of
+ * that supplier and ordered at least at its minimum, the address the caller's, the coupon valid
+ * for the supplier now. Answers the problems by field, and the rows it read.
+ */
+async function checkReferences(db: Prisma.TransactionClient, accountId: string, refs: OrderReferences, now: Date) {
+  const items = refs.items.flatMap((item, index) => (item ? [{ ...item, index }] : []));
   const [supplier, products, address, coupon] = await Promise.all([
-    tx.supplier.findUnique({ where: { id: input.supplierId }, select: { isActive: true, shippingFee: true, freeShippingThreshold: true } }),
-    tx.product.findMany({ where: { id: { in: productIds } }, select: productFields }),
-    input.addressId ? tx.address.findFirst({ where: { id: input.addressId, accountId: caller.accountId } }) : null,
-    input.couponCode
-      ? tx.coupon.findFirst({ where: { code: { equals: literalPattern(input.couponCode), mode: 'insensitive' } }, orderBy: { code: 'asc' } })
+    refs.supplierId ? db.supplier.findUnique({ where: { id: refs.supplierId }, select: { isActive: true, shippingFee: true, freeShippingThreshold: true } }) : null,
+    items.length ? db.product.findMany({ where: { id: { in: items.map((i) => i.productId) } }, select: productFields }) : [],
+    refs.addressId ? db.address.findFirst({ where: { id: refs.addressId, accountId } }) : null,
+    refs.couponCode
+      ? db.coupon.findFirst({ where: { code: { equals: literalPattern(refs.couponCode), mode: 'insensitive' } }, orderBy: { code: 'asc' } })
       : null,
   ]);
 
   const details: ErrorDetails = {};
-  if (!supplier?.isActive) details.supplierId = 'is not an active supplier';
+  if (refs.supplierId && !supplier?.isActive) details.supplierId = 'is not an active supplier';
   const byId = new Map(products.map((p) => [p.id, p]));
-  input.items.forEach((item, i) => {
+  for (const item of items) {
     const product = byId.get(item.productId);
-    if (!product?.isActive) details[`items[${i}].productId`] = 'is not an active product';
-    else if (supplier?.isActive && product.supplierId !== input.supplierId) details[`items[${i}].productId`] = 'is sold by another supplier';
-    else if (item.quantity < Math.max(1, product.minOrder)) details[`items[${i}].quantity`] = `must be at least ${product.minOrder}, the product's minimum order`;
-  });
-  if (input.addressId && !address) details.addressId = 'is not one of your saved addresses';
+    if (!product?.isActive) details[`items[${item.index}].productId`] = 'is not an active product';
+    else if (supplier?.isActive && product.supplierId !== refs.supplierId) details[`items[${item.index}].productId`] = 'is sold by another supplier';
+    else if (item.quantity !== undefined && item.quantity < Math.max(1, product.minOrder)) {
+      details[`items[${item.index}].quantity`] = `must be at least ${product.minOrder}, the product's minimum order`;
+    }
+  }
+  if (refs.addressId && !address) details.addressId = 'is not one of your saved addresses';
   // The minimum subtotal of a coupon can only be judged once every item is known to be valid.
-  const couponIssue = input.couponCode ? couponProblem(coupon, input.supplierId, now, null) : null;
+  const couponIssue = refs.couponCode ? couponProblem(coupon, refs.supplierId, now, null) : null;
   if (couponIssue) details.couponCode = couponIssue;
+  return { details, supplier, byId, address, coupon };
+}
+
+/**
+ * The parts of a refused body that its schema would accept, each on its own: they are still
+ * checked against the database. More items than an order may hold are not looked up at all.
+ */
+function wellFormedReferences(raw: Readonly<Record<string, unknown>>): OrderReferences {
+  const valid = <T>(schema: z.ZodType<T>, value: unknown): T | undefined => {
+    const parsed = schema.safeParse(value);
+    return parsed.success ? parsed.data : undefined;
+  };
+  const items = Array.isArray(raw.items) && raw.items.length <= MAX_ITEMS ? (raw.items as unknown[]) : [];
+  return {
+    supplierId: valid(idParam, raw.supplierId),
+    items: items.map((item) => {
+      if (item === null || typeof item !== 'object') return undefined;
+      const { productId, quantity } = item as Record<string, unknown>;
+      const id = valid(idParam, productId);
+      return id === undefined ? undefined : { productId: id, quantity: valid(quantityInput, quantity) };
+    }),
+    addressId: valid(idParam, raw.addressId),
+    couponCode: valid(couponCodeInput, raw.couponCode),
+  };
+}
+
+async function orderTransaction(tx: Prisma.TransactionClient, events: EventsOfChange, caller: KeyCaller, input: CreateOrderInput, claimId: string | null): Promise<string> {
+  const now = new Date();
+  const { details, supplier, byId, address, coupon } = await checkReferences(tx, caller.accountId, input, now);
   if (!supplier?.isActive || Object.keys(details).length) throw validationError(details, 'Invalid order');
 
   const lines = input.items.map((item) => {
@@ -316,13 +374,14 @@ const literalPattern = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`
 /** Why a coupon does not apply to this order, or null when it does. */
 export function couponProblem(
   coupon: { isActive: boolean; supplierId: string | null; validFrom: Date; validUntil: Date | null; minSubtotal: Prisma.Decimal } | null,
-  supplierId: string,
+  /** undefined: the order names no valid supplier, so whether the coupon is for it is not judged. */
+  supplierId: string | undefined,
   now: Date,
   /** null: do not judge the minimum subtotal yet. */
   subtotal: Prisma.Decimal | null,
 ): string | null {
   if (!coupon || !coupon.isActive) return 'is not a valid coupon';
-  if (coupon.supplierId !== null && coupon.supplierId !== supplierId) return 'does not apply to this supplier';
+  if (coupon.supplierId !== null && supplierId !== undefined && coupon.supplierId !== supplierId) return 'does not apply to this supplier';
   if (now < coupon.validFrom) return 'is not valid yet';
   if (coupon.validUntil !== null && now > coupon.validUntil) return 'has expired';
   if (subtotal !== null && subtotal.lessThan(coupon.minSubtotal)) return `requires a subtotal of at least ${coupon.minSubtotal.toFixed(2)} RON`;
