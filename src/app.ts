@@ -30,7 +30,7 @@ import { restRoutes } from './rest/routes.js';
 import { webhookPolicyOf, type Config } from './runtime/config.js';
 import type { Logger } from './runtime/logger.js';
 import { createClientIpResolver, createHttpsDetector } from './shared/client-ip.js';
-import { createDashboard } from './dashboard/handler.js';
+import { createDashboard } from './dashboard/router.js';
 import { createUsageRecorder, type UsageRecorder } from './usage/recorder.js';
 import { Response } from './shared/fetch-api.js';
 

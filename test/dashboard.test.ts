@@ -385,6 +385,8 @@ describe('account, addresses and orders', () => {
     await client.post('/dashboard/addresses', { label: 'HQ', fullName: 'Ion Pop', phone: '+40 721 000 000', address: 'Str. Lunga 1', city: 'Cluj-Napoca', county: 'Cluj', postalCode: '400001', isDefault: 'true' });
     const list = await client.get('/dashboard/addresses');
     const addressId = /<code>([a-z0-9]{20,})<\/code>/.exec(list.html)![1]!;
+    expect(list.html).toContain(`<a href="/dashboard/addresses/${addressId}">Edit<span class="skip-label"> HQ</span></a>`);
+    expect(list.html).toContain(`<a href="/dashboard/addresses/${addressId}/delete">Delete<span class="skip-label"> HQ</span></a>`);
 
     const { key } = await createKey(client);
     const me = await (await fetch(`${app.base}/api/me/addresses`, { headers: { 'x-api-key': key! } })).json();

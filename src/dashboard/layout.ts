@@ -76,6 +76,11 @@ ${body}
 `;
 }
 
+/** Each refused field's problem, by field name. */
+export type FieldErrors = Readonly<Record<string, string>>;
+/** A form's fields as typed, to fill it in again. */
+export type FieldValues = Readonly<Record<string, string | undefined>>;
+
 export const csrfField = (token: string) => html`<input type="hidden" name="_csrf" value="${token}">`;
 
 /** How each form field is named on its page: error messages say what is wrong with it ("is required"). */
