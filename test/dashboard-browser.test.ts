@@ -123,6 +123,12 @@ describe.skipIf(!existsSync(CHROMIUM))('the developer dashboard in a browser (De
     const key = await page.evaluate(() => navigator.clipboard.readText());
     expect(key).toMatch(/^mk_[A-Za-z0-9_-]{43}$/);
     expect(await page.getByLabel(/API key/).inputValue()).toBe(key);
+    // Created with a redirect: a reload creates nothing and shows the key no more.
+    expect(page.url()).toMatch(/\/dashboard\/keys\/[^/]+\/created$/);
+    await page.reload();
+    await page.getByText('was shown once, right after it was created').waitFor();
+    expect(await page.locator('main').innerText()).not.toContain(key);
+    await audit(page, 'new-key-reloaded');
 
     // Use it
     for (let i = 0; i < 2; i++) expect((await fetch(`${app.base}/api/orders`, { headers: { 'x-api-key': key } })).status).toBe(200);
@@ -217,6 +223,9 @@ describe.skipIf(!existsSync(CHROMIUM))('the developer dashboard in a browser (De
       const secret = await page.locator('#new-secret').inputValue();
       expect(secret).toMatch(/^whsec_/);
       await audit(page, 'new-webhook');
+      await page.reload();
+      await page.getByText('was shown once, right after the endpoint was added').waitFor();
+      expect(await page.locator('main').innerText()).not.toContain(secret);
       await page.getByRole('link', { name: 'See this endpoint and send it a test event' }).click();
       await page.getByRole('button', { name: 'Send test event' }).click();
       await page.getByText('A test event is on its way').waitFor();
@@ -253,6 +262,6 @@ describe.skipIf(!existsSync(CHROMIUM))('the developer dashboard in a browser (De
 
     expect(problems).toEqual([]);
     expect(offsite).toEqual([]);
-    expect(checked).toHaveLength(21);
+    expect(checked).toHaveLength(22);
   }, 180_000);
 });

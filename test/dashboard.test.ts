@@ -17,10 +17,12 @@ beforeAll(async () => {
 });
 afterAll(() => app?.close());
 
+/** Posts the create-key form and, when it is accepted (a redirect), opens the page that shows the new key. */
 async function createKey(client: DashboardClient, fields: Record<string, string | string[]> = {}) {
   await client.get('/dashboard/keys');
-  const page = await client.post('/dashboard/keys', { name: 'shop backend', scopes: ['read:orders', 'read:products'], expires: '', ...fields });
-  return { page, key: keyIn(page.html) };
+  const answer = await client.post('/dashboard/keys', { name: 'shop backend', scopes: ['read:orders', 'read:products'], expires: '', ...fields });
+  const page = answer.status === 303 ? await client.follow(answer) : answer;
+  return { answer, page, key: keyIn(page.html) };
 }
 
 const keyCount = async (email: string) =>
@@ -249,7 +251,7 @@ describe('CSRF', () => {
     expect(res.status).toBe(403);
     expect(await keyCount(email)).toBe(0);
     // The same form from the page itself works.
-    expect((await client.post('/dashboard/keys', fields)).status).toBe(201);
+    expect((await client.post('/dashboard/keys', fields)).status).toBe(303);
     expect(await keyCount(email)).toBe(1);
   });
 
@@ -266,8 +268,9 @@ describe('CSRF', () => {
 describe('keys', () => {
   it('creates a key shown once, which works at once on /api; lists it by prefix; revokes it: 401 on the next request', async () => {
     const { client } = await signedIn(app.base);
-    const { page, key } = await createKey(client);
-    expect(page.status).toBe(201);
+    const { answer, page, key } = await createKey(client);
+    expect(answer.status).toBe(303);
+    expect(page.status).toBe(200);
     expect(page.headers.get('cache-control')).toBe('no-store');
     expect(key).toMatch(/^mk_/);
     expect(page.html).toContain('data-copy="new-key"');
@@ -285,6 +288,37 @@ describe('keys', () => {
     expect(revoked.location).toBe('/dashboard/keys?done=revoked');
     expect((await fetch(`${app.base}/api/orders`, { headers: { 'x-api-key': key! } })).status).toBe(401);
     expect(textOf((await client.get('/dashboard/keys')).html)).toContain('Revoked');
+  });
+
+  it('answers creating a key with a redirect: the key on the first GET only, never in a URL; a reload creates nothing and says it was shown once', async () => {
+    const { client, email, password } = await signedIn(app.base);
+    const { answer, page, key } = await createKey(client);
+    const id = /^\/dashboard\/keys\/([A-Za-z0-9_-]+)\/created$/.exec(answer.location ?? '')?.[1];
+    expect(id).toBeDefined();
+    const carrier = answer.headers.getSetCookie().find((line) => line.startsWith('mp_shown_once='))!;
+    // Sent to that one page only, never to another site's request, for five minutes; not Secure over plain HTTP.
+    expect(carrier.split('; ').slice(1)).toEqual([`Path=${answer.location}`, 'HttpOnly', 'SameSite=Strict', 'Max-Age=300']);
+    expect(answer.location).not.toContain('mk_');
+    expect(carrier).not.toContain(key!.slice(3));
+    expect(keyIn(page.html)).toBe(key);
+
+    const reload = await client.get(answer.location!);
+    expect(reload.status).toBe(200);
+    expect(keyIn(reload.html)).toBeUndefined();
+    expect(textOf(reload.html)).toContain('was shown once, right after it was created, and cannot be shown again');
+    expect(reload.html).toContain(`href="/dashboard/keys/${id}"`);
+    expect(await keyCount(email)).toBe(1);
+
+    // The cookie opens for the session it was made in only: another session of the same account gets nothing from it.
+    const second = await client.post('/dashboard/keys', { name: 'second', scopes: 'read:products', expires: '' });
+    const other = dashboardClient(app.base);
+    await other.get('/dashboard/sign-in');
+    await other.post('/dashboard/sign-in', { email, password });
+    other.cookies.set('mp_shown_once', client.cookies.get('mp_shown_once')!);
+    const elsewhere = await other.get(second.location!);
+    expect(elsewhere.status).toBe(200);
+    expect(keyIn(elsewhere.html)).toBeUndefined();
+    expect(keyIn((await client.follow(second)).html)).toMatch(/^mk_/);
   });
 
   it('gives self-service keys the account plan and only self-service scopes', async () => {
@@ -307,12 +341,12 @@ describe('keys', () => {
     const { client } = await signedIn(app.base);
     await client.get('/dashboard/keys');
     const made = await Promise.all(Array.from({ length: ACTIVE_KEYS_PER_ACCOUNT + 3 }, (_, i) => client.post('/dashboard/keys', { name: `k${i}`, scopes: 'read:products', expires: '30' })));
-    expect(made.filter((p) => p.status === 201)).toHaveLength(ACTIVE_KEYS_PER_ACCOUNT);
+    expect(made.filter((p) => p.status === 303)).toHaveLength(ACTIVE_KEYS_PER_ACCOUNT);
     const refused = made.find((p) => p.status === 400)!;
     expect(textOf(refused.html)).toContain(`at most ${ACTIVE_KEYS_PER_ACCOUNT} active keys`);
     const id = /href="\/dashboard\/keys\/([^"/]+)"/.exec((await client.get('/dashboard/keys')).html)![1]!;
     await client.post(`/dashboard/keys/${id}/revoke`, {});
-    expect((await client.post('/dashboard/keys', { name: 'one more', scopes: 'read:products', expires: '' })).status).toBe(201);
+    expect((await client.post('/dashboard/keys', { name: 'one more', scopes: 'read:products', expires: '' })).status).toBe(303);
   });
 
   it("answers another account's key 404, and cannot revoke it", async () => {

@@ -3,7 +3,8 @@ import type { Plan } from '../context/actor.js';
 import type { RateLimitStore } from '../ratelimit/store.js';
 import { AppError } from '../shared/errors.js';
 import { currentWindow, hourlyUsage } from '../usage/read.js';
-import { keyPage, keysPage, newKeyPage, revokePage, type KeyFormValues } from './pages/keys.js';
+import { keyPage, keyShownPage, keysPage, newKeyPage, revokePage, type KeyFormValues } from './pages/keys.js';
+import { keepToShowOnce, takeShownOnce } from './shown-once.js';
 import { formRefusal, readForm, redirectTo, showPage, type SignedInVisit } from './visit.js';
 
 // The account's API keys, through the same services as the keys CLI's and with the same rules:
@@ -46,12 +47,18 @@ export function keyHandlers(deps: KeyDeps) {
           scopes: values.scopes,
           expiresInDays: expires === '' ? null : /^\d{1,4}$/.test(expires) ? Number(expires) : NaN,
         }, visit.now);
-        // The key is in this page only: never in a URL, never cached.
-        return showPage(visit, 201, { title: 'Your new API key', current: 'keys', body: newKeyPage(key, record) });
+        return redirectTo(visit, keepToShowOnce(visit, 'key', record.id, key));
       } catch (error) {
         const refused = formRefusal(error);
         return showKeys(visit, 400, { values, errors: refused.fields, message: Object.keys(refused.fields).length ? undefined : refused.message });
       }
+    },
+
+    /** Where creating a key leads: the key itself on the first GET only (shown-once.ts). */
+    async getCreatedKey(visit: SignedInVisit, [id]: string[]) {
+      const record = await keyOrNotFound(visit, id!);
+      const key = takeShownOnce(visit, 'key', record.id);
+      return showPage(visit, 200, { title: 'Your new API key', current: 'keys', body: key === null ? keyShownPage(record) : newKeyPage(key, record) });
     },
 
     async getKey(visit: SignedInVisit, [id]: string[]) {

@@ -12,7 +12,8 @@ import {
   sendTestEvent,
 } from '../modules/webhooks/webhooks.service.js';
 import { AppError, asAppError } from '../shared/errors.js';
-import { deleteWebhookPage, newWebhookPage, webhookPage, webhooksPage, type WebhookFormValues } from './pages/webhooks.js';
+import { deleteWebhookPage, newWebhookPage, webhookPage, webhookSecretShownPage, webhooksPage, type WebhookFormValues } from './pages/webhooks.js';
+import { keepToShowOnce, takeShownOnce } from './shown-once.js';
 import { fieldsOf, pageNumberOf, readForm, redirectTo, showPage, type SignedInVisit } from './visit.js';
 
 // The account's endpoints, as /api/webhooks manages them: the dashboard registers as the account
@@ -45,8 +46,7 @@ export async function postWebhook(visit: SignedInVisit) {
   if (!parsed.success) return showWebhooks(visit, 400, { values, errors });
   try {
     const endpoint = await createEndpoint(visit.ctx, { accountId: visit.session.accountId, scopes: null, member: visit.member !== null }, parsed.data);
-    // The secret is in this page only: never in a URL, never cached, never shown again.
-    return showPage(visit, 201, { title: 'Your new webhook endpoint', current: 'webhooks', body: newWebhookPage(endpoint) });
+    return redirectTo(visit, keepToShowOnce(visit, 'webhook', endpoint.id, endpoint.secret));
   } catch (error) {
     const known = asAppError(error);
     if (known?.code === 'VALIDATION_ERROR') {
@@ -56,6 +56,14 @@ export async function postWebhook(visit: SignedInVisit) {
     if (known?.code === 'CONFLICT') return showWebhooks(visit, 409, { values, errors: {}, message: known.message });
     throw error;
   }
+}
+
+/** Where adding an endpoint leads: its signing secret on the first GET only (shown-once.ts). */
+export async function getCreatedWebhook(visit: SignedInVisit, [id]: string[]) {
+  const endpoint = await endpointOrNotFound(visit, id!);
+  const secret = takeShownOnce(visit, 'webhook', endpoint.id);
+  const body = secret === null ? webhookSecretShownPage(endpoint) : newWebhookPage({ ...endpoint, secret });
+  return showPage(visit, 200, { title: 'Your new webhook endpoint', current: 'webhooks', body });
 }
 
 export async function getWebhook(visit: SignedInVisit, [id]: string[]) {

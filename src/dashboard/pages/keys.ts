@@ -71,7 +71,7 @@ ${SELF_SERVICE_EXPIRY_DAYS.map((d) => html`<option value="${d}"${data.values?.ex
 }
 
 export function newKeyPage(key: string, record: ApiKeyView): Html {
-  return html`<p class="warning" role="alert"><strong>Copy this key now.</strong> It is shown only this once: we keep only a hash of it and cannot show it again.</p>
+  return html`<p class="warning" role="alert"><strong>Copy this key now.</strong> It is shown only this once: we keep only a hash of it and cannot show it again, not even if you reload this page.</p>
 <div class="field">
 <label for="new-key">API key “${record.name}”</label>
 <div class="key-box"><input id="new-key" class="key" type="text" readonly value="${key}" aria-describedby="new-key-status"><button type="button" data-copy="new-key">Copy key</button></div>
@@ -79,6 +79,12 @@ export function newKeyPage(key: string, record: ApiKeyView): Html {
 </div>
 <p>Scopes: ${scopeList(record.scopes)}. Plan: ${record.plan}, ${record.limit} requests per ${describeWindow(record.window * 1000)}.</p>
 <p>Try it: <code>curl -H 'X-API-Key: ${key}' …/api/orders</code></p>
+<p><a href="/dashboard/keys/${record.id}">See this key's usage</a> · <a href="/dashboard/keys">Back to your keys</a></p>`;
+}
+
+/** The created page once its key was shown: a reload, or a link opened again. */
+export function keyShownPage(record: ApiKeyView): Html {
+  return html`<p class="warning">The key “${record.name || 'Unnamed key'}” (<code>${record.prefix}…</code>) was shown once, right after it was created, and cannot be shown again: we keep only a hash of it. If you did not copy it, revoke it and create a new one.</p>
 <p><a href="/dashboard/keys/${record.id}">See this key's usage</a> · <a href="/dashboard/keys">Back to your keys</a></p>`;
 }
 

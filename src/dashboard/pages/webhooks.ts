@@ -77,7 +77,7 @@ ${field({ name: 'description', label: 'Description', value: data.values?.descrip
 }
 
 export function newWebhookPage(endpoint: EndpointRow & { secret: string }): Html {
-  return html`<p class="warning" role="alert"><strong>Copy this signing secret now.</strong> It is shown only this once, here and nowhere else. Without it you cannot check that a webhook comes from us: if you lose it, delete the endpoint and add it again.</p>
+  return html`<p class="warning" role="alert"><strong>Copy this signing secret now.</strong> It is shown only this once, here and nowhere else, not even if you reload this page. Without it you cannot check that a webhook comes from us: if you lose it, delete the endpoint and add it again.</p>
 <div class="field">
 <label for="new-secret">Signing secret of ${endpoint.url}</label>
 <div class="key-box"><input id="new-secret" class="key" type="text" readonly value="${endpoint.secret}" aria-describedby="new-secret-status"><button type="button" data-copy="new-secret">Copy secret</button></div>
@@ -92,6 +92,12 @@ const webhook = new Webhook(process.env.WEBHOOK_SECRET); // the whsec_… secret
 const event = webhook.verify(rawBody, headers); // throws unless the signature is valid
 </code></pre>
 <p>Answer with a 2xx status quickly. Failed deliveries are retried with the same <code>webhook-id</code>: use it to ignore an event you already handled.</p>
+<p><a href="/dashboard/webhooks/${endpoint.id}">See this endpoint and send it a test event</a> · <a href="/dashboard/webhooks">Back to your webhooks</a></p>`;
+}
+
+/** The created page once its secret was shown: a reload, or a link opened again. */
+export function webhookSecretShownPage(endpoint: EndpointRow): Html {
+  return html`<p class="warning">The signing secret of ${endpoint.url} was shown once, right after the endpoint was added, and cannot be shown again. If you did not copy it, delete the endpoint and add it again.</p>
 <p><a href="/dashboard/webhooks/${endpoint.id}">See this endpoint and send it a test event</a> · <a href="/dashboard/webhooks">Back to your webhooks</a></p>`;
 }
 
