@@ -418,7 +418,7 @@ describe('an endpoint', () => {
     const confirm = await client.get(`/dashboard/webhooks/${id}/delete`);
     expect(confirm.status).toBe(200);
     expect(textOf(confirm.html)).toContain('Delete the webhook endpoint http://127.0.0.1:9/gone (“old shop”)?');
-    expect(confirm.html).toContain('<button type="submit">Delete endpoint</button>');
+    expect(confirm.html).toContain('<button type="submit" class="danger">Delete endpoint</button>');
     const deleted = await client.post(`/dashboard/webhooks/${id}/delete`, {});
     expect(deleted.status).toBe(303);
     expect(deleted.location).toBe('/dashboard/webhooks?done=webhook-deleted');

@@ -1,3 +1,5 @@
+import { Writable } from 'node:stream';
+import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ACTIVE_KEYS_PER_ACCOUNT } from '../src/accounts/api-keys.js';
 import { createPasswordLink } from '../src/accounts/credentials.js';
@@ -25,6 +27,15 @@ async function createKey(client: DashboardClient, fields: Record<string, string 
   return { answer, page, key: keyIn(page.html) };
 }
 
+/** The first row of the keys page's table, each cell's text by its column's heading. */
+function firstKeyRow(html: string): Record<string, string> {
+  const table = /<table aria-labelledby="your-keys">([\s\S]*?)<\/table>/.exec(html)?.[1] ?? '';
+  const headings = [...table.matchAll(/<th scope="col">([^<]*)<\/th>/g)].map((m) => m[1]!);
+  const row = /<tbody>\s*<tr>([\s\S]*?)<\/tr>/.exec(table)?.[1] ?? '';
+  const cells = [...row.matchAll(/<td>([\s\S]*?)<\/td>/g)].map((m) => textOf(m[1]!));
+  return Object.fromEntries(headings.map((heading, i) => [heading, cells[i] ?? '']));
+}
+
 const keyCount = async (email: string) =>
   Number((await app.sql.query<{ n: string }>(`SELECT count(*) AS n FROM "ApiKey" k JOIN "Account" a ON a.id = k."accountId" WHERE a.email = $1`, [email])).rows[0]!.n);
 
@@ -38,6 +49,28 @@ describe('landing page and pages', () => {
     expect(html).toMatch(/<title>[^<]+<\/title>/);
     expect(res.headers.get('content-security-policy')).toContain("default-src 'none'");
     expect(res.headers.get('x-ratelimit-limit')).toBeNull();
+  });
+
+  it('has an icon: every page links one that answers, and /favicon.ico answers an icon too, free of any rate limit', async () => {
+    const signIn = await fetch(`${app.base}/dashboard/sign-in`);
+    const href = /<link rel="icon" href="([^"]+)" type="image\/svg\+xml">/.exec(await signIn.text())?.[1];
+    expect(href).toBe('/dashboard/assets/favicon.svg');
+    const linked = await fetch(`${app.base}${href}`);
+    expect(linked.status).toBe(200);
+    expect(linked.headers.get('content-type')).toBe('image/svg+xml');
+    expect(await linked.text()).toMatch(/^<svg [^>]*viewBox="0 0 32 32"/);
+    const landing = await (await fetch(`${app.base}/`)).text();
+    expect(landing).toContain(`<link rel="icon" href="${href}"`);
+
+    const ico = await fetch(`${app.base}/favicon.ico`);
+    expect(ico.status).toBe(200);
+    expect(ico.headers.get('content-type')).toBe('image/x-icon');
+    expect(ico.headers.get('x-ratelimit-limit')).toBeNull();
+    const bytes = Buffer.from(await ico.arrayBuffer());
+    // An ICO of one 32×32 image, a PNG.
+    expect([bytes.readUInt16LE(0), bytes.readUInt16LE(2), bytes.readUInt16LE(4), bytes[6], bytes[7]]).toEqual([0, 1, 1, 32, 32]);
+    expect(bytes.subarray(bytes.readUInt32LE(18), bytes.readUInt32LE(18) + 8)).toEqual(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]));
+    expect((await fetch(`${app.base}/favicon.ico`, { method: 'POST' })).status).toBe(404);
   });
 
   it('sends /dashboard to sign in, and a member page too when signed out', async () => {
@@ -319,6 +352,32 @@ describe('keys', () => {
     expect(elsewhere.status).toBe(200);
     expect(keyIn(elsewhere.html)).toBeUndefined();
     expect(keyIn((await client.follow(second)).html)).toMatch(/^mk_/);
+  });
+
+  it('prints a "Try it" command that runs as pasted: this origin, or the HTTPS one a trusted proxy reports', async () => {
+    const { client } = await signedIn(app.base);
+    const { page, key } = await createKey(client);
+    const command = /Try it[^:]*: curl -H 'X-API-Key: (mk_[A-Za-z0-9_-]{43})' (\S+)/.exec(textOf(page.html));
+    expect(command?.[1]).toBe(key);
+    expect(command?.[2]).toBe(`${app.base}/api/me`);
+    const run = await fetch(command![2]!, { headers: { 'x-api-key': command![1]! } });
+    expect(run.status).toBe(200);
+    expect((await run.json()).data.key.prefix).toBe(key!.slice(0, 12));
+
+    const https = { 'x-forwarded-proto': 'https' };
+    await client.get('/dashboard/keys', https);
+    const answer = await client.post('/dashboard/keys', { name: 'behind the proxy', scopes: 'read:products', expires: '' }, { headers: { ...https, origin: app.base.replace('http:', 'https:') } });
+    const shown = await client.get(answer.location!, https);
+    expect(textOf(shown.html)).toMatch(new RegExp(`curl -H 'X-API-Key: mk_\\S+' ${app.base.replace('http:', 'https:')}/api/me`));
+  });
+
+  it('says when a key was last used in the list right after its use, not "never"', async () => {
+    const { client } = await signedIn(app.base);
+    const { key } = await createKey(client);
+    const lastUsed = async () => firstKeyRow((await client.get('/dashboard/keys')).html)['Last used'];
+    expect(await lastUsed()).toBe('Never');
+    expect((await fetch(`${app.base}/api/products?limit=1`, { headers: { 'x-api-key': key! } })).status).toBe(200);
+    expect(await lastUsed()).toMatch(/^\d{1,2} \w{3,4} \d{4}, \d{2}:\d{2} UTC$/);
   });
 
   it('gives self-service keys the account plan and only self-service scopes', async () => {
@@ -712,5 +771,38 @@ describe('careless and hostile requests', () => {
     const setPassword = await client.post('/dashboard/set-password', { token: 'mk_not-a-token', password: 'a fine long passphrase' });
     expect(setPassword.status).toBe(401);
     expect(textOf(setPassword.html)).not.toContain('mk_not-a-token');
+  });
+});
+
+describe('an instance with PUBLIC_URL set, whose usage counts cannot be written', () => {
+  let other: TestApp;
+  let logs = '';
+  beforeAll(async () => {
+    const sink = new Writable({ write: (chunk, _encoding, done) => ((logs += chunk), done()) });
+    // Counts in memory that never reach the database: the pages show what is stored, and say why in the log.
+    const usage = { count: () => undefined, flush: () => Promise.reject(new Error('usage table unreachable')), stop: async () => undefined };
+    other = await startTestApp({ env: { PUBLIC_URL: 'https://market.example.com/' }, usage, logger: pino({ level: 'warn' }, sink) });
+  });
+  afterAll(() => other?.close());
+
+  it('prints the "Try it" command with PUBLIC_URL', async () => {
+    const { client } = await signedIn(other.base);
+    const { page, key } = await createKey(client);
+    expect(textOf(page.html)).toContain(`curl -H 'X-API-Key: ${key}' https://market.example.com/api/me`);
+  });
+
+  it('still lists the keys and shows a key when the counts cannot be written, with a warning in the log', async () => {
+    const { client } = await signedIn(other.base);
+    const { key } = await createKey(client);
+    expect((await fetch(`${other.base}/api/products?limit=1`, { headers: { 'x-api-key': key! } })).status).toBe(200);
+    const list = await client.get('/dashboard/keys');
+    expect(list.status).toBe(200);
+    // The last use is written by its own recorder, which works here.
+    expect(firstKeyRow(list.html)['Last used']).not.toBe('Never');
+    const id = /href="\/dashboard\/keys\/([^"/]+)"/.exec(list.html)![1]!;
+    expect((await client.get(`/dashboard/keys/${id}`)).status).toBe(200);
+    const warnings = logs.split('\n').filter(Boolean).map((line) => JSON.parse(line)).filter((line) => line.msg === 'writing key counts before showing keys failed');
+    expect(warnings.length).toBeGreaterThanOrEqual(2);
+    expect(warnings[0]).toMatchObject({ level: 40, err: { message: 'usage table unreachable' } });
   });
 });

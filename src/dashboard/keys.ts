@@ -5,7 +5,7 @@ import { AppError } from '../shared/errors.js';
 import { currentWindow, hourlyUsage } from '../usage/read.js';
 import { keyPage, keyShownPage, keysPage, newKeyPage, revokePage, type KeyFormValues } from './pages/keys.js';
 import { keepToShowOnce, takeShownOnce } from './shown-once.js';
-import { formRefusal, readForm, redirectTo, showPage, type SignedInVisit } from './visit.js';
+import { formRefusal, ownOrigin, readForm, redirectTo, showPage, type SignedInVisit } from './visit.js';
 
 // The account's API keys, through the same services as the keys CLI's and with the same rules:
 // create (shown once), list, see one's usage, revoke.
@@ -17,12 +17,26 @@ export interface KeyDeps {
   onKeyRevoked: (keyId: string) => void;
   /** Writes what is still counted in memory (key usage, last use) before a page reads it. */
   flushCounts: () => Promise<void>;
+  /** Where the API is reached (PUBLIC_URL); unset: the origin the visit came to. */
+  publicUrl?: string;
 }
 
 const NO_KEY = 'There is no such key among yours.';
 
 export function keyHandlers(deps: KeyDeps) {
+  /**
+   * Writes this instance's counts still in memory (usage, last use) before a page shows them, so a
+   * key used a moment ago is not "never used"; a failed write leaves them for the next one, and
+   * the page shows what is stored.
+   */
+  const writeCounts = (visit: SignedInVisit) =>
+    deps.flushCounts().catch((error: unknown) => visit.ctx.logger.warn({ err: error }, 'writing key counts before showing keys failed'));
+
+  /** The address the API answers at, as a command pasted from the page must name it. */
+  const apiOrigin = (visit: SignedInVisit) => deps.publicUrl?.replace(/\/+$/, '') ?? ownOrigin(visit);
+
   async function showKeys(visit: SignedInVisit, status: number, form?: { values: KeyFormValues; errors: Record<string, string>; message?: string }) {
+    await writeCounts(visit);
     const keys = await listOwnKeys(visit.ctx, visit.session.accountId);
     const body = keysPage(visit.csrfToken, { keys, plan: visit.session.plan.toLowerCase(), now: visit.now, activeMax: ACTIVE_KEYS_PER_ACCOUNT, ...form });
     return showPage(visit, status, { title: 'API keys', current: 'keys', body });
@@ -58,13 +72,11 @@ export function keyHandlers(deps: KeyDeps) {
     async getCreatedKey(visit: SignedInVisit, [id]: string[]) {
       const record = await keyOrNotFound(visit, id!);
       const key = takeShownOnce(visit, 'key', record.id);
-      return showPage(visit, 200, { title: 'Your new API key', current: 'keys', body: key === null ? keyShownPage(record) : newKeyPage(key, record) });
+      return showPage(visit, 200, { title: 'Your new API key', current: 'keys', body: key === null ? keyShownPage(record) : newKeyPage(key, record, apiOrigin(visit)) });
     },
 
     async getKey(visit: SignedInVisit, [id]: string[]) {
-      // The counts of this instance that are still in memory (usage, last use) are written first; a
-      // failed write leaves them for the next one, and the page shows what is stored.
-      await deps.flushCounts().catch((error: unknown) => visit.ctx.logger.warn({ err: error }, 'writing key counts before a key page failed'));
+      await writeCounts(visit);
       const key = await keyOrNotFound(visit, id!);
       // The view carries the key's effective limit and window: the same bucket and numbers as the gate's.
       const limits = { id: key.id, plan: key.plan.toUpperCase() as Plan, rateLimit: key.limit, rateWindowSeconds: key.window };

@@ -46,6 +46,7 @@ export function page({ title, viewer, csrf, current, notice, body }: PageOptions
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${title === BRAND ? BRAND : `${title} · ${BRAND}`}</title>
+<link rel="icon" href="${ASSET_PATH}/favicon.svg" type="image/svg+xml">
 <link rel="stylesheet" href="${ASSET_PATH}/dashboard.css">
 <script src="${ASSET_PATH}/dashboard.js" defer></script>
 </head>
@@ -146,12 +147,19 @@ export function field({ name, label, type = 'text', value, error, hint, required
 </div>`;
 }
 
+export interface FormOptions {
+  /** Classes of the form beside "form" ("inline": a button alone, in a row of actions). */
+  className?: string;
+  /** Its button revokes or deletes something for good: the danger style, not the primary one. */
+  destructive?: boolean;
+}
+
 /** A form posting to `action`, with the visit's CSRF token. */
-export function form(action: string, csrf: string, content: HtmlValue, submit: string, extraClass = ''): Html {
-  return html`<form method="post" action="${action}" class="form ${extraClass}" novalidate>
+export function form(action: string, csrf: string, content: HtmlValue, submit: string, { className = '', destructive = false }: FormOptions = {}): Html {
+  return html`<form method="post" action="${action}" class="form ${className}" novalidate>
 ${csrfField(csrf)}
 ${content}
-<button type="submit">${submit}</button>
+<button type="submit"${destructive ? html` class="danger"` : ''}>${submit}</button>
 </form>`;
 }
 

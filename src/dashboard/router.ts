@@ -6,7 +6,7 @@ import { AppError, asAppError } from '../shared/errors.js';
 import { Response } from '../shared/fetch-api.js';
 import { accountHandlers } from './account.js';
 import * as addresses from './addresses.js';
-import { serveAsset } from './assets.js';
+import { serveAsset, serveFavicon } from './assets.js';
 import { authHandlers } from './auth.js';
 import { keyHandlers } from './keys.js';
 import { ASSET_PATH, BRAND, page } from './layout.js';
@@ -29,6 +29,8 @@ export interface DashboardDeps {
   onKeyRevoked: (keyId: string) => void;
   /** Writes what is still counted in memory (key usage, last use) before a page reads it. */
   flushCounts: () => Promise<void>;
+  /** Where people reach the service (config PUBLIC_URL), for commands the pages print; unset: the visit's own origin. */
+  publicUrl?: string;
   logger: Logger;
   clientIp: (request: Request, server: unknown) => string;
   isHttps: (request: Request, server: unknown) => boolean;
@@ -49,7 +51,7 @@ const path = (pattern: string) => new RegExp(`^/dashboard${pattern}$`);
 export function createDashboard(deps: DashboardDeps) {
   const visits = createVisits({ contexts: deps.contexts, clientIp: deps.clientIp, isHttps: deps.isHttps, now: deps.now ?? Date.now });
   const auth = authHandlers({ store: deps.store });
-  const keys = keyHandlers({ store: deps.store, onKeyRevoked: deps.onKeyRevoked, flushCounts: deps.flushCounts });
+  const keys = keyHandlers({ store: deps.store, onKeyRevoked: deps.onKeyRevoked, flushCounts: deps.flushCounts, publicUrl: deps.publicUrl });
   const account = accountHandlers({ store: deps.store });
 
   const routes: DashboardRoute[] = [
@@ -127,6 +129,9 @@ export function createDashboard(deps: DashboardDeps) {
         return errorPage(answered, new AppError('INTERNAL_ERROR', 'Something went wrong on our side. Please try again.'));
       }
     },
+
+    /** /favicon.ico: the dashboard's icon, for every page of the site that links none. */
+    favicon: (request: Request): Response => serveFavicon(request),
 
     /** The small landing page at /. */
     landing(request: Request): Response {

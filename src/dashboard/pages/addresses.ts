@@ -50,7 +50,7 @@ ${text('postalCode', 'Postal code', { required: true, autocomplete: 'postal-code
 export function deleteAddressPage(csrf: string, address: SavedAddress): Html {
   return html`<p>Delete the address “${address.label || address.address}” (${address.address}, ${address.city})? Orders already shipped to it keep their copy.</p>
 <div class="actions">
-${form(`/dashboard/addresses/${address.id}/delete`, csrf, '', 'Delete address', 'inline')}
+${form(`/dashboard/addresses/${address.id}/delete`, csrf, '', 'Delete address', { className: 'inline', destructive: true })}
 <a href="/dashboard/addresses">Cancel</a>
 </div>`;
 }

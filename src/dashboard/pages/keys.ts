@@ -70,7 +70,8 @@ ${SELF_SERVICE_EXPIRY_DAYS.map((d) => html`<option value="${d}"${data.values?.ex
 )}`;
 }
 
-export function newKeyPage(key: string, record: ApiKeyView): Html {
+/** The new key, once; `apiOrigin` is where the API answers, for a command that runs as pasted. */
+export function newKeyPage(key: string, record: ApiKeyView, apiOrigin: string): Html {
   return html`<p class="warning" role="alert"><strong>Copy this key now.</strong> It is shown only this once: we keep only a hash of it and cannot show it again, not even if you reload this page.</p>
 <div class="field">
 <label for="new-key">API key “${record.name}”</label>
@@ -78,7 +79,7 @@ export function newKeyPage(key: string, record: ApiKeyView): Html {
 <p id="new-key-status" class="hint" role="status"></p>
 </div>
 <p>Scopes: ${scopeList(record.scopes)}. Plan: ${record.plan}, ${record.limit} requests per ${describeWindow(record.window * 1000)}.</p>
-<p>Try it: <code>curl -H 'X-API-Key: ${key}' …/api/orders</code></p>
+<p>Try it (any key may read its own account): <code>curl -H 'X-API-Key: ${key}' ${apiOrigin}/api/me</code></p>
 <p><a href="/dashboard/keys/${record.id}">See this key's usage</a> · <a href="/dashboard/keys">Back to your keys</a></p>`;
 }
 
@@ -119,7 +120,7 @@ ${
 export function revokePage(csrf: string, key: ApiKeyView): Html {
   return html`<p>Revoke the key “${key.name || 'Unnamed key'}” (<code>${key.prefix}…</code>)? Every request with it is refused from the next one on, on every instance. This cannot be undone.</p>
 <div class="actions">
-${form(`/dashboard/keys/${key.id}/revoke`, csrf, '', 'Revoke key', 'inline danger-form')}
+${form(`/dashboard/keys/${key.id}/revoke`, csrf, '', 'Revoke key', { className: 'inline', destructive: true })}
 <a href="/dashboard/keys/${key.id}">Cancel</a>
 </div>`;
 }

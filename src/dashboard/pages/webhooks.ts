@@ -164,8 +164,8 @@ export function webhookPage(csrf: string, data: { endpoint: EndpointRow; deliver
 </tbody>
 </table>
 <div class="actions">
-${form(`${base}/test`, csrf, '', 'Send test event', 'inline')}
-${endpoint.disabledAt ? form(`${base}/enable`, csrf, '', 'Enable again', 'inline') : ''}
+${form(`${base}/test`, csrf, '', 'Send test event', { className: 'inline' })}
+${endpoint.disabledAt ? form(`${base}/enable`, csrf, '', 'Enable again', { className: 'inline' }) : ''}
 </div>
 <p class="hint">A test event (<code>${TEST_EVENT}</code>) is sent to this endpoint alone, whatever it subscribes to. The signing secret was shown once, when the endpoint was added.</p>
 <h2 id="deliveries">Deliveries</h2>
@@ -191,7 +191,7 @@ ${hasNext ? html`<a href="${base}?page=${page.number + 1}">Older deliveries</a>`
 export function deleteWebhookPage(csrf: string, endpoint: EndpointRow): Html {
   return html`<p>Delete the webhook endpoint <code>${endpoint.url}</code>${endpoint.description ? html` (“${endpoint.description}”)` : ''}? Nothing more is sent to it, events waiting for it are dropped, and its delivery log is deleted. This cannot be undone.</p>
 <div class="actions">
-${form(`/dashboard/webhooks/${endpoint.id}/delete`, csrf, '', 'Delete endpoint', 'inline danger-form')}
+${form(`/dashboard/webhooks/${endpoint.id}/delete`, csrf, '', 'Delete endpoint', { className: 'inline', destructive: true })}
 <a href="/dashboard/webhooks/${endpoint.id}">Cancel</a>
 </div>`;
 }
