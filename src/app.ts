@@ -31,7 +31,7 @@ import { restRoutes } from './rest/routes.js';
 import { webhookPolicyOf, type Config } from './runtime/config.js';
 import type { Logger } from './runtime/logger.js';
 import { createClientIpResolver, createHttpsDetector } from './shared/client-ip.js';
-import { createDashboard } from './dashboard/handler.js';
+import { createDashboard } from './dashboard/router.js';
 import { createUsageRecorder, type UsageRecorder } from './usage/recorder.js';
 import { Response } from './shared/fetch-api.js';
 
@@ -140,8 +140,11 @@ export async function createApp({ prisma, databaseUrl, logger, config, now, ...i
     store,
     onKeyRevoked: (keyId) => keyCache.forgetId(keyId),
     flushCounts: async () => {
-      await Promise.all([usage.flush(), lastUsed.flush()]);
+      // Both writes finish before the page reads, even when one of them fails.
+      const failed = (await Promise.allSettled([usage.flush(), lastUsed.flush()])).find((result) => result.status === 'rejected');
+      if (failed) throw failed.reason;
     },
+    publicUrl: config.PUBLIC_URL,
     logger,
     clientIp,
     isHttps: (request, server) => httpsFrom((server as ServerContext).req?.socket.remoteAddress, request.headers.get('x-forwarded-proto')),
@@ -171,6 +174,7 @@ export async function createApp({ prisma, databaseUrl, logger, config, now, ...i
     rest: (request, url, state) => rest.handle(request, url, state),
     graphqlMethod: graphqlMethodNotAllowed,
     landing: (request) => dashboard.landing(request),
+    favicon: (request) => dashboard.favicon(request),
     dashboard: (request, url, state) => dashboard.handle(request, url, state),
   });
   const routeOf = createRouteNamer(routes, restRoutes.map((r) => r.path));

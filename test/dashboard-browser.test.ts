@@ -2,10 +2,11 @@ import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { Webhook } from 'standardwebhooks';
+import { usageChart } from '../src/dashboard/chart.js';
 import { accountIdOf, insertOrder } from './helpers/dashboard.js';
 import { startReceiver } from './helpers/receiver.js';
 
@@ -17,6 +18,11 @@ import { startReceiver } from './helpers/receiver.js';
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
 const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+
+/** The dashboard's --accent and --bad: the primary action's background, and the one of an action that destroys. */
+const PRIMARY = 'rgb(29, 78, 216)';
+const DANGER = 'rgb(164, 0, 29)';
+const background = (element: Locator) => element.evaluate((node) => getComputedStyle(node).backgroundColor);
 
 const screenshot = (name: string) => path.join(tmpdir(), `marketplace-dashboard-${name}.png`);
 
@@ -115,6 +121,7 @@ describe.skipIf(!existsSync(CHROMIUM))('the developer dashboard in a browser (De
     // Create a key, copy it
     await page.getByLabel('Key name').fill('journey key');
     await page.getByLabel('read:orders').check();
+    expect(await background(page.getByRole('button', { name: 'Create key' }))).toBe(PRIMARY);
     await page.getByRole('button', { name: 'Create key' }).click();
     await page.getByText('Copy this key now').waitFor();
     await audit(page, 'new-key');
@@ -123,6 +130,12 @@ describe.skipIf(!existsSync(CHROMIUM))('the developer dashboard in a browser (De
     const key = await page.evaluate(() => navigator.clipboard.readText());
     expect(key).toMatch(/^mk_[A-Za-z0-9_-]{43}$/);
     expect(await page.getByLabel(/API key/).inputValue()).toBe(key);
+    // Created with a redirect: a reload creates nothing and shows the key no more.
+    expect(page.url()).toMatch(/\/dashboard\/keys\/[^/]+\/created$/);
+    await page.reload();
+    await page.getByText('was shown once, right after it was created').waitFor();
+    expect(await page.locator('main').innerText()).not.toContain(key);
+    await audit(page, 'new-key-reloaded');
 
     // Use it
     for (let i = 0; i < 2; i++) expect((await fetch(`${app.base}/api/orders`, { headers: { 'x-api-key': key } })).status).toBe(200);
@@ -136,8 +149,11 @@ describe.skipIf(!existsSync(CHROMIUM))('the developer dashboard in a browser (De
     await audit(page, 'key-usage');
 
     // Revoke it, with confirmation
+    // Revoking is no primary action: the link to it and its button are in the danger style (axe checks their contrast).
+    expect(await background(page.getByRole('link', { name: 'Revoke this key…' }))).toBe(DANGER);
     await page.getByRole('link', { name: 'Revoke this key…' }).click();
     await audit(page, 'revoke-confirm');
+    expect(await background(page.getByRole('button', { name: 'Revoke key' }))).toBe(DANGER);
     await page.getByRole('button', { name: 'Revoke key' }).click();
     await page.getByText('The key is revoked').waitFor();
     await audit(page, 'keys-revoked');
@@ -156,6 +172,10 @@ describe.skipIf(!existsSync(CHROMIUM))('the developer dashboard in a browser (De
     await audit(page, 'address-form');
     await page.getByRole('button', { name: 'Save address' }).click();
     await page.getByText('The address is saved.').waitFor();
+    await page.getByRole('link', { name: 'Delete Str. Lunga 1' }).click();
+    expect(await background(page.getByRole('button', { name: 'Delete address' }))).toBe(DANGER);
+    await audit(page, 'address-delete-confirm');
+    await page.getByRole('link', { name: 'Cancel' }).click();
 
     // Orders: one shipped, its history with who made each change and the notes, and its tracking
     const accountId = await accountIdOf(app.sql, email);
@@ -217,6 +237,9 @@ describe.skipIf(!existsSync(CHROMIUM))('the developer dashboard in a browser (De
       const secret = await page.locator('#new-secret').inputValue();
       expect(secret).toMatch(/^whsec_/);
       await audit(page, 'new-webhook');
+      await page.reload();
+      await page.getByText('was shown once, right after the endpoint was added').waitFor();
+      expect(await page.locator('main').innerText()).not.toContain(secret);
       await page.getByRole('link', { name: 'See this endpoint and send it a test event' }).click();
       await page.getByRole('button', { name: 'Send test event' }).click();
       await page.getByText('A test event is on its way').waitFor();
@@ -228,12 +251,15 @@ describe.skipIf(!existsSync(CHROMIUM))('the developer dashboard in a browser (De
       }
       expect(await page.getByRole('table', { name: 'Deliveries' }).innerText()).toMatch(/webhook\.test[\s\S]*Delivered/);
       expect(await page.locator('main').innerText()).not.toContain(secret);
+      expect(await background(page.getByRole('link', { name: 'Delete this endpoint…' }))).toBe(DANGER);
       await audit(page, 'webhook');
     } finally {
       await receiver.close();
     }
 
     // Sign out; a wrong password is refused; repeated guesses are throttled
+    // Signing out destroys nothing: not the danger style.
+    expect(await background(page.getByRole('button', { name: 'Sign out' }))).toBe(PRIMARY);
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByText('You are signed out.').waitFor();
     await page.getByLabel('E-mail address').fill(email);
@@ -253,6 +279,31 @@ describe.skipIf(!existsSync(CHROMIUM))('the developer dashboard in a browser (De
 
     expect(problems).toEqual([]);
     expect(offsite).toEqual([]);
-    expect(checked).toHaveLength(21);
+    expect(checked).toHaveLength(23);
   }, 180_000);
+
+  it("draws the usage chart's day labels whole and inside the chart, the last one too when the last hour is a midnight", async () => {
+    const page = await context.newPage();
+    // The week ending with the first hour of Wednesday 15 January 2025 (UTC): "Wed 15" is the chart's last label, at its right edge.
+    const end = Date.UTC(2025, 0, 15);
+    const hours = Array.from({ length: 168 }, (_, i) => ({ hour: new Date(end - (167 - i) * 3_600_000), requests: (i % 5) * 3, limited: i % 11 === 0 ? 1 : 0 }));
+    await page.setContent(
+      `<!doctype html><html lang="en"><head><title>Chart</title><link rel="stylesheet" href="${app.base}/dashboard/assets/dashboard.css"></head><body><main>${usageChart(hours).markup}</main></body></html>`,
+      { waitUntil: 'load' },
+    );
+    const labels = await page.locator('svg.chart text').evaluateAll((nodes) =>
+      (nodes as SVGTextElement[]).map((node) => {
+        const box = node.getBBox();
+        return { text: node.textContent ?? '', left: box.x, right: box.x + box.width, chartWidth: node.ownerSVGElement!.viewBox.baseVal.width };
+      }),
+    );
+    const days = labels.filter((label) => /^[A-Z][a-z]{2} \d{1,2}$/.test(label.text));
+    expect(days.map((day) => day.text)).toEqual(['Thu 9', 'Fri 10', 'Sat 11', 'Sun 12', 'Mon 13', 'Tue 14', 'Wed 15']);
+    for (const label of labels) {
+      expect(label.left, label.text).toBeGreaterThanOrEqual(0);
+      expect(label.right, label.text).toBeLessThanOrEqual(label.chartWidth);
+    }
+    await page.screenshot({ path: screenshot('usage-chart'), fullPage: true });
+    await page.close();
+  }, 60_000);
 });

@@ -58,11 +58,12 @@ async function addEndpoint(client: DashboardClient, fields: { url: string; event
 const secretIn = (html: string) => /value="(whsec_[A-Za-z0-9+/=]+)"/.exec(html)?.[1];
 const endpointIdIn = (html: string) => /href="\/dashboard\/webhooks\/([A-Za-z0-9_-]+)"/.exec(html)?.[1];
 
-/** Adds an endpoint that must be accepted; answers its id and its secret. */
+/** Adds an endpoint that must be accepted and follows the redirect; answers its id, its secret and the page that showed it. */
 async function createdEndpoint(client: DashboardClient, fields: { url: string; events?: string[]; description?: string }) {
-  const page = await addEndpoint(client, fields);
-  if (page.status !== 201) throw new Error(`adding an endpoint answered ${page.status}: ${textOf(page.html).slice(0, 400)}`);
-  return { id: endpointIdIn(page.html)!, secret: secretIn(page.html)!, page };
+  const answer = await addEndpoint(client, fields);
+  if (answer.status !== 303) throw new Error(`adding an endpoint answered ${answer.status}: ${textOf(answer.html).slice(0, 400)}`);
+  const page = await client.follow(answer);
+  return { id: endpointIdIn(page.html)!, secret: secretIn(page.html)!, page, location: answer.location! };
 }
 
 const endpointRows = async (email: string) =>
@@ -107,10 +108,33 @@ async function signedOut(path: string) {
 }
 
 describe('adding an endpoint', () => {
+  it('answers with a redirect to a page that shows the secret once: a reload adds nothing and says it was shown', async () => {
+    const { client, email } = await signedIn(app.base);
+    const answer = await addEndpoint(client, { url: 'http://127.0.0.1:9/hooks/once', description: 'once' });
+    expect(answer.status).toBe(303);
+    const carrier = answer.headers.getSetCookie().find((line) => line.startsWith('mp_shown_once='))!;
+    // Sent to that one page only, never to another site's request, for five minutes.
+    expect(carrier.split('; ').slice(1)).toEqual([`Path=${answer.location}`, 'HttpOnly', 'SameSite=Strict', 'Max-Age=300']);
+    const shown = await client.follow(answer);
+    const secret = secretIn(shown.html)!;
+    expect(secret).toMatch(/^whsec_/);
+    // Neither the address nor the cookie carries the secret as it is.
+    expect(answer.location).not.toContain('whsec_');
+    expect(carrier).not.toContain(secret.slice(6, 30));
+
+    const reload = await client.get(answer.location!);
+    expect(reload.status).toBe(200);
+    expect(reload.html).not.toContain('whsec_');
+    expect(textOf(reload.html)).toContain('The signing secret of http://127.0.0.1:9/hooks/once was shown once, right after the endpoint was added, and cannot be shown again.');
+    expect(await endpointRows(email)).toHaveLength(1);
+  });
+
   it('shows the signing secret once, with how to verify it; the list then shows the endpoint, never the secret', async () => {
     const { client, email } = await signedIn(app.base);
-    const page = await addEndpoint(client, { url: 'http://127.0.0.1:9/hooks/orders', events: ['order.created', 'order.status_changed'], description: 'shop backend' });
-    expect(page.status).toBe(201);
+    const answer = await addEndpoint(client, { url: 'http://127.0.0.1:9/hooks/orders', events: ['order.created', 'order.status_changed'], description: 'shop backend' });
+    expect(answer.status).toBe(303);
+    const page = await client.follow(answer);
+    expect(page.status).toBe(200);
     expect(page.headers.get('cache-control')).toBe('no-store');
     const secret = secretIn(page.html);
     expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
@@ -120,6 +144,7 @@ describe('adding an endpoint', () => {
     const id = endpointIdIn(page.html)!;
     expect(page.html).toContain(`<a href="/dashboard/webhooks/${id}">See this endpoint and send it a test event</a>`);
 
+    expect(answer.location).toBe(`/dashboard/webhooks/${id}/created`);
     const [row, ...more] = await endpointRows(email);
     expect(more).toEqual([]);
     expect(row).toMatchObject({ id, url: 'http://127.0.0.1:9/hooks/orders', events: ['order.created', 'order.status_changed'], description: 'shop backend', secret, disabledAt: null });
@@ -393,7 +418,7 @@ describe('an endpoint', () => {
     const confirm = await client.get(`/dashboard/webhooks/${id}/delete`);
     expect(confirm.status).toBe(200);
     expect(textOf(confirm.html)).toContain('Delete the webhook endpoint http://127.0.0.1:9/gone (“old shop”)?');
-    expect(confirm.html).toContain('<button type="submit">Delete endpoint</button>');
+    expect(confirm.html).toContain('<button type="submit" class="danger">Delete endpoint</button>');
     const deleted = await client.post(`/dashboard/webhooks/${id}/delete`, {});
     expect(deleted.status).toBe(303);
     expect(deleted.location).toBe('/dashboard/webhooks?done=webhook-deleted');
@@ -413,6 +438,7 @@ describe('an endpoint', () => {
     const created = await createdEndpoint(client, { url, description });
     const pages = [
       created.page,
+      await client.get(created.location),
       await client.get('/dashboard/webhooks'),
       await client.get(`/dashboard/webhooks/${created.id}`),
       await client.get(`/dashboard/webhooks/${created.id}/delete`),
@@ -422,7 +448,8 @@ describe('an endpoint', () => {
       expect(page.html).not.toContain('<i>x</i>');
       expect(textOf(page.html)).toContain(url);
     }
-    for (const page of pages.slice(1)) expect(textOf(page.html)).toContain(description);
+    // The pages that show the secret (or say it was shown) name the endpoint by its URL only.
+    for (const page of pages.slice(2)) expect(textOf(page.html)).toContain(description);
   });
 });
 

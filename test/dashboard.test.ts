@@ -1,3 +1,5 @@
+import { Writable } from 'node:stream';
+import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ACTIVE_KEYS_PER_ACCOUNT } from '../src/accounts/api-keys.js';
 import { createPasswordLink } from '../src/accounts/credentials.js';
@@ -17,10 +19,21 @@ beforeAll(async () => {
 });
 afterAll(() => app?.close());
 
+/** Posts the create-key form and, when it is accepted (a redirect), opens the page that shows the new key. */
 async function createKey(client: DashboardClient, fields: Record<string, string | string[]> = {}) {
   await client.get('/dashboard/keys');
-  const page = await client.post('/dashboard/keys', { name: 'shop backend', scopes: ['read:orders', 'read:products'], expires: '', ...fields });
-  return { page, key: keyIn(page.html) };
+  const answer = await client.post('/dashboard/keys', { name: 'shop backend', scopes: ['read:orders', 'read:products'], expires: '', ...fields });
+  const page = answer.status === 303 ? await client.follow(answer) : answer;
+  return { answer, page, key: keyIn(page.html) };
+}
+
+/** The first row of the keys page's table, each cell's text by its column's heading. */
+function firstKeyRow(html: string): Record<string, string> {
+  const table = /<table aria-labelledby="your-keys">([\s\S]*?)<\/table>/.exec(html)?.[1] ?? '';
+  const headings = [...table.matchAll(/<th scope="col">([^<]*)<\/th>/g)].map((m) => m[1]!);
+  const row = /<tbody>\s*<tr>([\s\S]*?)<\/tr>/.exec(table)?.[1] ?? '';
+  const cells = [...row.matchAll(/<td>([\s\S]*?)<\/td>/g)].map((m) => textOf(m[1]!));
+  return Object.fromEntries(headings.map((heading, i) => [heading, cells[i] ?? '']));
 }
 
 const keyCount = async (email: string) =>
@@ -36,6 +49,28 @@ describe('landing page and pages', () => {
     expect(html).toMatch(/<title>[^<]+<\/title>/);
     expect(res.headers.get('content-security-policy')).toContain("default-src 'none'");
     expect(res.headers.get('x-ratelimit-limit')).toBeNull();
+  });
+
+  it('has an icon: every page links one that answers, and /favicon.ico answers an icon too, free of any rate limit', async () => {
+    const signIn = await fetch(`${app.base}/dashboard/sign-in`);
+    const href = /<link rel="icon" href="([^"]+)" type="image\/svg\+xml">/.exec(await signIn.text())?.[1];
+    expect(href).toBe('/dashboard/assets/favicon.svg');
+    const linked = await fetch(`${app.base}${href}`);
+    expect(linked.status).toBe(200);
+    expect(linked.headers.get('content-type')).toBe('image/svg+xml');
+    expect(await linked.text()).toMatch(/^<svg [^>]*viewBox="0 0 32 32"/);
+    const landing = await (await fetch(`${app.base}/`)).text();
+    expect(landing).toContain(`<link rel="icon" href="${href}"`);
+
+    const ico = await fetch(`${app.base}/favicon.ico`);
+    expect(ico.status).toBe(200);
+    expect(ico.headers.get('content-type')).toBe('image/x-icon');
+    expect(ico.headers.get('x-ratelimit-limit')).toBeNull();
+    const bytes = Buffer.from(await ico.arrayBuffer());
+    // An ICO of one 32×32 image, a PNG.
+    expect([bytes.readUInt16LE(0), bytes.readUInt16LE(2), bytes.readUInt16LE(4), bytes[6], bytes[7]]).toEqual([0, 1, 1, 32, 32]);
+    expect(bytes.subarray(bytes.readUInt32LE(18), bytes.readUInt32LE(18) + 8)).toEqual(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]));
+    expect((await fetch(`${app.base}/favicon.ico`, { method: 'POST' })).status).toBe(404);
   });
 
   it('sends /dashboard to sign in, and a member page too when signed out', async () => {
@@ -249,7 +284,7 @@ describe('CSRF', () => {
     expect(res.status).toBe(403);
     expect(await keyCount(email)).toBe(0);
     // The same form from the page itself works.
-    expect((await client.post('/dashboard/keys', fields)).status).toBe(201);
+    expect((await client.post('/dashboard/keys', fields)).status).toBe(303);
     expect(await keyCount(email)).toBe(1);
   });
 
@@ -266,8 +301,9 @@ describe('CSRF', () => {
 describe('keys', () => {
   it('creates a key shown once, which works at once on /api; lists it by prefix; revokes it: 401 on the next request', async () => {
     const { client } = await signedIn(app.base);
-    const { page, key } = await createKey(client);
-    expect(page.status).toBe(201);
+    const { answer, page, key } = await createKey(client);
+    expect(answer.status).toBe(303);
+    expect(page.status).toBe(200);
     expect(page.headers.get('cache-control')).toBe('no-store');
     expect(key).toMatch(/^mk_/);
     expect(page.html).toContain('data-copy="new-key"');
@@ -285,6 +321,63 @@ describe('keys', () => {
     expect(revoked.location).toBe('/dashboard/keys?done=revoked');
     expect((await fetch(`${app.base}/api/orders`, { headers: { 'x-api-key': key! } })).status).toBe(401);
     expect(textOf((await client.get('/dashboard/keys')).html)).toContain('Revoked');
+  });
+
+  it('answers creating a key with a redirect: the key on the first GET only, never in a URL; a reload creates nothing and says it was shown once', async () => {
+    const { client, email, password } = await signedIn(app.base);
+    const { answer, page, key } = await createKey(client);
+    const id = /^\/dashboard\/keys\/([A-Za-z0-9_-]+)\/created$/.exec(answer.location ?? '')?.[1];
+    expect(id).toBeDefined();
+    const carrier = answer.headers.getSetCookie().find((line) => line.startsWith('mp_shown_once='))!;
+    // Sent to that one page only, never to another site's request, for five minutes; not Secure over plain HTTP.
+    expect(carrier.split('; ').slice(1)).toEqual([`Path=${answer.location}`, 'HttpOnly', 'SameSite=Strict', 'Max-Age=300']);
+    expect(answer.location).not.toContain('mk_');
+    expect(carrier).not.toContain(key!.slice(3));
+    expect(keyIn(page.html)).toBe(key);
+
+    const reload = await client.get(answer.location!);
+    expect(reload.status).toBe(200);
+    expect(keyIn(reload.html)).toBeUndefined();
+    expect(textOf(reload.html)).toContain('was shown once, right after it was created, and cannot be shown again');
+    expect(reload.html).toContain(`href="/dashboard/keys/${id}"`);
+    expect(await keyCount(email)).toBe(1);
+
+    // The cookie opens for the session it was made in only: another session of the same account gets nothing from it.
+    const second = await client.post('/dashboard/keys', { name: 'second', scopes: 'read:products', expires: '' });
+    const other = dashboardClient(app.base);
+    await other.get('/dashboard/sign-in');
+    await other.post('/dashboard/sign-in', { email, password });
+    other.cookies.set('mp_shown_once', client.cookies.get('mp_shown_once')!);
+    const elsewhere = await other.get(second.location!);
+    expect(elsewhere.status).toBe(200);
+    expect(keyIn(elsewhere.html)).toBeUndefined();
+    expect(keyIn((await client.follow(second)).html)).toMatch(/^mk_/);
+  });
+
+  it('prints a "Try it" command that runs as pasted: this origin, or the HTTPS one a trusted proxy reports', async () => {
+    const { client } = await signedIn(app.base);
+    const { page, key } = await createKey(client);
+    const command = /Try it[^:]*: curl -H 'X-API-Key: (mk_[A-Za-z0-9_-]{43})' (\S+)/.exec(textOf(page.html));
+    expect(command?.[1]).toBe(key);
+    expect(command?.[2]).toBe(`${app.base}/api/me`);
+    const run = await fetch(command![2]!, { headers: { 'x-api-key': command![1]! } });
+    expect(run.status).toBe(200);
+    expect((await run.json()).data.key.prefix).toBe(key!.slice(0, 12));
+
+    const https = { 'x-forwarded-proto': 'https' };
+    await client.get('/dashboard/keys', https);
+    const answer = await client.post('/dashboard/keys', { name: 'behind the proxy', scopes: 'read:products', expires: '' }, { headers: { ...https, origin: app.base.replace('http:', 'https:') } });
+    const shown = await client.get(answer.location!, https);
+    expect(textOf(shown.html)).toMatch(new RegExp(`curl -H 'X-API-Key: mk_\\S+' ${app.base.replace('http:', 'https:')}/api/me`));
+  });
+
+  it('says when a key was last used in the list right after its use, not "never"', async () => {
+    const { client } = await signedIn(app.base);
+    const { key } = await createKey(client);
+    const lastUsed = async () => firstKeyRow((await client.get('/dashboard/keys')).html)['Last used'];
+    expect(await lastUsed()).toBe('Never');
+    expect((await fetch(`${app.base}/api/products?limit=1`, { headers: { 'x-api-key': key! } })).status).toBe(200);
+    expect(await lastUsed()).toMatch(/^\d{1,2} \w{3,4} \d{4}, \d{2}:\d{2} UTC$/);
   });
 
   it('gives self-service keys the account plan and only self-service scopes', async () => {
@@ -307,12 +400,12 @@ describe('keys', () => {
     const { client } = await signedIn(app.base);
     await client.get('/dashboard/keys');
     const made = await Promise.all(Array.from({ length: ACTIVE_KEYS_PER_ACCOUNT + 3 }, (_, i) => client.post('/dashboard/keys', { name: `k${i}`, scopes: 'read:products', expires: '30' })));
-    expect(made.filter((p) => p.status === 201)).toHaveLength(ACTIVE_KEYS_PER_ACCOUNT);
+    expect(made.filter((p) => p.status === 303)).toHaveLength(ACTIVE_KEYS_PER_ACCOUNT);
     const refused = made.find((p) => p.status === 400)!;
     expect(textOf(refused.html)).toContain(`at most ${ACTIVE_KEYS_PER_ACCOUNT} active keys`);
     const id = /href="\/dashboard\/keys\/([^"/]+)"/.exec((await client.get('/dashboard/keys')).html)![1]!;
     await client.post(`/dashboard/keys/${id}/revoke`, {});
-    expect((await client.post('/dashboard/keys', { name: 'one more', scopes: 'read:products', expires: '' })).status).toBe(201);
+    expect((await client.post('/dashboard/keys', { name: 'one more', scopes: 'read:products', expires: '' })).status).toBe(303);
   });
 
   it("answers another account's key 404, and cannot revoke it", async () => {
@@ -385,6 +478,8 @@ describe('account, addresses and orders', () => {
     await client.post('/dashboard/addresses', { label: 'HQ', fullName: 'Ion Pop', phone: '+40 721 000 000', address: 'Str. Lunga 1', city: 'Cluj-Napoca', county: 'Cluj', postalCode: '400001', isDefault: 'true' });
     const list = await client.get('/dashboard/addresses');
     const addressId = /<code>([a-z0-9]{20,})<\/code>/.exec(list.html)![1]!;
+    expect(list.html).toContain(`<a href="/dashboard/addresses/${addressId}">Edit<span class="skip-label"> HQ</span></a>`);
+    expect(list.html).toContain(`<a href="/dashboard/addresses/${addressId}/delete">Delete<span class="skip-label"> HQ</span></a>`);
 
     const { key } = await createKey(client);
     const me = await (await fetch(`${app.base}/api/me/addresses`, { headers: { 'x-api-key': key! } })).json();
@@ -676,5 +771,38 @@ describe('careless and hostile requests', () => {
     const setPassword = await client.post('/dashboard/set-password', { token: 'mk_not-a-token', password: 'a fine long passphrase' });
     expect(setPassword.status).toBe(401);
     expect(textOf(setPassword.html)).not.toContain('mk_not-a-token');
+  });
+});
+
+describe('an instance with PUBLIC_URL set, whose usage counts cannot be written', () => {
+  let other: TestApp;
+  let logs = '';
+  beforeAll(async () => {
+    const sink = new Writable({ write: (chunk, _encoding, done) => ((logs += chunk), done()) });
+    // Counts in memory that never reach the database: the pages show what is stored, and say why in the log.
+    const usage = { count: () => undefined, flush: () => Promise.reject(new Error('usage table unreachable')), stop: async () => undefined };
+    other = await startTestApp({ env: { PUBLIC_URL: 'https://market.example.com/' }, usage, logger: pino({ level: 'warn' }, sink) });
+  });
+  afterAll(() => other?.close());
+
+  it('prints the "Try it" command with PUBLIC_URL', async () => {
+    const { client } = await signedIn(other.base);
+    const { page, key } = await createKey(client);
+    expect(textOf(page.html)).toContain(`curl -H 'X-API-Key: ${key}' https://market.example.com/api/me`);
+  });
+
+  it('still lists the keys and shows a key when the counts cannot be written, with a warning in the log', async () => {
+    const { client } = await signedIn(other.base);
+    const { key } = await createKey(client);
+    expect((await fetch(`${other.base}/api/products?limit=1`, { headers: { 'x-api-key': key! } })).status).toBe(200);
+    const list = await client.get('/dashboard/keys');
+    expect(list.status).toBe(200);
+    // The last use is written by its own recorder, which works here.
+    expect(firstKeyRow(list.html)['Last used']).not.toBe('Never');
+    const id = /href="\/dashboard\/keys\/([^"/]+)"/.exec(list.html)![1]!;
+    expect((await client.get(`/dashboard/keys/${id}`)).status).toBe(200);
+    const warnings = logs.split('\n').filter(Boolean).map((line) => JSON.parse(line)).filter((line) => line.msg === 'writing key counts before showing keys failed');
+    expect(warnings.length).toBeGreaterThanOrEqual(2);
+    expect(warnings[0]).toMatchObject({ level: 40, err: { message: 'usage table unreachable' } });
   });
 });

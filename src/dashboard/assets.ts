@@ -1,11 +1,12 @@
 import crypto from 'node:crypto';
 import { Response } from '../shared/fetch-api.js';
 
-// The dashboard's stylesheet and its one script, served by the process itself (nothing from other
-// hosts, no build step). The pages work without the script: it only adds the copy button's copy.
+// The dashboard's stylesheet, its one script and its icon, served by the process itself (nothing
+// from other hosts, no build step). The pages work without the script: it only adds the copy
+// button's copy and moves the focus to a form's errors.
 
 const CSS = `
-:root { --ink: #1a1a1a; --muted: #4a4a4a; --line: #c9c9c9; --accent: #1d4ed8; --accent-dark: #1e3a8a; --bad: #a4001d; --ok: #14532d; --ok-bg: #e6f4ea; --req: #1d4ed8; --lim: #b45309; }
+:root { --ink: #1a1a1a; --muted: #4a4a4a; --line: #c9c9c9; --accent: #1d4ed8; --accent-dark: #1e3a8a; --bad: #a4001d; --bad-dark: #6e0013; --ok: #14532d; --ok-bg: #e6f4ea; --req: #1d4ed8; --lim: #b45309; }
 * { box-sizing: border-box; }
 body { margin: 0; font: 16px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--ink); background: #fff; }
 a { color: var(--accent); }
@@ -38,7 +39,9 @@ fieldset { border: 1px solid var(--line); border-radius: 4px; margin: 0 0 1rem; 
 .checks label { display: block; font-weight: 400; }
 button, .button { display: inline-block; background: var(--accent); color: #fff; border: 0; border-radius: 4px; padding: .5rem 1rem; font: inherit; cursor: pointer; text-decoration: none; }
 button:hover, .button:hover { background: var(--accent-dark); color: #fff; }
-button.danger { background: var(--bad); }
+/* Revoking and deleting are never the primary action: the danger style, on buttons and on links that lead to their confirmation. */
+button.danger, .button.danger { background: var(--bad); }
+button.danger:hover, .button.danger:hover { background: var(--bad-dark); }
 .secondary { background: #fff; color: var(--accent); border: 1px solid var(--accent); }
 table { border-collapse: collapse; width: 100%; margin: .5rem 0 1rem; }
 th, td { text-align: left; padding: .4rem .5rem; border-bottom: 1px solid var(--line); vertical-align: top; }
@@ -52,7 +55,7 @@ code, .key { font-family: ui-monospace, "SFMono-Regular", Menlo, monospace; }
 .chart .req { fill: var(--req); }
 .chart .lim { fill: var(--lim); }
 .chart .axis { stroke: #6b6b6b; }
-.chart text { font-size: 11px; fill: var(--muted); }
+.chart text { fill: var(--muted); }
 .legend span::before { content: ""; display: inline-block; width: .8rem; height: .8rem; margin: 0 .3rem 0 1rem; vertical-align: middle; }
 .legend .req::before { background: var(--req); }
 .legend .lim::before { background: var(--lim); }
@@ -81,24 +84,46 @@ document.addEventListener('click', async (event) => {
 document.querySelector('.error-summary')?.focus();
 `;
 
+/** The icon the pages link (an "M" on the accent blue), for browsers that draw SVG icons. */
+const FAVICON_SVG = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="6" fill="#1d4ed8"/><path d="M8.5 23V10l7.5 7.5L23.5 10v13" fill="none" stroke="#fff" stroke-width="3.5" stroke-linecap="round" stroke-linejoin="round"/></svg>
+`;
+
+/**
+ * The same icon at /favicon.ico, where browsers and other clients look without a link: FAVICON_SVG
+ * drawn at 32×32 by Chromium, as a PNG in an ICO container (every client reads that format there).
+ */
+const FAVICON_ICO = new Uint8Array(Buffer.from(
+  'AAABAAEAICAAAAEAIABoAgAAFgAAAIlQTkcNChoKAAAADUlIRFIAAAAgAAAAIAgGAAAAc3p69AAAAh1JREFUeJzMl0tIVFEYx//n3BturMCSaMqCiGzZJipqGUZhMlDQagpbzCJm0SJ6QIuWtWtREbMIyoIWCiOCiLhxJ4giojCiDuj4QMRx42tGvcfzXb3j6Nyr91x1jr/FzHl9/P/nu999HBMFXHg8FGHMCjOw27IbwuEyJSC6hOCJyZbqBmeQ0c/5R6nLppGNg7EalAIh2tfWy6LTrVfGOPVNM/evZOKE1DKN3F+7WVWbrAfHL+jAwksuOJ5BE6TNmRA3oAnSNuX1OAddSG0OzexpoPbuSXx7E8LDO+VQhWIotubW3rGsqi4p3CYqThno+X0VxpbFz39m8aMpAz/Enp7B28jZfP9eNIXxmVXXtZ4ZuHapLC9OvH9eiVdPKqAqToQqT3iuN6EAmSC8MuEmvh/KRUgmouHiTNCYqjihlAGHj/WbmYgnMnlxZ+zIDHR0L+D+zfIdJqhGDM6Kdr577aEYiCfm0ZNcxrvI9k4/vCje9ZeGWbluxbcBpRr43pixBbygOVqjgnINOAKFmQgqHsiAm4mg4oENOCY6exdBj9HBVBZBCWyAGDiAsMPxfhtqNTCSzmLd2mzT/3Daf7pVYo3T1bFPbhNLWYHRiZxdZF//z6F/ZAV+UYn1/B4oFVweEmagC6nNBWN90ARpy89y9hOaIG37bHixLtkmGw9QSgSa0y3Xw/ZtaAn2Wg4c/LHmW1ssWGtGjNqscELH8XwDAAD//3p4jmsAAAAGSURBVAMAgAjVcY5l/B0AAAAASUVORK5CYII=',
+  'base64',
+));
+
 interface Asset {
-  body: string;
+  body: string | Uint8Array<ArrayBuffer>;
   type: string;
   etag: string;
 }
 
-const asset = (body: string, type: string): Asset => ({ body, type, etag: `"${crypto.createHash('sha256').update(body).digest('base64url').slice(0, 16)}"` });
+const asset = (body: string | Uint8Array<ArrayBuffer>, type: string): Asset => ({ body, type, etag: `"${crypto.createHash('sha256').update(body).digest('base64url').slice(0, 16)}"` });
 
 const ASSETS: Record<string, Asset> = {
   'dashboard.css': asset(CSS, 'text/css; charset=utf-8'),
   'dashboard.js': asset(JS, 'text/javascript; charset=utf-8'),
+  'favicon.svg': asset(FAVICON_SVG, 'image/svg+xml'),
 };
 
-/** An asset by file name, or null. Revalidated by ETag: a new release changes it at once. */
-export function serveAsset(name: string, request: Request): Response | null {
-  const found = Object.hasOwn(ASSETS, name) ? ASSETS[name]! : null;
-  if (!found) return null;
+const FAVICON = asset(FAVICON_ICO, 'image/x-icon');
+
+/** An asset, revalidated by ETag: a new release changes it at once. */
+function answer(found: Asset, request: Request): Response {
   const headers = { 'content-type': found.type, etag: found.etag, 'cache-control': 'no-cache', 'x-content-type-options': 'nosniff' };
   if (request.headers.get('if-none-match') === found.etag) return new Response(null, { status: 304, headers });
   return new Response(request.method === 'HEAD' ? null : found.body, { headers });
 }
+
+/** An asset by file name, or null. */
+export function serveAsset(name: string, request: Request): Response | null {
+  return Object.hasOwn(ASSETS, name) ? answer(ASSETS[name]!, request) : null;
+}
+
+/** /favicon.ico. */
+export const serveFavicon = (request: Request): Response => answer(FAVICON, request);

@@ -9,6 +9,14 @@ const HEIGHT = 160;
 const TOP = 10;
 const BOTTOM = 22;
 const LEFT = 44;
+/** The labels' size, set on the SVG itself so that the room kept for them below is for this size. */
+const FONT_PX = 11;
+/** A day label ("Wed 30") starts this far right of its midnight tick. */
+const LABEL_GAP = 2;
+/** The widest a day label can be drawn: 6 characters at up to 0.75 em each (wide fonts included). */
+const DAY_LABEL_MAX = Math.ceil(6 * 0.75 * FONT_PX);
+/** Room right of the bars: a midnight can be the last hour, and its label must fit whole after it. */
+const RIGHT = LABEL_GAP + DAY_LABEL_MAX - BAR;
 
 const DAY = new Intl.DateTimeFormat('en-GB', { weekday: 'short', day: 'numeric', timeZone: 'UTC' });
 const HOUR = new Intl.DateTimeFormat('en-GB', { dateStyle: 'medium', timeStyle: 'short', timeZone: 'UTC' });
@@ -25,12 +33,12 @@ export function usageChart(hours: readonly HourUsage[]): Html {
   const limited = hours.reduce((sum, h) => sum + h.limited, 0);
   const top = niceMax(Math.max(...hours.map((h) => h.requests), 0));
   const plot = HEIGHT - TOP - BOTTOM;
-  const width = LEFT + hours.length * BAR + 4;
+  const width = LEFT + hours.length * BAR + RIGHT;
   const y = (n: number) => TOP + plot - (n / top) * plot;
   const days = hours.map((h, i) => ({ h, i })).filter(({ h }) => h.hour.getUTCHours() === 0);
   const label = `Requests per hour over the last ${hours.length / 24} days: ${requests} requests, ${limited} refused with 429`;
   return html`<figure>
-<svg class="chart" role="img" aria-labelledby="usage-title" viewBox="0 0 ${width} ${HEIGHT}" width="${width}" height="${HEIGHT}">
+<svg class="chart" role="img" aria-labelledby="usage-title" viewBox="0 0 ${width} ${HEIGHT}" width="${width}" height="${HEIGHT}" font-size="${FONT_PX}">
   <title id="usage-title">${label}</title>
   <line class="axis" x1="${LEFT}" y1="${TOP + plot}" x2="${width}" y2="${TOP + plot}"/>
   <text x="${LEFT - 6}" y="${TOP + 4}" text-anchor="end">${top}</text>
@@ -42,7 +50,7 @@ export function usageChart(hours: readonly HourUsage[]): Html {
         }`
       : '',
   )}
-  ${days.map(({ h, i }) => html`<line class="axis" x1="${LEFT + i * BAR}" y1="${TOP + plot}" x2="${LEFT + i * BAR}" y2="${TOP + plot + 4}"/><text x="${LEFT + i * BAR + 2}" y="${HEIGHT - 6}">${DAY.format(h.hour)}</text>`)}
+  ${days.map(({ h, i }) => html`<line class="axis" x1="${LEFT + i * BAR}" y1="${TOP + plot}" x2="${LEFT + i * BAR}" y2="${TOP + plot + 4}"/><text x="${LEFT + i * BAR + LABEL_GAP}" y="${HEIGHT - 6}">${DAY.format(h.hour)}</text>`)}
 </svg>
 <figcaption class="legend"><span class="req">Requests</span><span class="lim">Refused (429)</span> · per hour, UTC · ${requests} requests, ${limited} refused</figcaption>
 </figure>

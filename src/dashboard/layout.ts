@@ -46,6 +46,7 @@ export function page({ title, viewer, csrf, current, notice, body }: PageOptions
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${title === BRAND ? BRAND : `${title} · ${BRAND}`}</title>
+<link rel="icon" href="${ASSET_PATH}/favicon.svg" type="image/svg+xml">
 <link rel="stylesheet" href="${ASSET_PATH}/dashboard.css">
 <script src="${ASSET_PATH}/dashboard.js" defer></script>
 </head>
@@ -75,6 +76,11 @@ ${body}
 </html>
 `;
 }
+
+/** Each refused field's problem, by field name. */
+export type FieldErrors = Readonly<Record<string, string>>;
+/** A form's fields as typed, to fill it in again. */
+export type FieldValues = Readonly<Record<string, string | undefined>>;
 
 export const csrfField = (token: string) => html`<input type="hidden" name="_csrf" value="${token}">`;
 
@@ -141,12 +147,19 @@ export function field({ name, label, type = 'text', value, error, hint, required
 </div>`;
 }
 
+export interface FormOptions {
+  /** Classes of the form beside "form" ("inline": a button alone, in a row of actions). */
+  className?: string;
+  /** Its button revokes or deletes something for good: the danger style, not the primary one. */
+  destructive?: boolean;
+}
+
 /** A form posting to `action`, with the visit's CSRF token. */
-export function form(action: string, csrf: string, content: HtmlValue, submit: string, extraClass = ''): Html {
-  return html`<form method="post" action="${action}" class="form ${extraClass}" novalidate>
+export function form(action: string, csrf: string, content: HtmlValue, submit: string, { className = '', destructive = false }: FormOptions = {}): Html {
+  return html`<form method="post" action="${action}" class="form ${className}" novalidate>
 ${csrfField(csrf)}
 ${content}
-<button type="submit">${submit}</button>
+<button type="submit"${destructive ? html` class="danger"` : ''}>${submit}</button>
 </form>`;
 }
 

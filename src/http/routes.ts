@@ -31,6 +31,8 @@ export interface RouteHandlers {
   graphqlMethod: (request: Request) => Response | undefined;
   /** The landing page at /. */
   landing: (request: Request) => Response;
+  /** The site's icon at /favicon.ico. */
+  favicon: (request: Request) => Response;
   /** The developer dashboard (its pages, forms and assets). */
   dashboard: (request: Request, url: URL, state: RequestState) => Promise<Response>;
 }
@@ -41,6 +43,8 @@ const outsideApi = () => notFound('Not found: the REST API is under /api, GraphQ
 /** GraphiQL's page is a browser's GET for HTML without a query: it is free, like the docs. */
 const wantsGraphiQL = (request: Request, url: URL) =>
   request.method === 'GET' && !url.searchParams.has('query') && (request.headers.get('accept') ?? '').includes('text/html');
+
+const isRead = (request: Request) => request.method === 'GET' || request.method === 'HEAD';
 
 export function createRouteTable(h: RouteHandlers): HttpRoute[] {
   return [
@@ -55,7 +59,8 @@ export function createRouteTable(h: RouteHandlers): HttpRoute[] {
     { path: '/graphiql/*', metered: false, errors: 'rest', handle: h.graphiqlAsset },
     // Pages for people: free, and never accepting an API key or charging its bucket. The
     // dashboard's session is read by the dashboard alone, so it is never accepted as a key.
-    { path: '/', metered: false, errors: 'rest', handle: (request) => (request.method === 'GET' || request.method === 'HEAD' ? h.landing(request) : errorResponse(outsideApi())) },
+    { path: '/', metered: false, errors: 'rest', handle: (request) => (isRead(request) ? h.landing(request) : errorResponse(outsideApi())) },
+    { path: '/favicon.ico', metered: false, errors: 'rest', handle: (request) => (isRead(request) ? h.favicon(request) : errorResponse(outsideApi())) },
     { path: '/dashboard/*', metered: false, errors: 'rest', handle: h.dashboard },
   ];
 }
