@@ -160,7 +160,7 @@ builder.queryFields((t) => ({
     type: OrderList,
     description: "The caller's orders, newest first",
     args: { ...pageArgs, status: t.arg({ type: OrderStatusRef, required: false }) },
-    scopes: [READ_ORDERS],
+    authScopes: { apiKey: [READ_ORDERS] },
     ...withInput(orderListInput, (input, ctx) => orderPage(buyerOf(ctx), input)),
   }),
   order: t.prismaField({
@@ -169,15 +169,14 @@ builder.queryFields((t) => ({
     description: "One of the caller's orders; null when it does not exist or is another account's",
     args: { id: t.arg.id({ required: true }) },
     lookupBy: 'id',
-    scopes: [READ_ORDERS],
+    authScopes: { apiKey: [READ_ORDERS] },
     resolve: (query, _root, args, ctx) => orderById(ctx, buyerOf(ctx), String(args.id), query),
   }),
   supplierOrders: t.field({
     type: OrderList,
     description: 'The orders of the supplier the caller acts for, newest first',
     args: { ...pageArgs, status: t.arg({ type: OrderStatusRef, required: false }) },
-    scopes: [READ_ORDERS],
-    member: true,
+    authScopes: { apiKey: [READ_ORDERS], member: true },
     ...withInput(orderListInput, async (input, ctx) => orderPage(await supplierOwner(ctx), input)),
   }),
   supplierOrder: t.prismaField({
@@ -186,8 +185,7 @@ builder.queryFields((t) => ({
     description: "One of the orders of the supplier the caller acts for; null when it does not exist or is another supplier's",
     args: { id: t.arg.id({ required: true }) },
     lookupBy: 'id',
-    scopes: [READ_ORDERS],
-    member: true,
+    authScopes: { apiKey: [READ_ORDERS], member: true },
     resolve: async (query, _root, args, ctx) => orderById(ctx, await supplierOwner(ctx), String(args.id), query),
   }),
 }));
@@ -197,7 +195,7 @@ builder.mutationFields((t) => ({
     type: 'Order',
     description: 'Places an order; send an Idempotency-Key header to make retries safe',
     args: { input: t.arg({ type: CreateOrderInput, required: true }) },
-    scopes: [WRITE_ORDERS],
+    authScopes: { apiKey: [WRITE_ORDERS] },
     ...withInputQuery(createOrderRule, async (query, input, ctx, parent, info) => {
       await ctx.limitField({ parent, args: { input }, info }, 'createOrder');
       return createOrder(ctx, input, query);
@@ -210,7 +208,7 @@ builder.mutationFields((t) => ({
       "Cancels one of the caller's orders while it is PENDING or CONFIRMED, giving back its stock; null when the caller has no such order. Send an Idempotency-Key header to make retries safe",
     args: { id: t.arg.id({ required: true }), reason: t.arg.string({ description: `Kept in the order's history; at most ${MAX_NOTE} characters` }) },
     lookupBy: 'id',
-    scopes: [WRITE_ORDERS],
+    authScopes: { apiKey: [WRITE_ORDERS] },
     ...withInputQuery(cancelOrderInput, (query, input, ctx) => cancelOrder(ctx, input, query)),
   }),
   updateOrderStatus: t.prismaField({
@@ -220,8 +218,7 @@ builder.mutationFields((t) => ({
       "Moves an order of the supplier the caller acts for to its next status (see the order lifecycle); null when the supplier has no such order. Send an Idempotency-Key header to make retries safe",
     args: { id: t.arg.id({ required: true }), input: t.arg({ type: OrderStatusInput, required: true }) },
     lookupBy: 'id',
-    scopes: [WRITE_ORDERS],
-    member: true,
+    authScopes: { apiKey: [WRITE_ORDERS], member: true },
     ...withInputQuery(orderStatusRule, (query, input, ctx, _parent, _info, args) => updateOrderStatus(ctx, String(args.id), input, query)),
   }),
 }));
