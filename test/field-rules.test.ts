@@ -1,11 +1,9 @@
 import SchemaBuilder from '@pothos/core';
-import ScopeAuthPlugin from '@pothos/plugin-scope-auth';
 import { graphql, type GraphQLSchema } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { Caller } from '../src/context/actor.js';
 import type { ApiContext } from '../src/context/context.js';
-import { scopeAuthOptions, type ApiAuthScopes } from '../src/graphql/auth-scopes.js';
 import { fieldRulesOf, fieldRulesPlugin, withInput } from '../src/graphql/field-rules.js';
 import { schema } from '../src/modules/schema.js';
 import { deriveRoute } from '../src/rest/derive.js';
@@ -13,7 +11,7 @@ import { restRoutes, type RestRoute } from '../src/rest/routes.js';
 import { enumParam, intParam } from '../src/shared/validation.js';
 
 // Who may call a field and what its arguments must be are declared once, on the field, and the
-// scope-auth and field-rules plugins enforce them before the resolver runs; a REST route derives its scopes,
+// field-rules plugin enforces them before the resolver runs; a REST route derives its scopes,
 // query parameters and body from the fields its operation selects.
 
 const ANONYMOUS: Caller = { kind: 'anonymous', ip: '192.0.2.1' };
@@ -191,12 +189,8 @@ describe('REST routes derive their rules from the fields', () => {
 });
 
 describe('the field-rules plugin, on a schema of its own', () => {
-  // Only these plugins, as the service's builder sets them up: the `prisma` option plugin-prisma's
-  // types ask of every builder is not needed.
-  const builder = new SchemaBuilder<{ Context: ApiContext; AuthScopes: ApiAuthScopes; DefaultAuthStrategy: 'all' }>({
-    plugins: [ScopeAuthPlugin, fieldRulesPlugin],
-    scopeAuth: scopeAuthOptions,
-  } as never);
+  // Only this plugin: the `prisma` option plugin-prisma's types ask of every builder is not needed.
+  const builder = new SchemaBuilder<{ Context: ApiContext }>({ plugins: [fieldRulesPlugin] } as never);
   const Colour = builder.enumType('Colour', { values: { RED: { value: 'red' }, BLUE: { value: 'blue' } } });
   const pickInput = z.object({ count: intParam(1, 5).default(2), colour: enumParam(['red', 'blue']).optional() }).strict();
   let seen: unknown;
@@ -206,7 +200,7 @@ describe('the field-rules plugin, on a schema of its own', () => {
       pick: t.string({
         description: 'Picks',
         args: { count: t.arg.int(), colour: t.arg({ type: Colour }) },
-        authScopes: { apiKey: ['read:stock'] },
+        scopes: ['read:stock'],
         ...withInput(pickInput, (input) => {
           seen = input;
           return `${input.count}`;
@@ -221,7 +215,7 @@ describe('the field-rules plugin, on a schema of its own', () => {
           return `found ${args.slug}`;
         },
       }),
-      pickPage: t.string({ args: { page: t.arg.int() }, authScopes: { apiKey: ['read:stock'] }, ...withInput(z.object({ page: intParam(1, 9).default(1) }).strict(), (i) => `${i.page}`) }),
+      pickPage: t.string({ args: { page: t.arg.int() }, scopes: ['read:stock'], ...withInput(z.object({ page: intParam(1, 9).default(1) }).strict(), (i) => `${i.page}`) }),
     }),
   });
   const small: GraphQLSchema = builder.toSchema();

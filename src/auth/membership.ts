@@ -31,12 +31,11 @@ export function membershipOf(ctx: RequestContext): Promise<Membership | null> {
 /** The id of the supplier the actor's account acts for, or null. */
 export const memberSupplierId = async (ctx: RequestContext): Promise<string | null> => (await membershipOf(ctx))?.supplierId ?? null;
 
-/** 403 FORBIDDEN: the actor's account acts for no supplier. */
-export const notAMember = () => new AppError('FORBIDDEN', 'The account behind this API key does not act for a supplier', { requiredMembership: 'supplier' });
-
-/** The actor's supplier; notAMember's error when its account acts for none. */
+/** The actor's supplier; 403 FORBIDDEN when its account acts for none. */
 export async function requireMembership(ctx: RequestContext): Promise<string> {
   const supplierId = await memberSupplierId(ctx);
-  if (supplierId === null) throw notAMember();
+  if (supplierId === null) {
+    throw new AppError('FORBIDDEN', 'The account behind this API key does not act for a supplier', { requiredMembership: 'supplier' });
+  }
   return supplierId;
 }

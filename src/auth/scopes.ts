@@ -28,25 +28,17 @@ export function hasScope(granted: readonly string[], needed: Scope): boolean {
 }
 
 /**
- * Why the caller may not use what needs `needed`, or undefined when it may: no key → 401; a key
- * without a scope → 403 naming what is missing.
- */
-export function scopeError(caller: Caller, needed: readonly Scope[]): AppError | undefined {
-  if (caller.kind !== 'key') return new AppError('UNAUTHORIZED', 'An API key is required: send X-API-Key or Authorization: Bearer');
-  const missing = needed.filter((scope) => !hasScope(caller.scopes, scope));
-  if (!missing.length) return undefined;
-  return new AppError('FORBIDDEN', `This API key lacks the scope${missing.length > 1 ? 's' : ''} ${missing.join(', ')}`, {
-    requiredScopes: missing,
-  });
-}
-
-/**
  * The caller's key, if it carries every scope in `needed`: the one gate in front of orders,
- * stock and prices, whichever interface asked (GraphQL's fields through the builder's scope
- * rules, src/graphql/auth-scopes.ts; REST's routes through the router). Throws scopeError's error.
+ * stock and prices, whichever interface asked. No key → 401; a key without a scope → 403 naming
+ * what is missing.
  */
 export function requireScopes(caller: Caller, ...needed: Scope[]): KeyCaller {
-  const error = scopeError(caller, needed);
-  if (error) throw error;
-  return caller as KeyCaller;
+  if (caller.kind !== 'key') throw new AppError('UNAUTHORIZED', 'An API key is required: send X-API-Key or Authorization: Bearer');
+  const missing = needed.filter((scope) => !hasScope(caller.scopes, scope));
+  if (missing.length) {
+    throw new AppError('FORBIDDEN', `This API key lacks the scope${missing.length > 1 ? 's' : ''} ${missing.join(', ')}`, {
+      requiredScopes: missing,
+    });
+  }
+  return caller;
 }

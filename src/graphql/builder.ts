@@ -1,8 +1,6 @@
 import SchemaBuilder from '@pothos/core';
 import PrismaPlugin from '@pothos/plugin-prisma';
 import RelayPlugin from '@pothos/plugin-relay';
-import ScopeAuthPlugin from '@pothos/plugin-scope-auth';
-import { scopeAuthOptions, type ApiAuthScopes } from './auth-scopes.js';
 import { fieldRulesPlugin } from './field-rules.js';
 import type { ApiContext } from '../context/context.js';
 import type { Money } from '../shared/money.js';
@@ -14,20 +12,15 @@ export const builder = new SchemaBuilder<{
   Context: ApiContext;
   PrismaTypes: PrismaTypes;
   DefaultFieldNullability: false;
-  AuthScopes: ApiAuthScopes;
-  DefaultAuthStrategy: 'all';
   Scalars: {
     DateTime: { Input: Date; Output: Date };
     Decimal: { Input: Money; Output: number | { toString(): string } };
     JSON: { Input: unknown; Output: unknown };
   };
 }>({
-  // Scope auth first: who may call a field is checked before anything else of it runs. Then the
-  // field rules: their resolver wrapper runs before plugin-prisma's, and their field config hook
-  // after (see field-rules.ts).
-  plugins: [ScopeAuthPlugin, fieldRulesPlugin, PrismaPlugin, RelayPlugin],
+  // First: its resolver wrapper runs before plugin-prisma's, and its field config hook after (see field-rules.ts).
+  plugins: [fieldRulesPlugin, PrismaPlugin, RelayPlugin],
   defaultFieldNullability: false,
-  scopeAuth: scopeAuthOptions,
   prisma: {
     // The client comes from the context so that one schema serves any number of app instances.
     client: (ctx) => ctx.prisma,

@@ -9,8 +9,8 @@ import SchemaBuilder, {
 import { parsePrismaCursor } from '@pothos/plugin-prisma';
 import type { GraphQLFieldConfig, GraphQLFieldResolver, GraphQLResolveInfo } from 'graphql';
 import type { z } from 'zod';
-import type { Scope } from '../auth/scopes.js';
-import type { FieldAuthScopes } from './auth-scopes.js';
+import { requireMembership } from '../auth/membership.js';
+import { requireScopes, type Scope } from '../auth/scopes.js';
 import { asAppError, AppError, validationError, type ErrorDetails } from '../shared/errors.js';
 import { limitParam } from '../shared/pagination.js';
 import { idParam, parseInput } from '../shared/validation.js';
@@ -19,10 +19,11 @@ import type { ApiContext } from '../context/context.js';
 // The rules of a field, applied by a builder plugin before its resolver runs.
 //
 // Declared on a field, once (the REST routes derive theirs from the same field: src/rest/derive.ts):
-// - `authScopes` (the scope-auth plugin's option, src/graphql/auth-scopes.ts): `apiKey`, the scopes
-//   the API key must carry, and `member`, whether its account must act for a supplier. The
-//   scope-auth plugin checks them first, so that a caller who may not use the field learns nothing
-//   about its arguments; this plugin records them for REST and in the field's description.
+// - `scopes`: the API key must carry them (401 without a key, 403 naming what is missing); checked
+//   first, so that a caller who may not use the field learns nothing about its arguments. `[]`
+//   asks for a valid key of any scopes (the caller's own data: `me`).
+// - `member`: the key's account must act for a supplier (403 otherwise), checked right after the
+//   scopes; the field then sees and changes that supplier's data only.
 // - `input`: the field's zod schema; the arguments are parsed with it (400 naming every bad one)
 //   and the resolver receives what it returned (defaults applied, values normalised).
 // - `lookupBy`: the argument a lookup finds by (an id or a slug); a value that cannot be one finds
@@ -117,9 +118,9 @@ export type InputRule<S extends z.ZodType = z.ZodType> =
 
 /** The rules a field declares, as the REST routes and the OpenAPI document read them back. */
 export interface FieldRules {
-  /** Present: the field needs a valid key carrying these (none: any key). Absent: no key needed. From authScopes.apiKey. */
+  /** Present: the field needs a valid key carrying these (none: any key). Absent: no key needed. */
   scopes?: readonly Scope[];
-  /** The key's account must act for a supplier. From authScopes.member. */
+  /** The key's account must act for a supplier. */
   member?: true;
   input?: InputRule;
   lookupBy?: string;
@@ -190,28 +191,10 @@ type PrismaSelect = (args: Record<string, unknown>, ...rest: unknown[]) => unkno
 export const keyNote = (scopes: readonly Scope[], member = false) =>
   `${scopes.length ? `(scope ${scopes.join(', ')}` : '(any API key'}${member ? ', of an account acting for a supplier)' : ')'}`;
 
-/**
- * The key a field's authScopes ask for, in the one form REST can derive its rules from (a map of
- * apiKey and member, not a function or $any), or undefined when it declares none.
- */
-function declaredAuth(name: string, authScopes: unknown): FieldAuthScopes | undefined {
-  if (authScopes === undefined) return undefined;
-  const form = typeof authScopes === 'object' && authScopes !== null ? Object.keys(authScopes) : [];
-  const auth = authScopes as FieldAuthScopes;
-  if (!form.length || form.some((k) => k !== 'apiKey' && k !== 'member') || !Array.isArray(auth.apiKey) || (auth.member !== undefined && auth.member !== true)) {
-    throw new Error(`${name}: authScopes must be { apiKey: [scopes], member?: true }, which REST can read back`);
-  }
-  // apiKey first: the plugin checks the map in order, and the membership is looked up only for a valid key.
-  if (form[0] !== 'apiKey') throw new Error(`${name}: authScopes must name apiKey before member`);
-  return auth;
-}
-
 export class FieldRulesPlugin<Types extends SchemaTypes> extends BasePlugin<Types> {
   override onOutputFieldConfig(fieldConfig: PothosOutputFieldConfig<Types>): PothosOutputFieldConfig<Types> {
-    const { input, lookupBy } = fieldConfig.pothosOptions;
-    const auth = declaredAuth(fieldConfig.name, fieldConfig.pothosOptions.authScopes);
-    const scopes = auth?.apiKey;
-    const member = auth?.member;
+    const { scopes, member, input, lookupBy } = fieldConfig.pothosOptions;
+    if (member && !scopes) throw new Error(`${fieldConfig.name}: member needs scopes`);
     const rules: FieldRules = {
       ...(scopes ? { scopes } : {}),
       ...(member ? { member } : {}),
@@ -243,14 +226,18 @@ export class FieldRulesPlugin<Types extends SchemaTypes> extends BasePlugin<Type
     resolver: GraphQLFieldResolver<unknown, Types['Context'], object>,
     fieldConfig: PothosOutputFieldConfig<Types>,
   ): GraphQLFieldResolver<unknown, Types['Context'], object> {
-    const { input, lookupBy } = fieldConfig.pothosOptions;
+    const { scopes, member, input, lookupBy } = fieldConfig.pothosOptions;
     const listChecked = checksListArguments(fieldConfig);
-    if (!input && !lookupBy && !listChecked) return resolver;
-    // Inside the scope-auth plugin's wrapper: runs once the caller may use the field.
-    return (parent, args, context, info) => {
+    if (!scopes && !input && !lookupBy && !listChecked) return resolver;
+    const resolveChecked: typeof resolver = (parent, args, context, info) => {
       if (lookupBy && !lookupKey.safeParse((args as Record<string, unknown>)[lookupBy]).success) return null;
       if (listChecked) checkListArguments(args as Record<string, unknown>);
       return resolver(parent, input ? parseArguments(input, args as Record<string, unknown>, listChecked) : args, context, info);
+    };
+    return (parent, args, context, info) => {
+      if (scopes) requireScopes((context as ApiContext).actor, ...scopes);
+      if (member) return requireMembership(context as ApiContext).then(() => resolveChecked(parent, args, context, info));
+      return resolveChecked(parent, args, context, info);
     };
   }
 }
@@ -277,6 +264,10 @@ declare global {
       ResolveShape = unknown,
       ResolveReturnShape = unknown,
     > {
+      /** Scopes the caller's API key must carry (admin:all grants all), checked before anything else; `[]`: any valid key. */
+      scopes?: readonly Scope[];
+      /** The key's account must act for a supplier (403 otherwise), checked after the scopes. */
+      member?: true;
       /** The arguments' rule; give it with withInput/withInputQuery so the resolver receives its output. */
       input?: InputRule;
       /** The argument a lookup finds by: a value that cannot be an id or slug finds nothing (null). */

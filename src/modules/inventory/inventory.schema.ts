@@ -72,14 +72,14 @@ builder.queryFields((t) => ({
     nullable: true,
     description: 'The stock of one product, active or not, by productId or sku (both: they must agree); null when none',
     args: recordKeyArgs,
-    authScopes: { apiKey: [READ_STOCK] },
+    scopes: [READ_STOCK],
     ...withInput(recordKeyInput, (key, ctx) => stockRecord(ctx, key)),
   }),
   stockRecords: t.field({
     type: StockRecordList,
     description: 'The stock of every product, active or not, by id',
     args: pageArgs,
-    authScopes: { apiKey: [READ_STOCK] },
+    scopes: [READ_STOCK],
     ...withInput(pageInput, (page) => page),
   }),
   priceRecord: t.field({
@@ -87,14 +87,14 @@ builder.queryFields((t) => ({
     nullable: true,
     description: 'The price of one product, active or not, by productId or sku (both: they must agree); null when none',
     args: recordKeyArgs,
-    authScopes: { apiKey: [READ_PRICES] },
+    scopes: [READ_PRICES],
     ...withInput(recordKeyInput, (key, ctx) => priceRecord(ctx, key)),
   }),
   priceRecords: t.field({
     type: PriceRecordList,
     description: 'The price of every product, active or not, by id',
     args: pageArgs,
-    authScopes: { apiKey: [READ_PRICES] },
+    scopes: [READ_PRICES],
     ...withInput(pageInput, (page) => page),
   }),
 }));
@@ -126,7 +126,8 @@ builder.mutationFields((t) => ({
     description: "Changes the stock of a product of the supplier the caller acts for; null when the supplier has no such product",
     args: { ...productIdArg, input: t.arg({ type: StockUpdateInput, required: true }) },
     lookupBy: 'productId',
-    authScopes: { apiKey: [WRITE_PRODUCTS], member: true },
+    scopes: [WRITE_PRODUCTS],
+    member: true,
     ...withInput(stockUpdateRule, (input, ctx, _parent, _info, args) => updateStock(ctx, String(args.productId), input)),
   }),
   updatePrice: t.field({
@@ -136,7 +137,8 @@ builder.mutationFields((t) => ({
       'Changes the price of a product of the supplier the caller acts for; null when the supplier has no such product. Product lists, totals and searches see it from the next request on',
     args: { ...productIdArg, input: t.arg({ type: PriceUpdateInput, required: true }) },
     lookupBy: 'productId',
-    authScopes: { apiKey: [WRITE_PRODUCTS], member: true },
+    scopes: [WRITE_PRODUCTS],
+    member: true,
     ...withInput(priceUpdateRule, (input, ctx, _parent, _info, args) => updatePrice(ctx, String(args.productId), input)),
   }),
 }));

@@ -74,7 +74,7 @@ builder.queryFields((t) => ({
     type: MeRef,
     nullable: true,
     description: 'The account behind the API key presenting the request, and that key',
-    authScopes: { apiKey: [] },
+    scopes: [],
     resolve: (query, _root, _args, ctx) => ctx.prisma.account.findUnique({ ...query, where: { id: keyCaller(ctx.actor).accountId } }),
   }),
 }));

@@ -160,7 +160,7 @@ builder.queryFields((t) => ({
     type: OrderList,
     description: "The caller's orders, newest first",
     args: { ...pageArgs, status: t.arg({ type: OrderStatusRef, required: false }) },
-    authScopes: { apiKey: [READ_ORDERS] },
+    scopes: [READ_ORDERS],
     ...withInput(orderListInput, (input, ctx) => orderPage(buyerOf(ctx), input)),
   }),
   order: t.prismaField({
@@ -169,14 +169,15 @@ builder.queryFields((t) => ({
     description: "One of the caller's orders; null when it does not exist or is another account's",
     args: { id: t.arg.id({ required: true }) },
     lookupBy: 'id',
-    authScopes: { apiKey: [READ_ORDERS] },
+    scopes: [READ_ORDERS],
     resolve: (query, _root, args, ctx) => orderById(ctx, buyerOf(ctx), String(args.id), query),
   }),
   supplierOrders: t.field({
     type: OrderList,
     description: 'The orders of the supplier the caller acts for, newest first',
     args: { ...pageArgs, status: t.arg({ type: OrderStatusRef, required: false }) },
-    authScopes: { apiKey: [READ_ORDERS], member: true },
+    scopes: [READ_ORDERS],
+    member: true,
     ...withInput(orderListInput, async (input, ctx) => orderPage(await supplierOwner(ctx), input)),
   }),
   supplierOrder: t.prismaField({
@@ -185,7 +186,8 @@ builder.queryFields((t) => ({
     description: "One of the orders of the supplier the caller acts for; null when it does not exist or is another supplier's",
     args: { id: t.arg.id({ required: true }) },
     lookupBy: 'id',
-    authScopes: { apiKey: [READ_ORDERS], member: true },
+    scopes: [READ_ORDERS],
+    member: true,
     resolve: async (query, _root, args, ctx) => orderById(ctx, await supplierOwner(ctx), String(args.id), query),
   }),
 }));
@@ -195,7 +197,7 @@ builder.mutationFields((t) => ({
     type: 'Order',
     description: 'Places an order; send an Idempotency-Key header to make retries safe',
     args: { input: t.arg({ type: CreateOrderInput, required: true }) },
-    authScopes: { apiKey: [WRITE_ORDERS] },
+    scopes: [WRITE_ORDERS],
     ...withInputQuery(createOrderRule, async (query, input, ctx, parent, info) => {
       await ctx.limitField({ parent, args: { input }, info }, 'createOrder');
       return createOrder(ctx, input, query);
@@ -208,7 +210,7 @@ builder.mutationFields((t) => ({
       "Cancels one of the caller's orders while it is PENDING or CONFIRMED, giving back its stock; null when the caller has no such order. Send an Idempotency-Key header to make retries safe",
     args: { id: t.arg.id({ required: true }), reason: t.arg.string({ description: `Kept in the order's history; at most ${MAX_NOTE} characters` }) },
     lookupBy: 'id',
-    authScopes: { apiKey: [WRITE_ORDERS] },
+    scopes: [WRITE_ORDERS],
     ...withInputQuery(cancelOrderInput, (query, input, ctx) => cancelOrder(ctx, input, query)),
   }),
   updateOrderStatus: t.prismaField({
@@ -218,7 +220,8 @@ builder.mutationFields((t) => ({
       "Moves an order of the supplier the caller acts for to its next status (see the order lifecycle); null when the supplier has no such order. Send an Idempotency-Key header to make retries safe",
     args: { id: t.arg.id({ required: true }), input: t.arg({ type: OrderStatusInput, required: true }) },
     lookupBy: 'id',
-    authScopes: { apiKey: [WRITE_ORDERS], member: true },
+    scopes: [WRITE_ORDERS],
+    member: true,
     ...withInputQuery(orderStatusRule, (query, input, ctx, _parent, _info, args) => updateOrderStatus(ctx, String(args.id), input, query)),
   }),
 }));

@@ -137,7 +137,7 @@ builder.queryFields((t) => ({
   webhookEndpoints: t.field({
     type: WebhookEndpointListRef,
     description: `The account’s webhook endpoints (at most ${MAX_ENDPOINTS}), oldest first`,
-    authScopes: { apiKey: [MANAGE_WEBHOOKS] },
+    scopes: [MANAGE_WEBHOOKS],
     resolve: async (_root, _args, ctx) => ({ items: await listEndpoints(ctx, accountOf(ctx)) }),
   }),
   webhookEndpoint: t.field({
@@ -146,7 +146,7 @@ builder.queryFields((t) => ({
     description: 'One of the account’s webhook endpoints; null when it does not exist or is another account’s',
     args: { id: t.arg.id({ required: true }) },
     lookupBy: 'id',
-    authScopes: { apiKey: [MANAGE_WEBHOOKS] },
+    scopes: [MANAGE_WEBHOOKS],
     resolve: (_root, args, ctx) => endpointById(ctx, accountOf(ctx), String(args.id)),
   }),
   webhookDeliveries: t.field({
@@ -154,7 +154,7 @@ builder.queryFields((t) => ({
     nullable: true,
     description: 'The deliveries of one of the account’s endpoints, newest first; null when it has no such endpoint',
     args: { id: t.arg.id({ required: true, description: 'The endpoint' }), ...pageArgs, status: t.arg({ type: WebhookDeliveryStatusRef }) },
-    authScopes: { apiKey: [MANAGE_WEBHOOKS] },
+    scopes: [MANAGE_WEBHOOKS],
     ...withInput(deliveryListInput, (input, ctx) => deliveryPage(ctx, accountOf(ctx), input)),
   }),
 }));
@@ -164,7 +164,7 @@ builder.mutationFields((t) => ({
     type: NewWebhookEndpointRef,
     description: `Registers a webhook endpoint (at most ${MAX_ENDPOINTS} per account); the answer holds its signing secret, shown this once`,
     args: { input: t.arg({ type: WebhookEndpointInputRef, required: true }) },
-    authScopes: { apiKey: [MANAGE_WEBHOOKS] },
+    scopes: [MANAGE_WEBHOOKS],
     ...withInput(endpointRule, async (input, ctx) => {
       const caller = keyCaller(ctx.actor);
       const owner = { accountId: caller.accountId, scopes: caller.scopes, member: (await memberSupplierId(ctx)) !== null };
@@ -177,7 +177,7 @@ builder.mutationFields((t) => ({
     description: 'Deletes one of the account’s endpoints and its deliveries; answers it as it was, or null when there is no such endpoint',
     args: { id: t.arg.id({ required: true }) },
     lookupBy: 'id',
-    authScopes: { apiKey: [MANAGE_WEBHOOKS] },
+    scopes: [MANAGE_WEBHOOKS],
     ...withInput(byId, (input, ctx) => deleteEndpoint(ctx, accountOf(ctx), input.id)),
   }),
   testWebhookEndpoint: t.field({
@@ -186,7 +186,7 @@ builder.mutationFields((t) => ({
     description: `Sends the endpoint a ${TEST_EVENT} event (a disabled one too); answers its delivery, or null when there is no such endpoint`,
     args: { id: t.arg.id({ required: true }) },
     lookupBy: 'id',
-    authScopes: { apiKey: [MANAGE_WEBHOOKS] },
+    scopes: [MANAGE_WEBHOOKS],
     ...withInput(byId, (input, ctx) => sendTestEvent(ctx, accountOf(ctx), input.id)),
   }),
   enableWebhookEndpoint: t.field({
@@ -195,7 +195,7 @@ builder.mutationFields((t) => ({
     description: 'Sends a disabled endpoint events again (those failed meanwhile stay failed); null when there is no such endpoint',
     args: { id: t.arg.id({ required: true }) },
     lookupBy: 'id',
-    authScopes: { apiKey: [MANAGE_WEBHOOKS] },
+    scopes: [MANAGE_WEBHOOKS],
     ...withInput(byId, (input, ctx) => enableEndpoint(ctx, accountOf(ctx), input.id)),
   }),
 }));
