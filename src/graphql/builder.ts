@@ -1,5 +1,4 @@
 import SchemaBuilder from '@pothos/core';
-import DataloaderPlugin from '@pothos/plugin-dataloader';
 import PrismaPlugin from '@pothos/plugin-prisma';
 import RelayPlugin from '@pothos/plugin-relay';
 import { fieldRulesPlugin } from './field-rules.js';
@@ -20,7 +19,7 @@ export const builder = new SchemaBuilder<{
   };
 }>({
   // First: its resolver wrapper runs before plugin-prisma's, and its field config hook after (see field-rules.ts).
-  plugins: [fieldRulesPlugin, PrismaPlugin, RelayPlugin, DataloaderPlugin],
+  plugins: [fieldRulesPlugin, PrismaPlugin, RelayPlugin],
   defaultFieldNullability: false,
   prisma: {
     // The client comes from the context so that one schema serves any number of app instances.

@@ -9,7 +9,7 @@ import {
   countCategories,
   listCategories,
   categoryListInput,
-  subtreeProductCounts,
+  subtreeProductCount,
   subtreeProductSampleIds,
   type CategoryListInput,
 } from './categories.service.js';
@@ -46,10 +46,9 @@ export const Category = builder.prismaObject('Category', {
       resolve: async (query, category, args, ctx) =>
         productsByIds(ctx, await subtreeProductSampleIds(ctx, category.id, args.limit ?? SAMPLE_DEFAULT), query),
     }),
-    _count: t.loadable({
+    _count: t.field({
       type: CategoryCounts,
-      load: async (ids: string[], ctx) => (await subtreeProductCounts(ctx, ids)).map((products) => ({ products })),
-      resolve: (category) => category.id,
+      resolve: async (category, _args, ctx) => ({ products: await subtreeProductCount(ctx, category.id) }),
     }),
   }),
 });

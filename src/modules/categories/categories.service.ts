@@ -77,13 +77,15 @@ export function subtreeIds(ctx: ApiContext, categoryId: string): Promise<string[
   }).load(categoryId);
 }
 
-/** Active products in each category's subtree, counted for a whole list in one statement (a loadable field's batch). */
-export async function subtreeProductCounts(ctx: ApiContext, ids: readonly string[]): Promise<number[]> {
-  const rows = await ctx.prisma.$queryRaw<{ root: string; n: number }[]>`${subtree(ids)}
-    SELECT t.root, count(p.id)::int AS n
-    FROM tree t JOIN "Product" p ON p."categoryId" = t.id AND p."isActive"
-    GROUP BY t.root`;
-  return byRoot(ids, rows, (group) => group[0]?.n ?? 0);
+/** Active products in each category's subtree, counted for a whole list in one statement. */
+export function subtreeProductCount(ctx: ApiContext, categoryId: string): Promise<number> {
+  return requestLoader<string, number>(ctx, 'category.subtreeProductCount', async (ids) => {
+    const rows = await ctx.prisma.$queryRaw<{ root: string; n: number }[]>`${subtree(ids)}
+      SELECT t.root, count(p.id)::int AS n
+      FROM tree t JOIN "Product" p ON p."categoryId" = t.id AND p."isActive"
+      GROUP BY t.root`;
+    return byRoot(ids, rows, (group) => group[0]?.n ?? 0);
+  }).load(categoryId);
 }
 
 /**

@@ -3,7 +3,7 @@ import { withInput, withInputQuery } from '../../graphql/field-rules.js';
 import { listLimitArgs, metaFor, pageArgs, PaginationMetaRef, sortEnum } from '../../graphql/pagination.js';
 import type { PageInput } from '../../shared/pagination.js';
 import { ReviewSummaryRef } from '../reviews/reviews.schema.js';
-import { NEWEST_REVIEWS_FIRST, productReviewSummaries } from '../reviews/reviews.service.js';
+import { NEWEST_REVIEWS_FIRST, productReviewSummary } from '../reviews/reviews.service.js';
 import {
   countProducts,
   listProducts,
@@ -57,12 +57,10 @@ export const Product = builder.prismaObject('Product', {
       args: listLimitArgs(REVIEWS_DEFAULT),
       query: (args) => ({ take: args.limit ?? REVIEWS_DEFAULT, orderBy: NEWEST_REVIEWS_FIRST }),
     }),
-    reviewSummary: t.loadable({
+    reviewSummary: t.field({
       type: ReviewSummaryRef,
       description: "Average, count and histogram of the product's reviews",
-      // The products of one request are summarised in one grouped query.
-      load: (ids: string[], ctx) => productReviewSummaries(ctx, ids),
-      resolve: (p) => p.id,
+      resolve: (p, _args, ctx) => productReviewSummary(ctx, p.id),
     }),
     reviewsConnection: t.relatedConnection('reviews', {
       cursor: 'id',

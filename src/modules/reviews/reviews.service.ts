@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { ApiContext } from '../../context/context.js';
+import { requestLoader } from '../../context/loaders.js';
 import type { Prisma } from '../../generated/prisma/client.js';
 import { money, type Money } from '../../shared/money.js';
 import { pageParams, pageWindow, type PageInput } from '../../shared/pagination.js';
@@ -113,18 +114,22 @@ function summariesByOwner(ids: readonly string[], rows: readonly { owner: string
   return ids.map((id) => summaryOf(counts.get(id) ?? new Map()));
 }
 
-/** The review summaries of products, in the order of `ids`, in one grouped query (a loadable field's batch). */
-export async function productReviewSummaries(ctx: ApiContext, ids: readonly string[]): Promise<ReviewSummary[]> {
-  const groups = await ctx.prisma.review.groupBy({ by: ['productId', 'rating'], where: { productId: { in: [...ids] } }, _count: { _all: true } });
-  return summariesByOwner(ids, groups.map((g) => ({ owner: g.productId, rating: g.rating, count: g._count._all })));
+/** A product's review summary; the products of one request are summarised in one grouped query. */
+export function productReviewSummary(ctx: ApiContext, productId: string): Promise<ReviewSummary> {
+  return requestLoader<string, ReviewSummary>(ctx, 'review.productSummary', async (ids) => {
+    const groups = await ctx.prisma.review.groupBy({ by: ['productId', 'rating'], where: { productId: { in: [...ids] } }, _count: { _all: true } });
+    return summariesByOwner(ids, groups.map((g) => ({ owner: g.productId, rating: g.rating, count: g._count._all })));
+  }).load(productId);
 }
 
-/** The review summaries of suppliers (their active products' reviews); batched like productReviewSummaries. */
-export async function supplierReviewSummaries(ctx: ApiContext, ids: readonly string[]): Promise<ReviewSummary[]> {
-  const groups = await ctx.prisma.review.groupBy({
-    by: ['supplierId', 'rating'],
-    where: { supplierId: { in: [...ids] }, ...OF_ACTIVE_PRODUCTS },
-    _count: { _all: true },
-  });
-  return summariesByOwner(ids, groups.map((g) => ({ owner: g.supplierId, rating: g.rating, count: g._count._all })));
+/** A supplier's review summary (its active products' reviews); batched like productReviewSummary. */
+export function supplierReviewSummary(ctx: ApiContext, supplierId: string): Promise<ReviewSummary> {
+  return requestLoader<string, ReviewSummary>(ctx, 'review.supplierSummary', async (ids) => {
+    const groups = await ctx.prisma.review.groupBy({
+      by: ['supplierId', 'rating'],
+      where: { supplierId: { in: [...ids] }, ...OF_ACTIVE_PRODUCTS },
+      _count: { _all: true },
+    });
+    return summariesByOwner(ids, groups.map((g) => ({ owner: g.supplierId, rating: g.rating, count: g._count._all })));
+  }).load(supplierId);
 }

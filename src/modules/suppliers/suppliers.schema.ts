@@ -3,7 +3,7 @@ import { withInput } from '../../graphql/field-rules.js';
 import type { PageInput } from '../../shared/pagination.js';
 import { listLimitArgs, metaFor, pageArgs, PaginationMetaRef, sortEnum } from '../../graphql/pagination.js';
 import { ReviewSummaryRef } from '../reviews/reviews.schema.js';
-import { NEWEST_REVIEWS_FIRST, OF_ACTIVE_PRODUCTS, supplierReviewSummaries } from '../reviews/reviews.service.js';
+import { NEWEST_REVIEWS_FIRST, OF_ACTIVE_PRODUCTS, supplierReviewSummary } from '../reviews/reviews.service.js';
 import {
   countSuppliers,
   listSuppliers,
@@ -69,11 +69,10 @@ export const Supplier = builder.prismaObject('Supplier', {
         take: args.limit ?? SUPPLIER_REVIEWS_DEFAULT,
       }),
     }),
-    reviewSummary: t.loadable({
+    reviewSummary: t.field({
       type: ReviewSummaryRef,
       description: 'Average, count and histogram of the reviews of its active products, counted live (unlike the stored rating and reviewCount)',
-      load: (ids: string[], ctx) => supplierReviewSummaries(ctx, ids),
-      resolve: (s) => s.id,
+      resolve: (s, _args, ctx) => supplierReviewSummary(ctx, s.id),
     }),
     _count: t.field({
       type: SupplierCountsRef,
