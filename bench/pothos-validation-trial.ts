@@ -1,3 +1,4 @@
+import { parseArgs } from 'node:util';
 import SchemaBuilder from '@pothos/core';
 import ValidationPlugin from '@pothos/plugin-validation';
 import ZodPlugin from '@pothos/plugin-zod';
@@ -25,7 +26,9 @@ import { fieldPath } from '../src/shared/validation.js';
 // every plugin's resolver wrapper, whatever the order of the plugins: no plugin's scope check can
 // come first.)
 
-const runs = Number(process.argv[process.argv.indexOf('--runs') + 1] || 20000);
+const { values: options } = parseArgs({ options: { runs: { type: 'string', default: '20000' } } });
+const runs = Number(options.runs);
+if (!(Number.isInteger(runs) && runs >= 100)) throw new RangeError('--runs must be an integer ≥ 100');
 
 const key = (...scopes: string[]): Caller => ({ kind: 'key', ip: '192.0.2.1', keyId: 'k', accountId: 'a', plan: 'PRO', scopes, rateLimit: null, rateWindowSeconds: null });
 const ANONYMOUS: Caller = { kind: 'anonymous', ip: '192.0.2.1' };
