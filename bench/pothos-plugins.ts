@@ -111,15 +111,14 @@ async function load(name: string, dir: string): Promise<Impl> {
     { prisma: prisma as never, logger: pino({ level: 'silent' }), webhookPolicy: { allowPrivate: true, requireHttps: false } },
     {
       events: () => ({}) as never,
-      fieldLimiter: { check: async () => {} } as never,
-      fieldLimits: { createOrder: { max: 1000, windowMs: 60_000, unit: 'orders' } },
+      limitField: async () => {},
       listTotals: { forRequest: () => ({ products: async () => 0 }) },
     },
   );
   return {
     name,
     schema,
-    context: (actor) => factory.forApi({ actor: actor as never }, { anonymous: () => actor as never, idempotencyKey: null }),
+    context: (actor) => factory.forApi({ actor: actor as never, anonymous: () => actor as never, idempotencyKey: null }),
   };
 }
 

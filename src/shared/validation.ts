@@ -201,19 +201,31 @@ export const ILL_FORMED_MESSAGE = 'is not well-formed Unicode (it holds a lone s
  * (`items[0].name`; `''` for the value itself), or null when all are. JSON lets `"\ud800"`
  * through, and such a string cannot be stored or compared: it is refused at the edge.
  */
-export function illFormedStringAt(value: unknown, path = ''): string | null {
-  if (typeof value === 'string') return LONE_SURROGATE.test(value) ? path : null;
-  if (Array.isArray(value)) {
-    for (const [i, item] of value.entries()) {
-      const found = illFormedStringAt(item, `${path}[${i}]`);
-      if (found !== null) return found;
-    }
-  } else if (value !== null && typeof value === 'object') {
-    for (const [key, item] of Object.entries(value)) {
-      const at = path ? `${path}.${key}` : key;
-      if (LONE_SURROGATE.test(key)) return at.replace(LONE_SURROGATE_ALL, '\uFFFD');
-      const found = illFormedStringAt(item, at);
-      if (found !== null) return found;
+export function illFormedStringAt(value: unknown): string | null {
+  // A loop over an explicit stack, not recursion, and each place's path is spelt only when it is
+  // the one found: a hostile body may nest hundreds of thousands of levels deep.
+  interface Place { item: unknown; parent: Place | null; step: string | number }
+  const pathOf = (place: Place | null, last = ''): string => {
+    const steps: (string | number)[] = [];
+    for (let p = place; p?.parent; p = p.parent) steps.push(p.step);
+    if (last) steps.unshift(last);
+    return steps.reverse().reduce<string>((path, step) => (typeof step === 'number' ? `${path}[${step}]` : path ? `${path}.${step}` : step), '');
+  };
+  const pending: Place[] = [{ item: value, parent: null, step: '' }];
+  while (pending.length) {
+    const place = pending.pop()!;
+    const { item } = place;
+    if (typeof item === 'string') {
+      if (LONE_SURROGATE.test(item)) return pathOf(place);
+    } else if (Array.isArray(item)) {
+      for (let i = item.length - 1; i >= 0; i--) pending.push({ item: item[i], parent: place, step: i });
+    } else if (item !== null && typeof item === 'object') {
+      const entries = Object.entries(item);
+      for (let i = entries.length - 1; i >= 0; i--) {
+        const [key, member] = entries[i]!;
+        if (LONE_SURROGATE.test(key)) return pathOf(place, key.replace(LONE_SURROGATE_ALL, '\uFFFD'));
+        pending.push({ item: member, parent: place, step: key });
+      }
     }
   }
   return null;
