@@ -174,6 +174,16 @@ describe('registerAccount', () => {
     expect((await prisma.account.findUniqueOrThrow({ where: { email } })).passwordHash).toBeNull();
   });
 
+  it('answers every taken address alike: one with a password and one the keys CLI made cannot be told apart', async () => {
+    const withPassword = uniqueEmail('one');
+    const withoutPassword = uniqueEmail('two');
+    await registerAccount(asOperator(prisma), { email: withPassword, password: GOOD, name: 'First' });
+    await createApiKey(asOperator(prisma), { owner: withoutPassword, plan: 'PRO', scopes: ['read:orders'] });
+    const first = await formError(registerAccount(asOperator(prisma), { email: withPassword, password: GOOD, name: 'Again' }));
+    const second = await formError(registerAccount(asOperator(prisma), { email: withoutPassword, password: GOOD, name: 'Again' }));
+    expect(first.email).toBe(second.email);
+  });
+
   it('makes one account of two concurrent registrations, and a VALIDATION_ERROR of the other', async () => {
     const email = uniqueEmail('race');
     const results = await Promise.allSettled([

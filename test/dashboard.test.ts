@@ -806,3 +806,36 @@ describe('an instance with PUBLIC_URL set, whose usage counts cannot be written'
     expect(warnings[0]).toMatchObject({ level: 40, err: { message: 'usage table unreachable' } });
   });
 });
+
+describe('forms that make or unlock something are throttled per client address', () => {
+  // What the hostile client did: 200 registrations from one address in a few seconds.
+  it('registration: 30 from one address in 15 minutes, then 429 with Retry-After; another address is unaffected', async () => {
+    const client = dashboardClient(app.base);
+    await client.get('/dashboard/register');
+    const statuses: number[] = [];
+    for (let i = 0; i < 32; i++) {
+      const res = await client.post('/dashboard/register', { name: 'Bot', email: `bot-${i}-${Date.now()}@example.com`, password: 'correct horse battery staple' });
+      statuses.push(res.status);
+      if (res.status === 429) {
+        expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);
+        expect(textOf(res.html)).toMatch(/Too many forms sent from your address; try again in \d+ s/);
+      }
+    }
+    expect(statuses.slice(0, 30)).toEqual(Array(30).fill(303));
+    expect(statuses.slice(30)).toEqual([429, 429]);
+    expect((await app.sql.query(`SELECT count(*)::int AS n FROM "Account" WHERE email LIKE 'bot-%'`)).rows[0].n).toBe(30);
+    // The same form from another address still works.
+    const other = dashboardClient(app.base);
+    await other.get('/dashboard/register');
+    expect((await other.post('/dashboard/register', { name: 'Person', email: `person-${Date.now()}@example.com`, password: 'correct horse battery staple' })).status).toBe(303);
+  });
+
+  it('a signed-in client creating keys is counted too', async () => {
+    const { client } = await signedIn(app.base);
+    let last = 0;
+    // Registration counted 1 already; 29 more forms fit.
+    for (let i = 0; i < 30; i++) last = (await client.post('/dashboard/keys', { name: `k${i}`, scopes: 'read:products', expires: '30' })).status;
+    expect(last).toBe(429);
+  });
+});
+

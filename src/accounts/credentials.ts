@@ -32,6 +32,23 @@ export const SIGN_IN_LIMITS = Object.freeze({
   perAccount: { limit: 10, windowMs: 15 * 60_000 },
 });
 
+/**
+ * The dashboard's forms that make or unlock something (registration, setting or changing a
+ * password, creating a key or a webhook endpoint), per client IP, counted whatever their outcome:
+ * as with sign-in, a script cannot make accounts, keys or endpoints at will (an account holds 20
+ * keys, so accounts at will would be rate limits at will).
+ */
+export const FORM_LIMITS = Object.freeze({ perIp: { limit: 30, windowMs: 15 * 60_000 } });
+
+/** Counts one such form from `ip`; RATE_LIMIT_EXCEEDED (with the wait) past FORM_LIMITS. */
+export async function countFormSubmission(store: RateLimitStore, ip: string, now: Date): Promise<void> {
+  const { limit, windowMs } = FORM_LIMITS.perIp;
+  const decision = await store.hit(`form:ip:${ip}`, limit, windowMs);
+  if (decision.allowed) return;
+  const retryAfter = secondsUntil(decision.resetAt, now.getTime());
+  throw rateLimited(`Too many forms sent from your address; try again in ${retryAfter} s`, retryAfter);
+}
+
 /** How long a set-password link works unless the caller says otherwise. */
 export const PASSWORD_LINK_TTL_MS = 7 * 24 * 3600_000;
 
@@ -95,14 +112,15 @@ export async function registerAccount(ctx: RequestContext, input: RegisterInput)
   }
 }
 
-const ALREADY_REGISTERED = 'is already registered: sign in instead';
+/**
+ * One answer for every taken address, whether it has a password or was made for API keys (by the
+ * keys CLI): the form tells a stranger no more than that the address cannot be registered.
+ */
+const ALREADY_REGISTERED = 'is already registered: sign in, or, if the account has no password yet, ask the operator for a link to set one';
 
 async function takenMessage(ctx: RequestContext, email: string): Promise<string | null> {
-  const account = await ctx.prisma.account.findUnique({ where: { email }, select: { passwordHash: true } });
-  if (!account) return null;
-  return account.passwordHash === null
-    ? 'is already registered for API keys, without a password: ask the operator for a link to set one'
-    : ALREADY_REGISTERED;
+  const account = await ctx.prisma.account.findUnique({ where: { email }, select: { id: true } });
+  return account ? ALREADY_REGISTERED : null;
 }
 
 export interface SignInInput {
