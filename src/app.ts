@@ -148,7 +148,6 @@ export async function createApp({ prisma, databaseUrl, logger, config, now, ...i
     logger,
     clientIp,
     isHttps: (request, server) => httpsFrom((server as ServerContext).req?.socket.remoteAddress, request.headers.get('x-forwarded-proto')),
-    now,
   });
 
   // The worker has a small pool of its own: deliveries never wait for, nor hold, a request's connection.

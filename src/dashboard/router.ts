@@ -35,7 +35,6 @@ export interface DashboardDeps {
   logger: Logger;
   clientIp: (request: Request, server: unknown) => string;
   isHttps: (request: Request, server: unknown) => boolean;
-  now?: () => number;
 }
 
 type Handler<V extends Visit> = (visit: V, params: string[]) => Promise<Response>;
@@ -54,7 +53,7 @@ const ID = '([A-Za-z0-9_-]{1,64})';
 const path = (pattern: string) => new RegExp(`^/dashboard${pattern}$`);
 
 export function createDashboard(deps: DashboardDeps) {
-  const visits = createVisits({ contexts: deps.contexts, clientIp: deps.clientIp, isHttps: deps.isHttps, now: deps.now ?? Date.now });
+  const visits = createVisits({ contexts: deps.contexts, clientIp: deps.clientIp, isHttps: deps.isHttps });
   const auth = authHandlers({ store: deps.store });
   const keys = keyHandlers({ store: deps.store, onKeyRevoked: deps.onKeyRevoked, flushCounts: deps.flushCounts, publicUrl: deps.publicUrl });
   const account = accountHandlers({ store: deps.store });

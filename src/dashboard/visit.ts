@@ -59,7 +59,6 @@ export interface VisitDeps {
   contexts: ContextFactory;
   clientIp: (request: Request, server: unknown) => string;
   isHttps: (request: Request, server: unknown) => boolean;
-  now: () => number;
 }
 
 export function createVisits(deps: VisitDeps) {
@@ -72,10 +71,12 @@ export function createVisits(deps: VisitDeps) {
       const cookies = parseCookies(request.headers.get('cookie'));
       const ip = deps.clientIp(request, server);
       const requestId = crypto.randomUUID();
+      const ctx = visitorContext(requestId, ip);
       const visit: Visit = {
-        ctx: visitorContext(requestId, ip),
+        ctx,
         request, url, ip, secure: deps.isHttps(request, server), cookies,
-        session: null, sessionToken: null, member: null, csrfBasis: '', csrfToken: '', setCookies: [], now: new Date(deps.now()),
+        // The context's clock: the visit's time and the services' are one.
+        session: null, sessionToken: null, member: null, csrfBasis: '', csrfToken: '', setCookies: [], now: ctx.now(),
       };
       const token = cookies.get(SESSION_COOKIE);
       if (token) {
@@ -101,10 +102,11 @@ export function createVisits(deps: VisitDeps) {
 
     /** The visit of a request that could not be started (its session unread): a visitor's, for an error page. */
     unstarted(request: Request, url: URL): Visit {
+      const ctx = visitorContext(crypto.randomUUID(), '');
       return {
-        ctx: visitorContext(crypto.randomUUID(), ''),
+        ctx,
         request, url, ip: '', secure: false, cookies: new Map(),
-        session: null, sessionToken: null, member: null, csrfBasis: '', csrfToken: '', setCookies: [], now: new Date(deps.now()),
+        session: null, sessionToken: null, member: null, csrfBasis: '', csrfToken: '', setCookies: [], now: ctx.now(),
       };
     },
   };

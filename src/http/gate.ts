@@ -84,6 +84,7 @@ export function createGate(deps: GateDeps) {
   const proven = new LRUCache<string, true>({ max: REMEMBERED_KEYS, ttl: PROVEN_MS, updateAgeOnHas: true });
   const refused = new LRUCache<string, true>({ max: REMEMBERED_KEYS, ttl: REFUSED_MS });
   const policyOf = (caller: Caller) => rateLimitPolicy(caller, deps.policy);
+  const headersOf = (state: RequestState) => (state.rateLimit ? rateLimitHeaders(state.rateLimit, now()) : {});
 
   /** Charges `caller`'s bucket; the refusal when it is over its limit. */
   async function charge(caller: Caller, state: RequestState, shape: ErrorShape): Promise<Response | undefined> {
@@ -96,8 +97,6 @@ export function createGate(deps: GateDeps) {
     deps.onRejected?.(policy.name);
     return refusal(shape, rateLimited(limitExceededMessage(policy, retryAfter), retryAfter), headersOf(state));
   }
-
-  const headersOf = (state: RequestState) => (state.rateLimit ? rateLimitHeaders(state.rateLimit, now()) : {});
 
   return {
     /** Lets the request in (undefined), or the response refusing it. */

@@ -27,8 +27,10 @@ export const nameText = (min: number, max: number) =>
     .trim()
     .min(min, min === 1 ? 'is required' : `must be at least ${min} characters`)
     .max(max, `must be at most ${max} characters`)
-    .refine((v) => !CONTROL_CHARS.test(v), 'must not contain control characters')
-    .refine((v) => !FORMAT_CHARS.test(v), FORMAT_MESSAGE);
+    .superRefine((v, ctx) => {
+      const problem = nameProblem(v);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    });
 
 /** Why `text` is no acceptable name, or null (the same rules as nameText, for code outside zod). */
 export function nameProblem(text: string): string | null {

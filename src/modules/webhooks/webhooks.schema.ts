@@ -131,14 +131,14 @@ const WebhookEndpointInputRef = builder.inputType('WebhookEndpointInput', {
 });
 
 const byId = z.object({ id: idParam }).strict();
-const accountOf = (ctx: ApiContext) => keyCaller(ctx.actor).accountId;
+const keyAccountId = (ctx: ApiContext) => keyCaller(ctx.actor).accountId;
 
 builder.queryFields((t) => ({
   webhookEndpoints: t.field({
     type: WebhookEndpointListRef,
     description: `The account’s webhook endpoints (at most ${MAX_ENDPOINTS}), oldest first`,
     scopes: [MANAGE_WEBHOOKS],
-    resolve: async (_root, _args, ctx) => ({ items: await listEndpoints(ctx, accountOf(ctx)) }),
+    resolve: async (_root, _args, ctx) => ({ items: await listEndpoints(ctx, keyAccountId(ctx)) }),
   }),
   webhookEndpoint: t.field({
     type: WebhookEndpointRef,
@@ -147,7 +147,7 @@ builder.queryFields((t) => ({
     args: { id: t.arg.id({ required: true }) },
     lookupBy: 'id',
     scopes: [MANAGE_WEBHOOKS],
-    resolve: (_root, args, ctx) => endpointById(ctx, accountOf(ctx), String(args.id)),
+    resolve: (_root, args, ctx) => endpointById(ctx, keyAccountId(ctx), String(args.id)),
   }),
   webhookDeliveries: t.field({
     type: WebhookDeliveryListRef,
@@ -155,7 +155,7 @@ builder.queryFields((t) => ({
     description: 'The deliveries of one of the account’s endpoints, newest first; null when it has no such endpoint',
     args: { id: t.arg.id({ required: true, description: 'The endpoint' }), ...pageArgs, status: t.arg({ type: WebhookDeliveryStatusRef }) },
     scopes: [MANAGE_WEBHOOKS],
-    ...withInput(deliveryListInput, (input, ctx) => deliveryPage(ctx, accountOf(ctx), input)),
+    ...withInput(deliveryListInput, (input, ctx) => deliveryPage(ctx, keyAccountId(ctx), input)),
   }),
 }));
 
@@ -178,7 +178,7 @@ builder.mutationFields((t) => ({
     args: { id: t.arg.id({ required: true }) },
     lookupBy: 'id',
     scopes: [MANAGE_WEBHOOKS],
-    ...withInput(byId, (input, ctx) => deleteEndpoint(ctx, accountOf(ctx), input.id)),
+    ...withInput(byId, (input, ctx) => deleteEndpoint(ctx, keyAccountId(ctx), input.id)),
   }),
   testWebhookEndpoint: t.field({
     type: WebhookDeliveryRef,
@@ -187,7 +187,7 @@ builder.mutationFields((t) => ({
     args: { id: t.arg.id({ required: true }) },
     lookupBy: 'id',
     scopes: [MANAGE_WEBHOOKS],
-    ...withInput(byId, (input, ctx) => sendTestEvent(ctx, accountOf(ctx), input.id)),
+    ...withInput(byId, (input, ctx) => sendTestEvent(ctx, keyAccountId(ctx), input.id)),
   }),
   enableWebhookEndpoint: t.field({
     type: WebhookEndpointRef,
@@ -196,6 +196,6 @@ builder.mutationFields((t) => ({
     args: { id: t.arg.id({ required: true }) },
     lookupBy: 'id',
     scopes: [MANAGE_WEBHOOKS],
-    ...withInput(byId, (input, ctx) => enableEndpoint(ctx, accountOf(ctx), input.id)),
+    ...withInput(byId, (input, ctx) => enableEndpoint(ctx, keyAccountId(ctx), input.id)),
   }),
 }));
