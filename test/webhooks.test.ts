@@ -51,9 +51,9 @@ beforeAll(async () => {
   app = await startTestApp({ env: { ...ENV, WEBHOOK_TIMEOUT_SECONDS: '1' }, logger });
   f = await makeOrderFixture(app.sql);
   prisma = createPrisma({ url: app.url, poolMax: 1 });
-  buyer = await createTestKey(app.url, { owner: 'hooks-buyer@example.com', scopes: ['read:orders', 'write:orders', 'read:stock'] });
-  member = await createTestKey(app.url, { owner: 'hooks-clerk@supplier.example', scopes: ['read:orders', 'write:orders', 'read:stock', 'write:products'] });
-  outsider = await createTestKey(app.url, { owner: 'hooks-outsider@example.com', scopes: ['read:orders'] });
+  buyer = await createTestKey(app.url, { owner: 'hooks-buyer@example.com', scopes: ['read:orders', 'write:orders', 'read:stock', 'write:webhooks'] });
+  member = await createTestKey(app.url, { owner: 'hooks-clerk@supplier.example', scopes: ['read:orders', 'write:orders', 'read:stock', 'write:products', 'write:webhooks'] });
+  outsider = await createTestKey(app.url, { owner: 'hooks-outsider@example.com', scopes: ['read:orders', 'write:webhooks'] });
   await app.sql.query(`INSERT INTO "SupplierMember" ("accountId", "supplierId") VALUES ($1, $2)`, [member.accountId, f.supplierId]);
 });
 
@@ -142,12 +142,34 @@ describe('managing endpoints', () => {
     expect((await app.sql.query(`SELECT count(*)::int AS n FROM "WebhookEndpoint" WHERE id = $1`, [id])).rows[0].n).toBe(1);
   });
 
-  it('needs a key that reads orders', async () => {
-    const noOrders = await createTestKey(app.url, { owner: 'hooks-buyer@example.com', scopes: ['read:products'] });
+  it('needs write:webhooks, which no read scope implies; admin:all includes it', async () => {
+    const reader = await createTestKey(app.url, { owner: 'hooks-buyer@example.com', scopes: ['read:orders', 'read:stock', 'read:products', 'write:orders'] });
     expect((await send('GET', '/api/webhooks', null)).status).toBe(401);
-    const refused = await send('POST', '/api/webhooks', noOrders, { url: 'http://127.0.0.1:9/', events: ['order.created'] });
-    expect(refused.status).toBe(403);
-    expect(refused.body.error.details).toEqual({ requiredScopes: ['read:orders'] });
+    for (const [method, path] of [
+      ['POST', '/api/webhooks'],
+      ['GET', '/api/webhooks'],
+      ['GET', '/api/webhooks/cnever00000000000000000000'],
+      ['DELETE', '/api/webhooks/cnever00000000000000000000'],
+      ['POST', '/api/webhooks/cnever00000000000000000000/test'],
+      ['POST', '/api/webhooks/cnever00000000000000000000/enable'],
+      ['GET', '/api/webhooks/cnever00000000000000000000/deliveries'],
+    ] as const) {
+      const refused = await send(method, path, reader, method === 'POST' ? { url: 'http://127.0.0.1:9/', events: ['order.created'] } : undefined);
+      expect([refused.status, refused.body.error?.details], `${method} ${path}`).toEqual([403, { requiredScopes: ['write:webhooks'] }]);
+    }
+    const gql = await send('POST', '/graphql', reader, { query: `mutation { createWebhookEndpoint(input: { url: "http://127.0.0.1:9/", events: ["order.created"] }) { id } }` });
+    expect(gql.body.errors[0].extensions.code).toBe('FORBIDDEN');
+    expect((await app.sql.query(`SELECT count(*)::int AS n FROM "WebhookEndpoint"`)).rows[0].n).toBe(0);
+
+    const admin = await createTestKey(app.url, { owner: 'hooks-buyer@example.com', scopes: ['admin:all'] });
+    expect((await send('POST', '/api/webhooks', admin, { url: 'http://127.0.0.1:9/', events: ['order.created'] })).status).toBe(201);
+  });
+
+  it('needs the scopes an event type reads: write:webhooks alone registers nothing for orders', async () => {
+    const writerOnly = await createTestKey(app.url, { owner: 'hooks-buyer@example.com', scopes: ['write:webhooks'] });
+    const res = await send('POST', '/api/webhooks', writerOnly, { url: 'http://127.0.0.1:9/', events: ['order.created'] });
+    expect([res.status, res.body.error.code]).toEqual([400, 'VALIDATION_ERROR']);
+    expect(res.body.error.details.events).toMatch(/read:orders/);
   });
 
   it('refuses bad bodies with the field named, and creates nothing', async () => {
@@ -177,7 +199,7 @@ describe('managing endpoints', () => {
   });
 
   it("sends stock.low only to what the key could read: a member's key without read:stock is refused it", async () => {
-    const clerkNoStock = await createTestKey(app.url, { owner: 'hooks-clerk@supplier.example', scopes: ['read:orders'] });
+    const clerkNoStock = await createTestKey(app.url, { owner: 'hooks-clerk@supplier.example', scopes: ['read:orders', 'write:webhooks'] });
     const res = await send('POST', '/api/webhooks', clerkNoStock, { url: 'http://127.0.0.1:9/', events: ['stock.low'] });
     expect(res.status).toBe(400);
     expect(res.body.error.details.events).toMatch(/read:stock/);
@@ -191,6 +213,104 @@ describe('managing endpoints', () => {
     expect(refused.map((r) => [r.status, r.body.error.code])).toEqual(Array(4).fill([409, 'CONFLICT']));
     expect(refused[0]!.body.error.details).toEqual({ limit: 10 });
     expect((await send('GET', '/api/webhooks', outsider)).body.data).toHaveLength(10);
+  });
+});
+
+describe('ownership: an endpoint is its key’s', () => {
+  /** An endpoint of the account's own (as the dashboard makes it: no key), written as the dashboard would. */
+  async function accountEndpoint(accountId: string, url: string) {
+    const id = `cacct${Math.random().toString(36).slice(2, 12)}`;
+    await app.sql.query(`INSERT INTO "WebhookEndpoint" (id, "accountId", url, events, secret) VALUES ($1, $2, $3, ARRAY['order.created', 'order.status_changed'], 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw')`, [
+      id,
+      accountId,
+      url,
+    ]);
+    return id;
+  }
+
+  it('lets a key manage only the endpoints it registered: another key of the same account, and the account’s own, are absent to it', async () => {
+    const sibling = await createTestKey(app.url, { owner: 'hooks-buyer@example.com', scopes: ['read:orders', 'write:webhooks'] });
+    const { id } = await register(buyer, 'http://127.0.0.1:9/mine');
+    const accounts = await accountEndpoint(buyer.accountId, 'http://127.0.0.1:9/dashboard-made');
+    expect((await send('GET', '/api/webhooks', sibling)).body.data).toEqual([]);
+    expect((await send('GET', '/api/webhooks', buyer)).body.data.map((e: { id: string }) => e.id)).toEqual([id]);
+    for (const target of [id, accounts]) {
+      for (const [method, path] of [
+        ['GET', `/api/webhooks/${target}`],
+        ['DELETE', `/api/webhooks/${target}`],
+        ['POST', `/api/webhooks/${target}/test`],
+        ['POST', `/api/webhooks/${target}/enable`],
+        ['GET', `/api/webhooks/${target}/deliveries`],
+      ] as const) {
+        expect((await send(method, path, target === id ? sibling : buyer)).status, `${method} ${path}`).toBe(404);
+      }
+    }
+    expect((await app.sql.query(`SELECT count(*)::int AS n FROM "WebhookEndpoint" WHERE id = ANY($1)`, [[id, accounts]])).rows[0].n).toBe(2);
+    expect((await app.sql.query(`SELECT "keyId" FROM "WebhookEndpoint" WHERE id = $1`, [id])).rows[0].keyId).toBe(buyer.id);
+  });
+
+  it('sends nothing more to a revoked key’s endpoints, from the moment of revocation, by any means; the account’s own endpoint still hears', async () => {
+    const doomed = await createTestKey(app.url, { owner: 'hooks-buyer@example.com', scopes: ['read:orders', 'write:webhooks'] });
+    const keyReceiver = await receiver();
+    const accountReceiver = await receiver();
+    const hook = await register(doomed, keyReceiver.url, ['order.created']);
+    await accountEndpoint(buyer.accountId, accountReceiver.url);
+    await placeOrder();
+    await keyReceiver.waitFor((r) => r.json?.type === 'order.created', 1, 2000);
+    await accountReceiver.waitFor((r) => r.json?.type === 'order.created', 1, 2000);
+
+    // Revoked as an operator at psql would: no service is told, the database alone knows.
+    await app.sql.query(`UPDATE "ApiKey" SET "revokedAt" = now() WHERE id = $1`, [doomed.id]);
+    await placeOrder();
+    await accountReceiver.waitFor((r) => r.json?.type === 'order.created', 2, 2000);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(keyReceiver.received).toHaveLength(1);
+    expect((await app.sql.query(`SELECT count(*)::int AS n FROM "WebhookDelivery" WHERE "endpointId" = $1`, [hook.id])).rows[0].n).toBe(1);
+  });
+
+  it('fails, unsent, what waited for an endpoint when its key is revoked, and hears nothing once its key expires', async () => {
+    const port = await freePort();
+    const doomed = await createTestKey(app.url, { owner: 'hooks-buyer@example.com', scopes: ['read:orders', 'write:webhooks'] });
+    const expiring = await createTestKey(app.url, { owner: 'hooks-buyer@example.com', scopes: ['read:orders', 'write:webhooks'] });
+    // Down when the order is placed: its delivery waits for a retry.
+    const waiting = await register(doomed, `http://127.0.0.1:${port}/down`, ['order.created']);
+    await placeOrder();
+    await eventually('a failed first attempt', () => deliveriesOf(doomed, waiting.id), (d) => d[0]?.attempts >= 1);
+    await app.sql.query(`UPDATE "ApiKey" SET "revokedAt" = now() WHERE id = $1`, [doomed.id]);
+    const up = await receiver(port);
+    const [row] = (
+      await eventually(
+        'the waiting delivery failed',
+        () => app.sql.query(`SELECT status, "lastError" FROM "WebhookDelivery" WHERE "endpointId" = $1`, [waiting.id]),
+        (r) => r.rows[0]?.status === 'FAILED',
+        3000,
+      )
+    ).rows;
+    expect(row.lastError).toMatch(/key that registered this endpoint was revoked or has expired/);
+
+    const later = await receiver();
+    const laterHook = await register(expiring, later.url, ['order.created']);
+    await app.sql.query(`UPDATE "ApiKey" SET "expiresAt" = now() - interval '1 second' WHERE id = $1`, [expiring.id]);
+    await placeOrder();
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    expect(up.received).toHaveLength(0);
+    expect(later.received).toHaveLength(0);
+    expect((await app.sql.query(`SELECT count(*)::int AS n FROM "WebhookDelivery" WHERE "endpointId" = $1`, [laterHook.id])).rows[0].n).toBe(0);
+  });
+
+  it('sends an endpoint only what its key may read: admin:all hears orders, and a key’s scopes are read when the event happens', async () => {
+    const admin = await createTestKey(app.url, { owner: 'hooks-buyer@example.com', scopes: ['admin:all'] });
+    const narrowed = await createTestKey(app.url, { owner: 'hooks-buyer@example.com', scopes: ['read:orders', 'write:webhooks'] });
+    const adminReceiver = await receiver();
+    const narrowedReceiver = await receiver();
+    await register(admin, adminReceiver.url, ['order.created']);
+    await register(narrowed, narrowedReceiver.url, ['order.created']);
+    // The operator takes read:orders away after registration (psql): the endpoint is not sent orders.
+    await app.sql.query(`UPDATE "ApiKey" SET scopes = ARRAY['write:webhooks'] WHERE id = $1`, [narrowed.id]);
+    await placeOrder();
+    await adminReceiver.waitFor((r) => r.json?.type === 'order.created', 1, 2000);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(narrowedReceiver.received).toHaveLength(0);
   });
 });
 
@@ -508,7 +628,7 @@ describe('safe targets', () => {
   let strictKey: TestKey;
   beforeAll(async () => {
     strict = await startTestApp({ template: 'migrated', env: { WEBHOOK_RETRY_SCHEDULE: '0.2' } });
-    strictKey = await createTestKey(strict.url, { owner: 'ssrf@example.com', scopes: ['read:orders'] });
+    strictKey = await createTestKey(strict.url, { owner: 'ssrf@example.com', scopes: ['read:orders', 'write:webhooks'] });
   });
   afterAll(async () => {
     await strict?.close();
@@ -542,8 +662,8 @@ describe('safe targets', () => {
     const r = await receiver();
     // As if its DNS had changed since registration: the stored URL now names this machine.
     await strict.sql.query(
-      `INSERT INTO "WebhookEndpoint" (id, "accountId", url, events, secret) VALUES ('crebind', $1, $2, ARRAY['order.created'], 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw')`,
-      [strictKey.accountId, r.url],
+      `INSERT INTO "WebhookEndpoint" (id, "accountId", "keyId", url, events, secret) VALUES ('crebind', $1, $2, $3, ARRAY['order.created'], 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw')`,
+      [strictKey.accountId, strictKey.id, r.url],
     );
     const res = await strict.get('/api/webhooks/crebind/test', { method: 'POST', headers: { 'x-api-key': strictKey.key } });
     expect(res.status).toBe(202);
@@ -560,7 +680,7 @@ describe('safe targets', () => {
   it('takes https only in production', async () => {
     const production = await startTestApp({ template: 'migrated', env: { NODE_ENV: 'production', WEBHOOK_ALLOW_PRIVATE: 'true' } });
     try {
-      const key = await createTestKey(production.url, { owner: 'prod@example.com', scopes: ['read:orders'] });
+      const key = await createTestKey(production.url, { owner: 'prod@example.com', scopes: ['read:orders', 'write:webhooks'] });
       const res = await production.get('/api/webhooks', {
         method: 'POST',
         headers: { 'x-api-key': key.key, 'content-type': 'application/json' },
@@ -629,7 +749,7 @@ describe('a crash between the commit and the delivery', () => {
     const sql = new pg.Pool({ connectionString: db.url, max: 1 });
     sql.on('error', () => undefined);
     const fixture = await makeOrderFixture(sql);
-    const key = await createTestKey(db.url, { owner: 'crash@example.com', scopes: ['read:orders', 'write:orders'] });
+    const key = await createTestKey(db.url, { owner: 'crash@example.com', scopes: ['read:orders', 'write:orders', 'write:webhooks'] });
     const r = await receiver();
     // The first attempt reaches the receiver, which holds it: the process is killed mid-delivery.
     r.answer = (_req, n) => (n === 1 ? 'hang' : { status: 204 });

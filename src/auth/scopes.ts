@@ -12,19 +12,26 @@ export const SCOPES = [
   'read:prices',
   'write:orders',
   'write:products',
+  'write:webhooks',
   'admin:all',
 ] as const;
 
 export type Scope = (typeof SCOPES)[number];
 
-/** What an account may give its own keys in the dashboard (and the demo key has): every read scope and write:orders, never admin:all or write:products. */
-export const SELF_SERVICE_SCOPES: readonly Scope[] = SCOPES.filter((s) => s.startsWith('read:') || s === 'write:orders');
+/** The scope that grants every other. */
+export const EVERY_SCOPE = 'admin:all' satisfies Scope;
+
+/**
+ * What an account may give its own keys in the dashboard (and the demo key has): every read scope,
+ * write:orders and write:webhooks (its own endpoints), never admin:all or write:products.
+ */
+export const SELF_SERVICE_SCOPES: readonly Scope[] = SCOPES.filter((s) => s.startsWith('read:') || s === 'write:orders' || s === 'write:webhooks');
 
 export const isScope = (value: string): value is Scope => (SCOPES as readonly string[]).includes(value);
 
-/** admin:all grants every scope. */
+/** admin:all grants every scope; no scope implies another. */
 export function hasScope(granted: readonly string[], needed: Scope): boolean {
-  return granted.includes('admin:all') || granted.includes(needed);
+  return granted.includes(EVERY_SCOPE) || granted.includes(needed);
 }
 
 /**

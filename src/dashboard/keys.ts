@@ -1,6 +1,7 @@
 import { ACTIVE_KEYS_PER_ACCOUNT, createOwnKey, listOwnKeys, ownKey, revokeOwnKey } from '../accounts/api-keys.js';
 import type { Plan } from '../context/actor.js';
 import type { RateLimitStore } from '../ratelimit/store.js';
+import { listEndpoints } from '../modules/webhooks/webhooks.service.js';
 import { AppError } from '../shared/errors.js';
 import { currentWindow, hourlyUsage } from '../usage/read.js';
 import { keyPage, keyShownPage, keysPage, newKeyPage, revokePage, type KeyFormValues } from './pages/keys.js';
@@ -80,13 +81,18 @@ export function keyHandlers(deps: KeyDeps) {
       const key = await keyOrNotFound(visit, id!);
       // The view carries the key's effective limit and window: the same bucket and numbers as the gate's.
       const limits = { id: key.id, plan: key.plan.toUpperCase() as Plan, rateLimit: key.limit, rateWindowSeconds: key.window };
-      const [hours, window] = await Promise.all([hourlyUsage(visit.ctx, key.id, { now: visit.now }), currentWindow(deps.store, limits)]);
-      return showPage(visit, 200, { title: `Key “${key.name || 'Unnamed key'}”`, current: 'keys', body: keyPage({ key, now: visit.now, window, hours }) });
+      const [hours, window, endpoints] = await Promise.all([
+        hourlyUsage(visit.ctx, key.id, { now: visit.now }),
+        currentWindow(deps.store, limits),
+        listEndpoints(visit.ctx, key.id),
+      ]);
+      return showPage(visit, 200, { title: `Key “${key.name || 'Unnamed key'}”`, current: 'keys', body: keyPage({ key, now: visit.now, window, hours, endpoints }) });
     },
 
     async getRevoke(visit: SignedInVisit, [id]: string[]) {
       const key = await keyOrNotFound(visit, id!);
-      return showPage(visit, 200, { title: 'Revoke key', current: 'keys', body: revokePage(visit.csrfToken, key) });
+      const endpoints = await listEndpoints(visit.ctx, key.id);
+      return showPage(visit, 200, { title: 'Revoke key', current: 'keys', body: revokePage(visit.csrfToken, key, endpoints) });
     },
 
     async postRevoke(visit: SignedInVisit, [id]: string[]) {

@@ -16,20 +16,21 @@ import { deleteWebhookPage, newWebhookPage, webhookPage, webhookSecretShownPage,
 import { keepToShowOnce, takeShownOnce } from './shown-once.js';
 import { fieldsOf, pageNumberOf, readForm, redirectTo, showPage, type SignedInVisit } from './visit.js';
 
-// The account's endpoints, as /api/webhooks manages them: the dashboard registers as the account
-// itself (no key, so no scopes), and offers members-only event types (stock.low) to members only.
+// The account's endpoints, as /api/webhooks manages a key's: the signed-in owner sees and manages
+// every one (those its keys registered too, each with its key), registers the account's own (no
+// key, so no scopes), and is offered members-only event types (stock.low) as a member only.
 
 const NO_ENDPOINT = 'There is no such webhook endpoint among yours.';
 const DELIVERIES_PER_PAGE = 20;
 
 async function showWebhooks(visit: SignedInVisit, status: number, form?: { values: WebhookFormValues; errors: Record<string, string>; message?: string }) {
-  const endpoints = await listEndpoints(visit.ctx, visit.session.accountId);
+  const endpoints = await listEndpoints(visit.ctx);
   const body = webhooksPage(visit.csrfToken, { endpoints, member: visit.member !== null, requireHttps: visit.ctx.webhookPolicy.requireHttps, max: MAX_ENDPOINTS, ...form });
   return showPage(visit, status, { title: 'Webhooks', current: 'webhooks', body });
 }
 
 async function endpointOrNotFound(visit: SignedInVisit, id: string) {
-  const endpoint = await endpointById(visit.ctx, visit.session.accountId, id);
+  const endpoint = await endpointById(visit.ctx, id);
   if (!endpoint) throw new AppError('NOT_FOUND', NO_ENDPOINT);
   return endpoint;
 }
@@ -45,7 +46,7 @@ export async function postWebhook(visit: SignedInVisit) {
   // Who may hear what (stock.low: members only) is the service's rule: its refusal comes back below.
   if (!parsed.success) return showWebhooks(visit, 400, { values, errors });
   try {
-    const endpoint = await createEndpoint(visit.ctx, { accountId: visit.session.accountId, scopes: null, member: visit.member !== null }, parsed.data);
+    const endpoint = await createEndpoint(visit.ctx, parsed.data);
     return redirectTo(visit, keepToShowOnce(visit, 'webhook', endpoint.id, endpoint.secret));
   } catch (error) {
     const known = asAppError(error);
@@ -69,7 +70,7 @@ export async function getCreatedWebhook(visit: SignedInVisit, [id]: string[]) {
 export async function getWebhook(visit: SignedInVisit, [id]: string[]) {
   const endpoint = await endpointOrNotFound(visit, id!);
   const number = pageNumberOf(visit);
-  const page = await deliveryPage(visit.ctx, visit.session.accountId, { id: endpoint.id, page: number, limit: DELIVERIES_PER_PAGE });
+  const page = await deliveryPage(visit.ctx, { id: endpoint.id, page: number, limit: DELIVERIES_PER_PAGE });
   // Deleted in between: as absent as one that never existed.
   if (!page) throw new AppError('NOT_FOUND', NO_ENDPOINT);
   const [deliveries, total] = await Promise.all([listDeliveries(visit.ctx, page), countDeliveries(visit.ctx, page)]);
@@ -79,13 +80,13 @@ export async function getWebhook(visit: SignedInVisit, [id]: string[]) {
 
 export async function postWebhookTest(visit: SignedInVisit, [id]: string[]) {
   await readForm(visit);
-  if (!(await sendTestEvent(visit.ctx, visit.session.accountId, id!))) throw new AppError('NOT_FOUND', NO_ENDPOINT);
+  if (!(await sendTestEvent(visit.ctx, id!))) throw new AppError('NOT_FOUND', NO_ENDPOINT);
   return redirectTo(visit, `/dashboard/webhooks/${id}?done=webhook-test-sent`);
 }
 
 export async function postWebhookEnable(visit: SignedInVisit, [id]: string[]) {
   await readForm(visit);
-  if (!(await enableEndpoint(visit.ctx, visit.session.accountId, id!))) throw new AppError('NOT_FOUND', NO_ENDPOINT);
+  if (!(await enableEndpoint(visit.ctx, id!))) throw new AppError('NOT_FOUND', NO_ENDPOINT);
   return redirectTo(visit, `/dashboard/webhooks/${id}?done=webhook-enabled`);
 }
 
@@ -96,6 +97,6 @@ export async function getDeleteWebhook(visit: SignedInVisit, [id]: string[]) {
 
 export async function postDeleteWebhook(visit: SignedInVisit, [id]: string[]) {
   await readForm(visit);
-  if (!(await deleteEndpoint(visit.ctx, visit.session.accountId, id!))) throw new AppError('NOT_FOUND', NO_ENDPOINT);
+  if (!(await deleteEndpoint(visit.ctx, id!))) throw new AppError('NOT_FOUND', NO_ENDPOINT);
   return redirectTo(visit, '/dashboard/webhooks?done=webhook-deleted');
 }

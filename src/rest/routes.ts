@@ -351,7 +351,7 @@ export const restRoutes: RestRoute[] = [
       tag: 'Webhooks',
       summary: 'Register a webhook endpoint',
       description:
-        'Events of the chosen types are POSTed to `url`, signed per Standard Webhooks with the `secret` this answer holds: it is shown this once. The URL must be https in production and must not resolve to a private, loopback or link-local address. `stock.low` needs an account acting for a supplier and a key with read:stock.',
+        'Events of the chosen types are POSTed to `url`, signed per Standard Webhooks with the `secret` this answer holds: it is shown this once. The URL must be https in production and must not resolve to a private, loopback or link-local address. The endpoint is this key’s: only this key manages it, it is sent only events the key may read (`order.*` needs read:orders, `stock.low` read:stock and an account acting for a supplier), and nothing once the key is revoked or expires.',
       conflict: 'The account already has the most endpoints it may have (details: limit)',
     },
   },
@@ -360,14 +360,14 @@ export const restRoutes: RestRoute[] = [
     path: '/api/webhooks',
     document: `query RestWebhooks { webhookEndpoints { items { ${WEBHOOK_FIELDS} } } }`,
     shape: { kind: 'list', field: 'webhookEndpoints' },
-    docs: { tag: 'Webhooks', summary: 'The account’s webhook endpoints', description: 'Oldest first, never paginated; secrets are never shown again.' },
+    docs: { tag: 'Webhooks', summary: 'The webhook endpoints this key registered', description: 'Oldest first, never paginated; secrets are never shown again. Endpoints of the account’s other keys, and those made in the dashboard, are not listed.' },
   },
   {
     method: 'GET',
     path: '/api/webhooks/:id',
     document: `query RestWebhook($id: ID!) { webhookEndpoint(id: $id) { ${WEBHOOK_FIELDS} } }`,
     shape: { kind: 'one', field: 'webhookEndpoint', notFound: 'Webhook endpoint' },
-    docs: { tag: 'Webhooks', summary: 'One of the account’s webhook endpoints', description: '`status` is DISABLED once it failed for a whole retry schedule (3 days by default).' },
+    docs: { tag: 'Webhooks', summary: 'One of the webhook endpoints this key registered', description: '`status` is DISABLED once it failed for a whole retry schedule (3 days by default).' },
   },
   {
     method: 'DELETE',

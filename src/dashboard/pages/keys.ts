@@ -1,10 +1,12 @@
 import { keyStatus, SELF_SERVICE_EXPIRY_DAYS, type ApiKeyView } from '../../accounts/api-keys.js';
 import { SELF_SERVICE_SCOPES } from '../../auth/scopes.js';
+import type { EndpointRow } from '../../modules/webhooks/webhooks.service.js';
 import { describeWindow } from '../../ratelimit/policy.js';
 import type { HourUsage, WindowState } from '../../usage/read.js';
 import { usageChart } from '../chart.js';
 import { html, type Html } from '../html.js';
 import { errorSummary, errorText, field, form, when, type FieldErrors } from '../layout.js';
+import { endpointStatus } from './webhooks.js';
 
 // The account's API keys: the list and the form that creates one, a new key shown once, a key's
 // usage, and the confirmation before revoking it.
@@ -89,7 +91,16 @@ export function keyShownPage(record: ApiKeyView): Html {
 <p><a href="/dashboard/keys/${record.id}">See this key's usage</a> · <a href="/dashboard/keys">Back to your keys</a></p>`;
 }
 
-export function keyPage(data: { key: ApiKeyView; now: Date; window: WindowState; hours: HourUsage[] }): Html {
+/** The webhook endpoints a key registered: they hear nothing once it is revoked or expires. */
+const keyEndpoints = (endpoints: readonly EndpointRow[]) =>
+  endpoints.length
+    ? html`<table aria-labelledby="key-endpoints">
+<thead><tr><th scope="col">URL</th><th scope="col">Status</th></tr></thead>
+<tbody>${endpoints.map((e) => html`<tr><td><a href="/dashboard/webhooks/${e.id}">${e.url}</a></td><td>${endpointStatus(e)}</td></tr>`)}</tbody>
+</table>`
+    : html`<p>None. A key with <code>write:webhooks</code> registers endpoints with <code>/api/webhooks</code>; they stop when it is revoked or expires.</p>`;
+
+export function keyPage(data: { key: ApiKeyView; now: Date; window: WindowState; hours: HourUsage[]; endpoints: readonly EndpointRow[] }): Html {
   const { key, window, now } = data;
   const status = keyStatus(key, now);
   const minutes = Math.max(0, Math.ceil((window.resetAt.getTime() - now.getTime()) / 60_000));
@@ -109,6 +120,8 @@ ${key.revokedAt ? html`<tr><th scope="row">Revoked</th><td>${when(key.revokedAt)
 <p class="meter" id="window-usage"><strong>${window.used}</strong> of ${window.limit} requests used, ${window.remaining} left${window.used > 0 ? html`; the window resets in ${minutes} min` : ''}.</p>
 <h2>Last 7 days</h2>
 ${usageChart(data.hours)}
+<h2 id="key-endpoints">Webhook endpoints it registered</h2>
+${keyEndpoints(data.endpoints)}
 ${
   status === 'active'
     ? html`<h2>Revoke</h2><p>A revoked key stops working on the next request, everywhere. This cannot be undone.</p><p><a class="button danger" href="/dashboard/keys/${key.id}/revoke">Revoke this key…</a></p>`
@@ -117,8 +130,14 @@ ${
 <p><a href="/dashboard/keys">Back to your keys</a></p>`;
 }
 
-export function revokePage(csrf: string, key: ApiKeyView): Html {
+export function revokePage(csrf: string, key: ApiKeyView, endpoints: readonly EndpointRow[]): Html {
+  const listening = endpoints.filter((e) => !e.disabledAt);
   return html`<p>Revoke the key “${key.name || 'Unnamed key'}” (<code>${key.prefix}…</code>)? Every request with it is refused from the next one on, on every instance. This cannot be undone.</p>
+${
+  listening.length
+    ? html`<p class="warning">The ${listening.length === 1 ? 'webhook endpoint it registered stops' : `${listening.length} webhook endpoints it registered stop`} receiving events at once, for good: ${listening.map((e, i) => html`${i ? ', ' : ''}<code>${e.url}</code>`)}.</p>`
+    : ''
+}
 <div class="actions">
 ${form(`/dashboard/keys/${key.id}/revoke`, csrf, '', 'Revoke key', { className: 'inline', destructive: true })}
 <a href="/dashboard/keys/${key.id}">Cancel</a>

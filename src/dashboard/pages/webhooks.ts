@@ -1,20 +1,28 @@
 import { TEST_EVENT, WEBHOOK_EVENT_NAMES, WEBHOOK_EVENTS } from '../../modules/webhooks/events.js';
 import { MAX_URL_LENGTH } from '../../modules/webhooks/targets.js';
-import { MAX_DESCRIPTION, type DeliveryRow, type EndpointRow } from '../../modules/webhooks/webhooks.service.js';
+import { MAX_DESCRIPTION, type DeliveryRow, type DisabledReason, type EndpointRow } from '../../modules/webhooks/webhooks.service.js';
 import { html, type Html } from '../html.js';
 import { errorSummary, errorText, field, form, when, type FieldErrors } from '../layout.js';
 
 // The account's webhook endpoints: the list and the form that adds one, a new endpoint's signing
 // secret shown once, an endpoint's delivery log, and the confirmation before deleting one.
 
-/** What a disabled endpoint went through: the worker disables one only then (worker.ts). */
-const DISABLED_REASON = 'it failed for the whole retry schedule';
+/** Why nothing is sent to a disabled endpoint, in words. */
+const DISABLED_REASONS: Record<DisabledReason, string> = {
+  FAILING: 'it failed for the whole retry schedule',
+  KEY_REVOKED: 'the API key that registered it was revoked',
+  KEY_EXPIRED: 'the API key that registered it expired',
+};
 
 /** An endpoint's status as the API names it (ACTIVE, DISABLED), in words; a disabled one says since when and why. */
-const endpointStatus = (endpoint: EndpointRow) =>
-  endpoint.disabledAt
-    ? html`<span class="status-revoked">Disabled</span> since ${when(endpoint.disabledAt)}: ${DISABLED_REASON}`
+export const endpointStatus = (endpoint: EndpointRow) =>
+  endpoint.disabledAt && endpoint.disabledReason
+    ? html`<span class="status-revoked">Disabled</span> since ${when(endpoint.disabledAt)}: ${DISABLED_REASONS[endpoint.disabledReason]}`
     : html`<span class="status-active">Active</span>${endpoint.failingSince ? html`<br><span class="hint">failing since ${when(endpoint.failingSince)}</span>` : ''}`;
+
+/** Whose an endpoint is: the key that registered it (linked to its page), or the account. */
+const ownerOf = (endpoint: EndpointRow) =>
+  endpoint.key ? html`key <a href="/dashboard/keys/${endpoint.key.id}">${endpoint.key.name || 'Unnamed key'}</a> (<code>${endpoint.key.prefix}…</code>)` : html`this account`;
 
 const eventList = (events: readonly string[]) => html`${events.map((e, i) => html`${i ? ', ' : ''}<code>${e}</code>`)}`;
 
@@ -32,17 +40,19 @@ export function webhooksPage(
   const chosen = new Set(data.values?.events ?? []);
   // stock.low and any other members-only type: offered to an account acting for a supplier only.
   const offered = WEBHOOK_EVENT_NAMES.filter((name) => data.member || !WEBHOOK_EVENTS[name].membersOnly);
-  return html`<p>The marketplace POSTs each event your endpoints subscribe to as JSON, signed per Standard Webhooks (headers <code>webhook-id</code>, <code>webhook-timestamp</code>, <code>webhook-signature</code>), and retries until it gets a 2xx answer. An endpoint that fails for the whole retry schedule (3 days by default) is disabled until you enable it again. The same endpoints are managed with <code>/api/webhooks</code> and a key with <code>read:orders</code>.</p>
+  return html`<p>The marketplace POSTs each event your endpoints subscribe to as JSON, signed per Standard Webhooks (headers <code>webhook-id</code>, <code>webhook-timestamp</code>, <code>webhook-signature</code>), and retries until it gets a 2xx answer. An endpoint that fails for the whole retry schedule (3 days by default) is disabled until you enable it again.</p>
+<p>Endpoints you add here are your account's. A key with the <code>write:webhooks</code> scope registers its own with <code>/api/webhooks</code>: they are listed here with their key, are sent only the events that key may read, and stop for good when the key is revoked or expires.</p>
 <h2 id="your-endpoints">Your endpoints</h2>
 ${
   endpoints.length
     ? html`<table aria-labelledby="your-endpoints">
-<thead><tr><th scope="col">URL</th><th scope="col">Events</th><th scope="col">Description</th><th scope="col">Created</th><th scope="col">Status</th></tr></thead>
+<thead><tr><th scope="col">URL</th><th scope="col">Events</th><th scope="col">Description</th><th scope="col">Registered by</th><th scope="col">Created</th><th scope="col">Status</th></tr></thead>
 <tbody>${endpoints.map(
         (endpoint) => html`<tr>
 <td><a href="/dashboard/webhooks/${endpoint.id}">${endpoint.url}</a></td>
 <td>${eventList(endpoint.events)}</td>
 <td>${endpoint.description ?? ''}</td>
+<td>${ownerOf(endpoint)}</td>
 <td>${when(endpoint.createdAt)}</td>
 <td>${endpointStatus(endpoint)}</td>
 </tr>`,
@@ -148,9 +158,14 @@ export function webhookPage(csrf: string, data: { endpoint: EndpointRow; deliver
   const { endpoint, deliveries, page } = data;
   const base = `/dashboard/webhooks/${endpoint.id}`;
   const hasNext = page.number * page.perPage < page.total;
+  const keyEnded = endpoint.disabledReason === 'KEY_REVOKED' || endpoint.disabledReason === 'KEY_EXPIRED';
   return html`${
-    endpoint.disabledAt
-      ? html`<p class="warning"><strong>Disabled</strong> since ${when(endpoint.disabledAt)}: ${DISABLED_REASON}, so no events are sent to it. Check the receiver (a test event is sent to a disabled endpoint too), then enable it again.</p>`
+    endpoint.disabledAt && endpoint.disabledReason
+      ? html`<p class="warning"><strong>Disabled</strong> since ${when(endpoint.disabledAt)}: ${DISABLED_REASONS[endpoint.disabledReason]}, so no events are sent to it. ${
+          keyEnded
+            ? 'It cannot be enabled again: add the endpoint anew, here or with a working key.'
+            : 'Check the receiver (a test event is sent to a disabled endpoint too), then enable it again.'
+        }</p>`
       : html`<p class="meter">Status: <strong>Active</strong>${endpoint.failingSince ? html`, but failing since ${when(endpoint.failingSince)}: if it fails for the whole retry schedule it is disabled` : ''}.</p>`
   }
 <table>
@@ -159,14 +174,19 @@ export function webhookPage(csrf: string, data: { endpoint: EndpointRow; deliver
 <tr><th scope="row">Events</th><td>${eventList(endpoint.events)}</td></tr>
 <tr><th scope="row">Description</th><td>${endpoint.description ?? ''}</td></tr>
 <tr><th scope="row">Status</th><td>${endpointStatus(endpoint)}</td></tr>
+<tr><th scope="row">Registered by</th><td>${ownerOf(endpoint)}</td></tr>
 <tr><th scope="row">Endpoint id</th><td><code>${endpoint.id}</code> (the <code>{id}</code> of <code>/api/webhooks/{id}</code>)</td></tr>
 <tr><th scope="row">Created</th><td>${when(endpoint.createdAt)}</td></tr>
 </tbody>
 </table>
-<div class="actions">
+${
+  keyEnded
+    ? ''
+    : html`<div class="actions">
 ${form(`${base}/test`, csrf, '', 'Send test event', { className: 'inline' })}
-${endpoint.disabledAt ? form(`${base}/enable`, csrf, '', 'Enable again', { className: 'inline' }) : ''}
-</div>
+${endpoint.disabledReason === 'FAILING' ? form(`${base}/enable`, csrf, '', 'Enable again', { className: 'inline' }) : ''}
+</div>`
+}
 <p class="hint">A test event (<code>${TEST_EVENT}</code>) is sent to this endpoint alone, whatever it subscribes to. The signing secret was shown once, when the endpoint was added.</p>
 <h2 id="deliveries">Deliveries</h2>
 ${

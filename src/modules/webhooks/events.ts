@@ -40,5 +40,5 @@ export const TEST_EVENT = 'webhook.test';
 /** Endpoints one account may have. */
 export const MAX_ENDPOINTS = 10;
 
-/** The scope that manages endpoints (the rule: a key that reads orders). */
-export const MANAGE_WEBHOOKS: Scope = READ_ORDERS;
+/** The scope that manages a key's own endpoints: a scope of its own, never implied by a read scope. */
+export const MANAGE_WEBHOOKS: Scope = 'write:webhooks';

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
+import { EVERY_SCOPE } from '../../auth/scopes.js';
 import type { KeyCaller } from '../../context/actor.js';
 import type { EventsOfChange, StockChange } from '../../context/context.js';
-import type { Prisma } from '../../generated/prisma/client.js';
+import { Prisma } from '../../generated/prisma/client.js';
 import type { Representation } from '../representations.js';
 import { TEST_EVENT, WEBHOOK_EVENTS, type WebhookEventName } from './events.js';
 
@@ -13,6 +14,22 @@ import { TEST_EVENT, WEBHOOK_EVENTS, type WebhookEventName } from './events.js';
 
 /** The channel the worker LISTENs on. */
 export const OUTBOX_CHANNEL = 'webhook_outbox';
+
+/**
+ * The endpoint `e` may be sent something that needs `scopes`: it is the account's (made in the
+ * dashboard), or the key that registered it still works (neither revoked nor expired, by the
+ * database's clock) and carries them. The outbox's fan-out and the worker's every claim ask it, so
+ * a key revoked by any means (CLI, dashboard, SQL) silences its endpoints from that moment.
+ */
+export function endpointKeyAllows(scopes: readonly string[]): Prisma.Sql {
+  return Prisma.sql`(e."keyId" IS NULL OR EXISTS (
+    SELECT 1 FROM "ApiKey" k WHERE k.id = e."keyId" AND k."revokedAt" IS NULL AND (k."expiresAt" IS NULL OR k."expiresAt" > now())
+      AND (k.scopes @> ${scopes}::text[] OR ${EVERY_SCOPE} = ANY(k.scopes))))`;
+}
+
+/** The endpoint `e` hears `type` now: active, subscribed to it, and allowed its data. */
+const hears = (type: WebhookEventName) =>
+  Prisma.sql`e."disabledAt" IS NULL AND ${type} = ANY(e.events) AND ${endpointKeyAllows(WEBHOOK_EVENTS[type].scopes)}`;
 
 /** An event's id: the webhook-id header, the same on every attempt, for receivers to deduplicate. */
 const eventId = () => `msg_${Date.now().toString(36)}${randomBytes(12).toString('base64url')}`;
@@ -56,7 +73,7 @@ export function createOutbox(representation: Representation): EventsOfChange {
       SELECT e.id, o."buyerId" FROM "Order" o
       JOIN "WebhookEndpoint" e ON e."accountId" = o."buyerId"
         OR e."accountId" IN (SELECT m."accountId" FROM "SupplierMember" m WHERE m."supplierId" = o."supplierId")
-      WHERE o.id = ${orderId} AND e."disabledAt" IS NULL AND ${type} = ANY(e.events)`;
+      WHERE o.id = ${orderId} AND ${hears(type)}`;
   }
 
   async function orderEvent(tx: Prisma.TransactionClient, type: WebhookEventName, orderId: string, extra: object = {}) {
@@ -76,7 +93,7 @@ export function createOutbox(representation: Representation): EventsOfChange {
       const audience = await tx.$queryRaw<{ id: string; accountId: string }[]>`
         SELECT e.id, e."accountId" FROM "WebhookEndpoint" e
         JOIN "SupplierMember" m ON m."accountId" = e."accountId" AND m."supplierId" = ${supplierId}
-        WHERE e."disabledAt" IS NULL AND ${type} = ANY(e.events)`;
+        WHERE ${hears(type)}`;
       if (!audience.length) return;
       for (const change of fell) {
         const record = await representation(tx, readerOf(audience[0]!.accountId, type), 'stock', change.productId);

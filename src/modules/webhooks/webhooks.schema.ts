@@ -1,8 +1,5 @@
 import { z } from 'zod';
-import { keyCaller } from '../../context/actor.js';
-import { memberSupplierId } from '../../auth/membership.js';
 import { builder } from '../../graphql/builder.js';
-import type { ApiContext } from '../../context/context.js';
 import { withInput } from '../../graphql/field-rules.js';
 import { metaFor, pageArgs, PaginationMetaRef } from '../../graphql/pagination.js';
 import { idParam } from '../../shared/validation.js';
@@ -131,54 +128,49 @@ const WebhookEndpointInputRef = builder.inputType('WebhookEndpointInput', {
 });
 
 const byId = z.object({ id: idParam }).strict();
-const keyAccountId = (ctx: ApiContext) => keyCaller(ctx.actor).accountId;
 
 builder.queryFields((t) => ({
   webhookEndpoints: t.field({
     type: WebhookEndpointListRef,
-    description: `The account’s webhook endpoints (at most ${MAX_ENDPOINTS}), oldest first`,
+    description: `The endpoints this key registered (an account has at most ${MAX_ENDPOINTS}), oldest first`,
     scopes: [MANAGE_WEBHOOKS],
-    resolve: async (_root, _args, ctx) => ({ items: await listEndpoints(ctx, keyAccountId(ctx)) }),
+    resolve: async (_root, _args, ctx) => ({ items: await listEndpoints(ctx) }),
   }),
   webhookEndpoint: t.field({
     type: WebhookEndpointRef,
     nullable: true,
-    description: 'One of the account’s webhook endpoints; null when it does not exist or is another account’s',
+    description: 'One of the endpoints this key registered; null when it does not exist or is another key’s',
     args: { id: t.arg.id({ required: true }) },
     lookupBy: 'id',
     scopes: [MANAGE_WEBHOOKS],
-    resolve: (_root, args, ctx) => endpointById(ctx, keyAccountId(ctx), String(args.id)),
+    resolve: (_root, args, ctx) => endpointById(ctx, String(args.id)),
   }),
   webhookDeliveries: t.field({
     type: WebhookDeliveryListRef,
     nullable: true,
-    description: 'The deliveries of one of the account’s endpoints, newest first; null when it has no such endpoint',
+    description: 'The deliveries of one of this key’s endpoints, newest first; null when it has no such endpoint',
     args: { id: t.arg.id({ required: true, description: 'The endpoint' }), ...pageArgs, status: t.arg({ type: WebhookDeliveryStatusRef }) },
     scopes: [MANAGE_WEBHOOKS],
-    ...withInput(deliveryListInput, (input, ctx) => deliveryPage(ctx, keyAccountId(ctx), input)),
+    ...withInput(deliveryListInput, (input, ctx) => deliveryPage(ctx, input)),
   }),
 }));
 
 builder.mutationFields((t) => ({
   createWebhookEndpoint: t.field({
     type: NewWebhookEndpointRef,
-    description: `Registers a webhook endpoint (at most ${MAX_ENDPOINTS} per account); the answer holds its signing secret, shown this once`,
+    description: `Registers a webhook endpoint of this key's (at most ${MAX_ENDPOINTS} per account): it hears only what the key may read and stops when the key is revoked or expires; the answer holds its signing secret, shown this once`,
     args: { input: t.arg({ type: WebhookEndpointInputRef, required: true }) },
     scopes: [MANAGE_WEBHOOKS],
-    ...withInput(endpointRule, async (input, ctx) => {
-      const caller = keyCaller(ctx.actor);
-      const owner = { accountId: caller.accountId, scopes: caller.scopes, member: (await memberSupplierId(ctx)) !== null };
-      return createEndpoint(ctx, owner, input);
-    }),
+    ...withInput(endpointRule, (input, ctx) => createEndpoint(ctx, input)),
   }),
   deleteWebhookEndpoint: t.field({
     type: WebhookEndpointRef,
     nullable: true,
-    description: 'Deletes one of the account’s endpoints and its deliveries; answers it as it was, or null when there is no such endpoint',
+    description: 'Deletes one of this key’s endpoints and its deliveries; answers it as it was, or null when there is no such endpoint',
     args: { id: t.arg.id({ required: true }) },
     lookupBy: 'id',
     scopes: [MANAGE_WEBHOOKS],
-    ...withInput(byId, (input, ctx) => deleteEndpoint(ctx, keyAccountId(ctx), input.id)),
+    ...withInput(byId, (input, ctx) => deleteEndpoint(ctx, input.id)),
   }),
   testWebhookEndpoint: t.field({
     type: WebhookDeliveryRef,
@@ -187,7 +179,7 @@ builder.mutationFields((t) => ({
     args: { id: t.arg.id({ required: true }) },
     lookupBy: 'id',
     scopes: [MANAGE_WEBHOOKS],
-    ...withInput(byId, (input, ctx) => sendTestEvent(ctx, keyAccountId(ctx), input.id)),
+    ...withInput(byId, (input, ctx) => sendTestEvent(ctx, input.id)),
   }),
   enableWebhookEndpoint: t.field({
     type: WebhookEndpointRef,
@@ -196,6 +188,6 @@ builder.mutationFields((t) => ({
     args: { id: t.arg.id({ required: true }) },
     lookupBy: 'id',
     scopes: [MANAGE_WEBHOOKS],
-    ...withInput(byId, (input, ctx) => enableEndpoint(ctx, keyAccountId(ctx), input.id)),
+    ...withInput(byId, (input, ctx) => enableEndpoint(ctx, input.id)),
   }),
 }));

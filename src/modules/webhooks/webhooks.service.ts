@@ -1,8 +1,9 @@
-import type { RequestContext } from '../../context/context.js';
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
+import { memberSupplierId } from '../../auth/membership.js';
 import { hasScope } from '../../auth/scopes.js';
-import type { PrismaClient } from '../../db/prisma.js';
+import type { Actor } from '../../context/actor.js';
+import type { RequestContext } from '../../context/context.js';
 import type { Prisma } from '../../generated/prisma/client.js';
 import { AppError, validationError } from '../../shared/errors.js';
 import { pageParams, pageWindow, type PageInput } from '../../shared/pagination.js';
@@ -11,10 +12,11 @@ import { MAX_ENDPOINTS, TEST_EVENT, WEBHOOK_EVENT_NAMES, WEBHOOK_EVENTS, type We
 import { testEventData, writeEvent } from './outbox.js';
 import { MAX_URL_LENGTH, targetProblem } from './targets.js';
 
-// An account's webhook endpoints: registered through the API (a key that reads orders) or the
-// dashboard (the account itself), at most MAX_ENDPOINTS each. Another account's endpoint is as
-// absent as one that never existed.
-
+// An account's webhook endpoints. An endpoint registered over the API belongs to the key that
+// registered it (write:webhooks): that key alone manages it, it hears only what the key may read,
+// and it stops when the key is revoked or expires. One made in the dashboard by the signed-in owner
+// belongs to the account. The owner sees and manages all of the account's, at most MAX_ENDPOINTS.
+// Another account's endpoint, or for a key another key's, is as absent as one that never existed.
 export const MAX_DESCRIPTION = 500;
 const CONTROL_CHARS = /[\u0000-\u001f\u007f]/;
 const INVALID = 'Invalid webhook endpoint';
@@ -44,13 +46,8 @@ export const deliveryListInput = z
   .object({ id: idParam, ...pageParams, status: enumParam(['PENDING', 'DELIVERED', 'FAILED'] as const).optional() })
   .strict();
 
-/** Who registers an endpoint: an account through one of its keys (its scopes), or itself in the dashboard (null). */
-export interface EndpointOwner {
-  accountId: string;
-  scopes: readonly string[] | null;
-  /** The account acts for a supplier. */
-  member: boolean;
-}
+/** The key behind an endpoint, as its state needs it. */
+const ownerKeySelect = { id: true, name: true, prefix: true, revokedAt: true, expiresAt: true } satisfies Prisma.ApiKeySelect;
 
 const endpointSelect = {
   id: true,
@@ -60,70 +57,144 @@ const endpointSelect = {
   disabledAt: true,
   failingSince: true,
   createdAt: true,
+  key: { select: ownerKeySelect },
 } satisfies Prisma.WebhookEndpointSelect;
-export type EndpointRow = Prisma.WebhookEndpointGetPayload<{ select: typeof endpointSelect }>;
+type EndpointRecord = Prisma.WebhookEndpointGetPayload<{ select: typeof endpointSelect }>;
+
+/** Why nothing is sent to an endpoint. */
+export type DisabledReason = 'FAILING' | 'KEY_REVOKED' | 'KEY_EXPIRED';
+
+/** An endpoint as its managers see it: its own disabling, or its key's end, whichever came first. */
+export interface EndpointRow extends Omit<EndpointRecord, 'key'> {
+  /** The key that registered it; null: the account's (made in the dashboard). */
+  key: { id: string; name: string; prefix: string } | null;
+  disabledReason: DisabledReason | null;
+}
+
+/** The time a key stopped working, and why; null while it works. */
+function keyEnd(key: EndpointRecord['key'], now: Date): { at: Date; reason: DisabledReason } | null {
+  if (!key) return null;
+  if (key.revokedAt) return { at: key.revokedAt, reason: 'KEY_REVOKED' };
+  if (key.expiresAt && key.expiresAt.getTime() <= now.getTime()) return { at: key.expiresAt, reason: 'KEY_EXPIRED' };
+  return null;
+}
+
+function endpointRow(record: EndpointRecord, now: Date): EndpointRow {
+  const { key, ...endpoint } = record;
+  const ended = keyEnd(key, now);
+  const failing = endpoint.disabledAt && (!ended || endpoint.disabledAt <= ended.at);
+  return {
+    ...endpoint,
+    key: key && { id: key.id, name: key.name, prefix: key.prefix },
+    disabledAt: failing ? endpoint.disabledAt : (ended?.at ?? null),
+    disabledReason: failing ? 'FAILING' : (ended?.reason ?? null),
+  };
+}
+
+/** Whose an endpoint the actor registers is: its key's, or (the signed-in owner) the account's. */
+function ownerOf(actor: Actor): { accountId: string; keyId: string | null } {
+  if (actor.kind === 'key') return { accountId: actor.accountId, keyId: actor.keyId };
+  if (actor.kind === 'session') return { accountId: actor.accountId, keyId: null };
+  // The fields declare their scope and the dashboard's routes need a session: nothing else gets here.
+  throw new Error(`Webhook endpoints are managed by a key or the account's owner, not by ${actor.kind}`);
+}
+
+/** The endpoints the actor manages: a key, those it registered; the signed-in owner, every one of the account's. */
+function managedBy(actor: Actor): Prisma.WebhookEndpointWhereInput {
+  const { accountId, keyId } = ownerOf(actor);
+  return keyId === null ? { accountId } : { accountId, keyId };
+}
 
 /** Standard Webhooks' secret form: whsec_ and 32 random bytes in base64. */
 const newSecret = () => `whsec_${randomBytes(32).toString('base64')}`;
 
-/** Why `owner` may not hear an event type, or null: its data must be something the owner could read. */
-function subscriptionProblem(owner: EndpointOwner, name: WebhookEventName): string | null {
+/** Why the actor may not hear an event type, or null: its data must be something the registering key could read. */
+function subscriptionProblem(actor: Actor, member: boolean, name: WebhookEventName): string | null {
   const type = WEBHOOK_EVENTS[name];
-  if (type.membersOnly && !owner.member) return `${name} is sent to accounts acting for a supplier only`;
-  const missing = owner.scopes ? type.scopes.filter((s) => !hasScope(owner.scopes!, s)) : [];
+  if (type.membersOnly && !member) return `${name} is sent to accounts acting for a supplier only`;
+  const missing = actor.kind === 'key' ? type.scopes.filter((s) => !hasScope(actor.scopes, s)) : [];
   return missing.length ? `${name} needs a key with ${missing.join(', ')}` : null;
 }
 
-/** Registers an endpoint and answers it with its signing secret, which is never shown again. */
-export async function createEndpoint(ctx: RequestContext, owner: EndpointOwner, input: EndpointInput) {
-  const refused = input.events.map((name) => subscriptionProblem(owner, name)).filter((p): p is string => p !== null);
+/**
+ * Registers an endpoint for the actor (a key: its own; the signed-in owner: the account's) and
+ * answers it with its signing secret, which is never shown again.
+ */
+export async function createEndpoint(ctx: RequestContext, input: EndpointInput) {
+  const { accountId, keyId } = ownerOf(ctx.actor);
+  const member = (await memberSupplierId(ctx)) !== null;
+  const refused = input.events.map((name) => subscriptionProblem(ctx.actor, member, name)).filter((p): p is string => p !== null);
   if (refused.length) throw validationError({ events: refused.join('; ') }, INVALID);
   const urlProblem = await targetProblem(input.url, ctx.webhookPolicy);
   if (urlProblem) throw validationError({ url: urlProblem }, INVALID);
   const secret = newSecret();
   const endpoint = await ctx.prisma.$transaction(async (tx) => {
     // The account's row lock makes the count and the insert one step for concurrent registrations.
-    await tx.$queryRaw`SELECT id FROM "Account" WHERE id = ${owner.accountId} FOR UPDATE`;
-    if ((await tx.webhookEndpoint.count({ where: { accountId: owner.accountId } })) >= MAX_ENDPOINTS) {
+    await tx.$queryRaw`SELECT id FROM "Account" WHERE id = ${accountId} FOR UPDATE`;
+    if ((await tx.webhookEndpoint.count({ where: { accountId } })) >= MAX_ENDPOINTS) {
       throw new AppError('CONFLICT', `An account can have at most ${MAX_ENDPOINTS} webhook endpoints: delete one first`, { limit: MAX_ENDPOINTS });
     }
     return tx.webhookEndpoint.create({
-      data: { accountId: owner.accountId, url: input.url, events: input.events, description: input.description ?? null, secret },
+      data: { accountId, keyId, url: input.url, events: input.events, description: input.description ?? null, secret },
       select: endpointSelect,
     });
   });
-  return { ...endpoint, secret };
+  return { ...endpointRow(endpoint, ctx.now()), secret };
 }
 
-export const listEndpoints = (ctx: RequestContext, accountId: string) =>
-  ctx.prisma.webhookEndpoint.findMany({ where: { accountId }, select: endpointSelect, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
+/** The endpoints the actor manages, oldest first; `registeredBy`: only those of that key (the owner's view of a key). */
+export async function listEndpoints(ctx: RequestContext, registeredBy?: string): Promise<EndpointRow[]> {
+  const where = { ...managedBy(ctx.actor), ...(registeredBy === undefined ? {} : { keyId: registeredBy }) };
+  const records = await ctx.prisma.webhookEndpoint.findMany({ where, select: endpointSelect, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
+  return records.map((r) => endpointRow(r, ctx.now()));
+}
 
-export const endpointById = (ctx: RequestContext, accountId: string, id: string) =>
-  ctx.prisma.webhookEndpoint.findFirst({ where: { id, accountId }, select: endpointSelect });
+export async function endpointById(ctx: RequestContext, id: string): Promise<EndpointRow | null> {
+  const record = await ctx.prisma.webhookEndpoint.findFirst({ where: { id, ...managedBy(ctx.actor) }, select: endpointSelect });
+  return record && endpointRow(record, ctx.now());
+}
 
 /** Deletes the endpoint with its deliveries (nothing more is sent to it); answers it as it was, or null. */
-export async function deleteEndpoint(ctx: RequestContext, accountId: string, id: string): Promise<EndpointRow | null> {
+export async function deleteEndpoint(ctx: RequestContext, id: string): Promise<EndpointRow | null> {
+  const where = { id, ...managedBy(ctx.actor) };
   const [endpoint] = await ctx.prisma.$transaction([
-    ctx.prisma.webhookEndpoint.findFirst({ where: { id, accountId }, select: endpointSelect }),
-    ctx.prisma.webhookEndpoint.deleteMany({ where: { id, accountId } }),
+    ctx.prisma.webhookEndpoint.findFirst({ where, select: endpointSelect }),
+    ctx.prisma.webhookEndpoint.deleteMany({ where }),
   ]);
-  return endpoint;
+  return endpoint && endpointRow(endpoint, ctx.now());
 }
 
-/** Sends the endpoint a webhook.test event (a disabled one too: to check the receiver before enabling it). */
-export async function sendTestEvent(ctx: RequestContext, accountId: string, id: string): Promise<DeliveryRow | null> {
+/** An endpoint whose key has ended sends nothing again: it is registered anew with a working key. */
+function refuseEndedKey(endpoint: EndpointRow): void {
+  if (endpoint.disabledReason === 'KEY_REVOKED' || endpoint.disabledReason === 'KEY_EXPIRED') {
+    const how = endpoint.disabledReason === 'KEY_REVOKED' ? 'was revoked' : 'has expired';
+    throw new AppError('CONFLICT', `The API key that registered this endpoint ${how}: nothing is sent to it again; register the endpoint anew with a working key`, {
+      disabledReason: endpoint.disabledReason,
+    });
+  }
+}
+
+/** Sends the endpoint a webhook.test event (one disabled for failing too: to check the receiver before enabling it). */
+export async function sendTestEvent(ctx: RequestContext, id: string): Promise<DeliveryRow | null> {
+  const endpoint = await endpointById(ctx, id);
+  if (!endpoint) return null;
+  refuseEndedKey(endpoint);
   return ctx.prisma.$transaction(async (tx) => {
-    const endpoint = await tx.webhookEndpoint.findFirst({ where: { id, accountId }, select: { id: true } });
-    if (!endpoint) return null;
+    // Deleted meanwhile: no delivery (its row is locked while the event is written).
+    const [still] = await tx.$queryRaw<{ id: string }[]>`SELECT id FROM "WebhookEndpoint" WHERE id = ${endpoint.id} FOR SHARE`;
+    if (!still) return null;
     const { eventId } = await writeEvent(tx, TEST_EVENT, testEventData(endpoint.id), [endpoint.id]);
     return tx.webhookDelivery.findUniqueOrThrow({ where: { eventId_endpointId: { eventId, endpointId: endpoint.id } }, select: deliverySelect });
   });
 }
 
-/** Sends to a disabled endpoint again: its failures are forgotten; deliveries failed meanwhile stay failed. */
-export async function enableEndpoint(ctx: RequestContext, accountId: string, id: string): Promise<EndpointRow | null> {
-  const { count } = await ctx.prisma.webhookEndpoint.updateMany({ where: { id, accountId }, data: { disabledAt: null, failingSince: null } });
-  return count ? endpointById(ctx, accountId, id) : null;
+/** Sends to an endpoint disabled for failing again: its failures are forgotten; deliveries failed meanwhile stay failed. */
+export async function enableEndpoint(ctx: RequestContext, id: string): Promise<EndpointRow | null> {
+  const endpoint = await endpointById(ctx, id);
+  if (!endpoint) return null;
+  refuseEndedKey(endpoint);
+  const { count } = await ctx.prisma.webhookEndpoint.updateMany({ where: { id, ...managedBy(ctx.actor) }, data: { disabledAt: null, failingSince: null } });
+  return count ? endpointById(ctx, id) : null;
 }
 
 // ----- deliveries -----
@@ -150,8 +221,8 @@ export interface DeliveryPage extends PageInput {
 }
 
 /** A page of the endpoint's deliveries, newest first; null when the account has no such endpoint. */
-export async function deliveryPage(ctx: RequestContext, accountId: string, input: z.output<typeof deliveryListInput>): Promise<DeliveryPage | null> {
-  const endpoint = await ctx.prisma.webhookEndpoint.findFirst({ where: { id: input.id, accountId }, select: { id: true } });
+export async function deliveryPage(ctx: RequestContext, input: z.output<typeof deliveryListInput>): Promise<DeliveryPage | null> {
+  const endpoint = await ctx.prisma.webhookEndpoint.findFirst({ where: { id: input.id, ...managedBy(ctx.actor) }, select: { id: true } });
   if (!endpoint) return null;
   return { page: input.page, limit: input.limit, where: { endpointId: endpoint.id, ...(input.status ? { status: input.status } : {}) } };
 }

@@ -5,7 +5,7 @@ import type { Prisma } from '../../generated/prisma/client.js';
 import type { RequestContext } from '../../context/context.js';
 import type { Logger } from '../../runtime/logger.js';
 import { causeOf } from '../../shared/errors.js';
-import { OUTBOX_CHANNEL } from './outbox.js';
+import { endpointKeyAllows, OUTBOX_CHANNEL } from './outbox.js';
 import { sendWebhook, type AttemptOutcome, type SendResult } from './send.js';
 
 // Delivers the outbox, at least once. Every instance runs one worker; they share the work through
@@ -40,6 +40,8 @@ const JITTER = 0.2;
 const RECONNECT_MS = 5000;
 /** A due delivery another worker is claiming right now cannot be claimed: look again a little later. */
 const IDLE_MIN_MS = 50;
+/** Why a delivery failed unsent: its endpoint's key stopped working. */
+const KEY_ENDED = 'the API key that registered this endpoint was revoked or has expired';
 /** Delivered and failed events are kept this long for the delivery log, then deleted. */
 const OUTBOX_RETENTION_DAYS = 30;
 const PRUNE_EVERY_MS = 60 * 60_000;
@@ -119,16 +121,22 @@ export function startWebhookWorker(options: WebhookWorkerOptions): WebhookWorker
    * earliest due of each endpoint this worker is not already sending to, at most one more per
    * account (of those with room under ACCOUNT_CONCURRENCY), never one of a paused endpoint. So one
    * slow, hanging or flooded receiver holds one slot of a worker and one account at most
-   * ACCOUNT_CONCURRENCY, never all of them; an endpoint's events tend to go in order.
+   * ACCOUNT_CONCURRENCY, never all of them; an endpoint's events tend to go in order. What waits for
+   * an endpoint whose key was revoked or expired fails in the same statement, unsent.
    */
   async function claim(n: number): Promise<Claimed[]> {
     return prisma.$queryRaw<Claimed[]>`
-      WITH candidates AS (
+      WITH silenced AS (
+        UPDATE "WebhookDelivery" d SET status = 'FAILED', "nextAttemptAt" = NULL, "lastError" = ${KEY_ENDED}
+        FROM "WebhookEndpoint" e
+        WHERE d."endpointId" = e.id AND d.status = 'PENDING' AND e."keyId" IS NOT NULL AND NOT ${endpointKeyAllows([])}
+      ), candidates AS (
         SELECT d.id, d."nextAttemptAt", e."accountId",
                row_number() OVER (PARTITION BY d."endpointId" ORDER BY d."nextAttemptAt", d.id) AS place
         FROM "WebhookDelivery" d JOIN "WebhookEndpoint" e ON e.id = d."endpointId"
         WHERE d.status = 'PENDING' AND d."nextAttemptAt" <= now() AND d."endpointId" <> ALL(${[...busy]}::text[])
           AND e."accountId" <> ALL(${fullAccounts()}::text[]) AND (e."pausedUntil" IS NULL OR e."pausedUntil" <= now())
+          AND ${endpointKeyAllows([])}
       ), turns AS (
         SELECT id, "nextAttemptAt", row_number() OVER (PARTITION BY "accountId" ORDER BY "nextAttemptAt", id) AS turn
         FROM candidates WHERE place = 1
@@ -248,7 +256,8 @@ export function startWebhookWorker(options: WebhookWorkerOptions): WebhookWorker
     const [row] = await prisma.$queryRaw<{ ms: number | null }[]>`
       SELECT (EXTRACT(EPOCH FROM min(GREATEST(d."nextAttemptAt", e."pausedUntil")) - now()) * 1000)::float8 AS ms
       FROM "WebhookDelivery" d JOIN "WebhookEndpoint" e ON e.id = d."endpointId"
-      WHERE d.status = 'PENDING' AND d."endpointId" <> ALL(${[...busy]}::text[]) AND e."accountId" <> ALL(${fullAccounts()}::text[])`;
+      WHERE d.status = 'PENDING' AND d."endpointId" <> ALL(${[...busy]}::text[]) AND e."accountId" <> ALL(${fullAccounts()}::text[])
+        AND ${endpointKeyAllows([])}`;
     return Math.min(POLL_MS, Math.max(0, row?.ms ?? POLL_MS));
   }
 
