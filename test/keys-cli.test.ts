@@ -96,6 +96,13 @@ describe('keys CLI with DATABASE_URL', () => {
     expect(run.stdout).toMatch(/basic \(1000 requests per 1h\)/);
   });
 
+  it('grants write:webhooks when asked, and only then', async () => {
+    const run = await cli(['create', '--owner', 'cli@example.com', '--plan', 'pro', '--scopes', 'read:orders,write:webhooks', '--json'], env());
+    expect(run.code, run.stderr).toBe(0);
+    expect((JSON.parse(run.stdout) as { scopes: string[] }).scopes).toEqual(['read:orders', 'write:webhooks']);
+    expect((await cli(['create', '--help'], env())).stdout + (await cli(['--help'], env())).stdout).toContain('write:webhooks');
+  });
+
   it('list --json prints an array of keys, never the keys themselves', async () => {
     const run = await cli(['list', '--json'], env());
     expect(run.code).toBe(0);
