@@ -8,6 +8,7 @@ import { pathToFileURL } from 'node:url';
 import SchemaBuilder from '@pothos/core';
 import { execute, parse, type DocumentNode, type ExecutionResult, type GraphQLSchema } from 'graphql';
 import pino from 'pino';
+import { createCursorSeal } from '../src/graphql/cursors.js';
 
 // `npx tsx bench/pothos-plugins.ts --base REV [--head REV] [--runs 2000] [--rounds 7]`
 //
@@ -103,6 +104,8 @@ const prisma = new Proxy(
 
 // ----- the two schemas -----
 
+const benchSeal = createCursorSeal(['bench-cursor-secret-'.padEnd(32, '0')]);
+
 async function load(name: string, dir: string): Promise<Impl> {
   const url = (file: string) => pathToFileURL(path.join(dir, file)).href;
   const { schema } = (await import(url('src/modules/schema.ts'))) as { schema: GraphQLSchema };
@@ -113,6 +116,8 @@ async function load(name: string, dir: string): Promise<Impl> {
       events: () => ({}) as never,
       limitField: async () => {},
       listTotals: { forRequest: () => ({ products: async () => 0 }) },
+      // A fixed secret: the stubbed database keeps none (a REV before signed cursors ignores it).
+      cursors: () => benchSeal,
     },
   );
   return {

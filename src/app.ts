@@ -18,6 +18,7 @@ import { createMetrics } from './http/metrics.js';
 import { useObservability } from './http/observe.js';
 import { createOverloadLog } from './http/overload-log.js';
 import { createRouteNamer, createRouteTable, useRouteTable } from './http/routes.js';
+import { cursorSealSource } from './graphql/cursors.js';
 import { createListTotals } from './modules/products/list-totals.js';
 import { schema } from './modules/schema.js';
 import { createDocsHandler } from './openapi/serve.js';
@@ -103,6 +104,7 @@ export async function createApp({ prisma, databaseUrl, logger, config, now, ...i
       events: (factory) => createOutbox(createRepresentation(schema, factory.forEvent)),
       limitField: createFieldLimiter(createFieldRateLimiter(store, { now }), { createOrder: { max: config.ORDER_CREATE_LIMIT, windowMs: 60_000, unit: 'orders' } }),
       listTotals: createListTotals(prisma),
+      cursors: cursorSealSource(config.CURSOR_SECRETS, prisma),
     },
   );
   const lastUsed = createLastUsedRecorder(prisma, {

@@ -15,8 +15,9 @@ import { createTestKey } from './helpers/keys.js';
 
 // List arguments on every field of the schema, found by walking it (so that a field added later is
 // covered): sizes (`limit`, `first`, `last`) are validated like REST's `limit`, never clamped;
-// cursors (`after`, `before`) that this API did not issue are "Invalid cursor"; either way the
-// error is VALIDATION_ERROR at the field's own path, naming the argument, and its siblings answer.
+// cursors (`after`, `before`) that this API did not issue and sign (test/cursors.test.ts) are
+// "Invalid cursor"; either way the error is VALIDATION_ERROR at the field's own path, naming the
+// argument, and its siblings answer.
 
 let app: TestApp;
 let key: string;
@@ -231,7 +232,14 @@ describe('cursors on every connection', () => {
     const next = await graphql(queryAt(path, select(field, `${size}: 2, ${argument}: $c`, 'target'), '($c: String)'), { c: cursor });
     expect(next.errors).toBeUndefined();
 
-    for (const [what, value] of forged) {
+    // The issued cursor carries plugin-prisma's own before its signature: neither alone is a cursor.
+    const [body, tag] = (cursor as string).split('.') as [string, string];
+    const fromIssued: [string, string][] = [
+      ['plugin-prisma’s own cursor of the row the issued one names', Buffer.from(body, 'base64url').toString('base64')],
+      ['the issued cursor without its signature', body],
+      ['the issued cursor with its signature altered', `${body}.${tag.slice(0, -2)}${tag.endsWith('AA') ? 'BB' : 'AA'}`],
+    ];
+    for (const [what, value] of [...forged, ...fromIssued]) {
       const body = await graphql(queryAt(path, `${select(field, `${size}: 2, ${argument}: $c`, 'target')} ${select(field, `${size}: 2`, 'sibling')}`, '($c: String)'), { c: value });
       expect(body.errors?.length, what).toBeGreaterThan(0);
       for (const error of body.errors ?? []) {

@@ -52,7 +52,19 @@ export interface ApiContext extends RequestContext {
    * account for a key, else the client) and throws RATE_LIMIT_EXCEEDED when over.
    */
   limitField(resolver: Parameters<FieldLimiter>[1], limit: FieldLimitName): Promise<void>;
+  /** Signs the connection cursors the API hands out and opens the ones it is given (src/graphql/cursors.ts). */
+  cursors: CursorSealSource;
 }
+
+/** A connection cursor sealed for clients, and opened back to the raw one plugin-prisma pages with. */
+export interface CursorSeal {
+  sign(raw: string): string;
+  /** The raw cursor, or undefined when `sealed` was not signed with one of the service's secrets. */
+  open(sealed: string): string | undefined;
+}
+
+/** The seal itself when its secrets are known; a promise of it while they are being read. */
+export type CursorSealSource = () => CursorSeal | Promise<CursorSeal>;
 
 /** Per-field limits on top of the request limits, by name; their numbers come from config. */
 export type FieldLimitName = 'createOrder';
@@ -118,6 +130,7 @@ export interface ApiDeps {
   events: (factory: ContextFactory) => EventsOfChange;
   limitField: FieldLimiter;
   listTotals: { forRequest(): TotalsOfRequest };
+  cursors: CursorSealSource;
 }
 
 export type ContextFactory = ReturnType<typeof createContextFactory>;
@@ -150,7 +163,7 @@ export function createContextFactory(deps: ContextDeps, api?: ApiDeps) {
      * not see: none does today), its request id, and the Idempotency-Key header.
      */
     forApi(request: { actor?: Caller; anonymous: () => Caller; requestId?: string; idempotencyKey: string | null }): ApiContext {
-      const { limitField, listTotals, events: eventsFrom } = apiDeps();
+      const { limitField, listTotals, cursors, events: eventsFrom } = apiDeps();
       events ??= eventsFrom(factory);
       const actor = request.actor ?? request.anonymous();
       return {
@@ -160,6 +173,7 @@ export function createContextFactory(deps: ContextDeps, api?: ApiDeps) {
         totals: listTotals.forRequest(),
         events,
         limitField: (resolver, name) => limitField(actor, resolver, name),
+        cursors,
       };
     },
 

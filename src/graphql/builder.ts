@@ -33,6 +33,10 @@ export const builder = new SchemaBuilder<{
   relay: {
     clientMutationId: 'omit',
     cursorType: 'String',
+    // Every cursor a connection hands out leaves signed (field-rules.ts, graphql/cursors.ts).
+    cursorFieldOptions: { issuesCursor: true },
+    startCursorFieldOptions: { issuesCursor: true },
+    endCursorFieldOptions: { issuesCursor: true },
     // Types expose their database id as `id` (the same as REST), so there is no global-id node lookup.
     nodeQueryOptions: false,
     nodesQueryOptions: false,

@@ -1,6 +1,8 @@
 import SchemaBuilder, {
   BasePlugin,
+  completeValue,
   decodeBase64,
+  isThenable,
   type FieldNullability,
   type InputFieldMap,
   type PothosOutputFieldConfig,
@@ -15,7 +17,7 @@ import { isDatabaseUnavailable } from '../db/prisma.js';
 import { asAppError, AppError, validationError, type ErrorDetails } from '../shared/errors.js';
 import { limitParam } from '../shared/pagination.js';
 import { idParam, parseInput } from '../shared/validation.js';
-import type { ApiContext } from '../context/context.js';
+import type { ApiContext, CursorSeal } from '../context/context.js';
 
 // The rules of a field, applied by a builder plugin before its resolver runs.
 //
@@ -34,13 +36,18 @@ import type { ApiContext } from '../context/context.js';
 //
 // 1. List arguments are validated, never clamped. `limit` (of a relation or a sample), `first` and
 //    `last` (of a connection) are 1–LIMIT_MAX like REST's `limit`; `after`/`before` must be cursors
-//    this API issued; `first` with `last`, `after` with `before`, `first` with `before` and `last`
-//    with `after` are refused. A field with a `page` argument is an offset list whose service parses
+//    this API issued, signed (src/graphql/cursors.ts), and reach plugin-prisma as the raw cursor
+//    inside; `first` with `last`, `after` with `before`, `first` with `before` and `last` with
+//    `after` are refused. A field with a `page` argument is an offset list whose service parses
 //    page, limit and its filters together (pageParams), so that the details name every bad argument
 //    at once, as over REST; the plugin leaves it to that.
 // 2. A field that can fail on its own is nullable, so that its failure nulls that field only and
 //    its siblings still answer: every root field, and every field with list arguments. List items
 //    stay non-null.
+// 3. A field declared `issuesCursor` (the edges' `cursor`, pageInfo's `startCursor`/`endCursor`:
+//    src/graphql/builder.ts) hands out its cursor signed. Signing where a cursor leaves rather than
+//    where a connection resolves covers every connection, nested ones loaded with their parent's
+//    query included.
 
 /** Arguments that size a list. */
 export const SIZE_ARGUMENTS = ['limit', 'first', 'last'] as const;
@@ -61,23 +68,32 @@ const CURSOR_MESSAGE = 'is not a cursor this API returned (use an edge’s curso
 const STRING_CURSOR_PREFIX = 'GPC:S:';
 
 /**
- * A cursor as plugin-prisma issues it: base64 of `GPC:` and a tagged value. Every connection of
- * this schema pages by `id`, a string, issued as `GPC:S:<id>`: only that form is accepted. Any other
- * tag would reach the database as a malformed query (a number, a date, a compound key) or page
- * from nothing (`J:"x"`, JSON that decodes to a string too).
+ * The raw cursor inside one this API issued: signed with one of its secrets, and, past the
+ * signature, of the one form plugin-prisma issues for this schema's connections, which all page by
+ * a string `id`: base64 of `GPC:S:<id>`. Any other tag would reach the database as a malformed
+ * query (a number, a date, a compound key), should a signed one ever be of another.
  */
-function isIssuedCursor(value: unknown): boolean {
-  if (typeof value !== 'string') return false;
+function openCursor(value: unknown, seal: CursorSeal | undefined): string | undefined {
+  if (typeof value !== 'string' || !seal) return undefined;
+  const raw = seal.open(value);
+  if (raw === undefined) return undefined;
   try {
-    const decoded = decodeBase64(value);
-    return decoded.startsWith(STRING_CURSOR_PREFIX) && idParam.safeParse(decoded.slice(STRING_CURSOR_PREFIX.length)).success;
+    const decoded = decodeBase64(raw);
+    return decoded.startsWith(STRING_CURSOR_PREFIX) && idParam.safeParse(decoded.slice(STRING_CURSOR_PREFIX.length)).success ? raw : undefined;
   } catch {
-    return false;
+    return undefined;
   }
 }
 
-/** What is wrong with a field's list arguments, by argument; undefined when nothing is. Null means "not given". */
-export function listArgumentProblems(args: Readonly<Record<string, unknown>>): ErrorDetails | undefined {
+/**
+ * A field's list arguments as plugin-prisma reads them, each cursor opened to the raw one inside;
+ * or what is wrong with them, by argument. Null means "not given". `seal`: the request's, for a
+ * field that takes cursors.
+ */
+export function readListArguments(
+  args: Readonly<Record<string, unknown>>,
+  seal: CursorSeal | undefined,
+): { args: Readonly<Record<string, unknown>>; problems?: never } | { problems: ErrorDetails } {
   const given = (name: string) => args[name] !== null && args[name] !== undefined;
   const details: Record<string, string> = {};
   for (const name of SIZE_ARGUMENTS) {
@@ -85,8 +101,12 @@ export function listArgumentProblems(args: Readonly<Record<string, unknown>>): E
     const parsed = limitParam.safeParse(args[name]);
     if (!parsed.success) details[name] = parsed.error.issues[0]?.message ?? 'is invalid';
   }
+  let read = args;
   for (const name of CURSOR_ARGUMENTS) {
-    if (given(name) && !isIssuedCursor(args[name])) details[name] = CURSOR_MESSAGE;
+    if (!given(name)) continue;
+    const raw = openCursor(args[name], seal);
+    if (raw === undefined) details[name] = CURSOR_MESSAGE;
+    else read = { ...read, [name]: raw };
   }
   for (const [a, b] of EXCLUSIVE_PAIRS) {
     if (given(a) && given(b)) {
@@ -94,13 +114,14 @@ export function listArgumentProblems(args: Readonly<Record<string, unknown>>): E
       details[b] ??= `cannot be combined with ${a}`;
     }
   }
-  return Object.keys(details).length ? details : undefined;
+  return Object.keys(details).length ? { problems: details } : { args: read };
 }
 
-/** Throws VALIDATION_ERROR naming each bad list argument ("Invalid cursor" when a cursor is). */
-export function checkListArguments(args: Readonly<Record<string, unknown>>): void {
-  const details = listArgumentProblems(args);
-  if (!details) return;
+/** readListArguments' arguments; throws VALIDATION_ERROR naming each bad one ("Invalid cursor" when a cursor is). */
+export function checkListArguments(args: Readonly<Record<string, unknown>>, seal: CursorSeal | undefined): Readonly<Record<string, unknown>> {
+  const read = readListArguments(args, seal);
+  if (!read.problems) return read.args;
+  const details = read.problems;
   const badCursor = CURSOR_ARGUMENTS.some((name) => details[name] === CURSOR_MESSAGE);
   throw validationError(details, badCursor ? 'Invalid cursor' : undefined);
 }
@@ -214,6 +235,15 @@ const inputOf = <S extends z.ZodType>(rule: InputRule<S>, args: object) =>
 type ArgumentNames = { args: Readonly<Record<string, unknown>> };
 const hasListArguments = ({ args }: ArgumentNames) => Object.keys(args).some((name) => LIST_ARGUMENTS.includes(name));
 const checksListArguments = (config: ArgumentNames) => hasListArguments(config) && !('page' in config.args);
+const takesCursors = ({ args }: ArgumentNames) => CURSOR_ARGUMENTS.some((name) => name in args);
+
+/** A field that hands out a cursor, signed on its way out. */
+function signingCursors<Context>(resolver: GraphQLFieldResolver<unknown, Context, object>): GraphQLFieldResolver<unknown, Context, object> {
+  return (parent, args, context, info) =>
+    completeValue(resolver(parent, args, context, info) as unknown, (raw) =>
+      typeof raw === 'string' ? completeValue((context as ApiContext).cursors(), (seal) => seal.sign(raw)) : raw,
+    );
+}
 
 /** plugin-prisma's hook that builds a relation's part of its parent's query from the field's arguments. */
 type PrismaSelect = (args: Record<string, unknown>, ...rest: unknown[]) => unknown;
@@ -240,15 +270,27 @@ export class FieldRulesPlugin<Types extends SchemaTypes> extends BasePlugin<Type
     const checked = checksListArguments(fieldConfig);
     const extensions = fieldConfig.extensions ?? {};
     const select = extensions.pothosPrismaSelect;
+    const cursorsTaken = takesCursors(fieldConfig);
     return {
       ...fieldConfig,
       type: { ...fieldConfig.type, nullable: true },
-      // A relation's arguments are read while its parent is loaded, to build the parent's query:
-      // with bad arguments it adds nothing to that query (its parent and the parent's siblings load
-      // as usual), and the field's own resolver refuses them below, at the field's own path.
+      // A relation's arguments are read while its parent is loaded, to build the parent's query,
+      // with its cursors opened as the resolver opens them. With bad arguments it adds nothing to
+      // that query (its parent and the parent's siblings load as usual), and the field's own
+      // resolver refuses them below, at the field's own path. So it does too while the request's
+      // seal is still being read (the first request of a process that keeps its secret in the
+      // database): the field then loads on its own, once the resolver has the seal.
       extensions:
         checked && typeof select === 'function'
-          ? { ...extensions, pothosPrismaSelect: ((args, ...rest) => (listArgumentProblems(args) ? null : (select as PrismaSelect)(args, ...rest))) satisfies PrismaSelect }
+          ? {
+              ...extensions,
+              pothosPrismaSelect: ((args, context, ...rest) => {
+                const seal = cursorsTaken ? (context as ApiContext).cursors() : undefined;
+                if (isThenable(seal)) return null;
+                const read = readListArguments(args, seal);
+                return read.problems ? null : (select as PrismaSelect)(read.args as Record<string, unknown>, context, ...rest);
+              }) satisfies PrismaSelect,
+            }
           : extensions,
     };
   }
@@ -257,32 +299,39 @@ export class FieldRulesPlugin<Types extends SchemaTypes> extends BasePlugin<Type
     resolver: GraphQLFieldResolver<unknown, Types['Context'], object>,
     fieldConfig: PothosOutputFieldConfig<Types>,
   ): GraphQLFieldResolver<unknown, Types['Context'], object> {
-    const { scopes, member, input, lookupBy } = fieldConfig.pothosOptions;
+    const { scopes, member, input, lookupBy, issuesCursor } = fieldConfig.pothosOptions;
+    if (issuesCursor) return signingCursors(resolver);
     const listChecked = checksListArguments(fieldConfig);
     if (!scopes && !input && !lookupBy && !listChecked) return resolver;
-    const resolveChecked: typeof resolver = (parent, args, context, info) => {
+    const resolveChecked = (seal: CursorSeal | undefined, ...[parent, args, context, info]: Parameters<typeof resolver>) => {
       if (lookupBy && !lookupKey.safeParse((args as Record<string, unknown>)[lookupBy]).success) return null;
-      if (listChecked) checkListArguments(args as Record<string, unknown>);
-      if (!input) return resolver(parent, args, context, info);
+      const listArgs = listChecked ? checkListArguments(args as Record<string, unknown>, seal) : (args as Record<string, unknown>);
+      if (!input) return resolver(parent, listArgs, context, info);
       let parsed: Record<string, unknown>;
       try {
-        parsed = parseArguments(input, args as Record<string, unknown>, listChecked);
+        parsed = parseArguments(input, listArgs, listChecked);
       } catch (error) {
         if (!('argument' in input)) throw error;
         return refuseWithDatabaseProblems(input, ((args as Record<string, unknown>)[input.argument] ?? {}) as Record<string, unknown>, context as ApiContext, error);
       }
       return resolver(parent, parsed, context, info);
     };
+    // A connection has the seal before it resolves: its cursors are opened with it, and its edges
+    // (below it) sign theirs with it.
+    const resolveSealed: typeof resolver =
+      listChecked && takesCursors(fieldConfig)
+        ? (parent, args, context, info) => completeValue((context as ApiContext).cursors(), (seal) => resolveChecked(seal, parent, args, context, info))
+        : (parent, args, context, info) => resolveChecked(undefined, parent, args, context, info);
     return (parent, args, context, info) => {
       if (scopes) requireScopes((context as ApiContext).actor, ...scopes);
-      if (member) return requireMembership(context as ApiContext).then(() => resolveChecked(parent, args, context, info));
-      return resolveChecked(parent, args, context, info);
+      if (member) return requireMembership(context as ApiContext).then(() => resolveSealed(parent, args, context, info));
+      return resolveSealed(parent, args, context, info);
     };
   }
 }
 
-/** The arguments with the rule's output in place; a connection's list arguments (checked above) pass as they are. */
-function parseArguments(rule: InputRule, args: Record<string, unknown>, listChecked: boolean): Record<string, unknown> {
+/** The arguments with the rule's output in place; a connection's list arguments (checked, cursors opened, above) pass as they are. */
+function parseArguments(rule: InputRule, args: Readonly<Record<string, unknown>>, listChecked: boolean): Record<string, unknown> {
   if ('argument' in rule) return { ...args, [rule.argument]: parseWithRule(rule, (args[rule.argument] ?? {}) as object) };
   const list = listChecked ? Object.fromEntries(Object.entries(args).filter(([name]) => LIST_ARGUMENTS.includes(name))) : {};
   const rest = listChecked ? Object.fromEntries(Object.entries(args).filter(([name]) => !LIST_ARGUMENTS.includes(name))) : args;
@@ -311,6 +360,8 @@ declare global {
       input?: InputRule;
       /** The argument a lookup finds by: a value that cannot be an id or slug finds nothing (null). */
       lookupBy?: string;
+      /** The field's value is a connection cursor handed to clients: it leaves signed (src/graphql/cursors.ts). */
+      issuesCursor?: true;
     }
   }
 }

@@ -14,6 +14,12 @@ const DEFAULT_RETRY_SCHEDULE = [10, 60, 300, 1800, 3600, 7200, 14_400, 28_800, 4
 /** The schemes libpq and node-postgres read as PostgreSQL. */
 const POSTGRES_SCHEMES = ['postgresql:', 'postgres:'];
 
+/** A cursor secret shorter than this could be guessed offline from one issued cursor. */
+const MIN_CURSOR_SECRET_LENGTH = 32;
+const MAX_CURSOR_SECRET_LENGTH = 1024;
+/** Every secret is tried on every refused cursor: a handful covers any rotation. */
+const MAX_CURSOR_SECRETS = 8;
+
 const envSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   PORT: z.coerce.number().int().min(0).max(65535).default(4000),
@@ -66,6 +72,24 @@ const envSchema = z.object({
   KEY_CACHE_SECONDS: z.coerce.number().int().min(0).max(86_400).default(60),
   /** Orders one account may create per minute, through REST and GraphQL together. */
   ORDER_CREATE_LIMIT: z.coerce.number().int().min(1).max(100_000).default(20),
+  /**
+   * Secrets of the GraphQL connection cursors, comma-separated: the first signs, every one
+   * verifies (rotation: add the new one second, then move it first, then drop the old one).
+   * Unset: one generated secret, kept in the database and shared by every instance. The values
+   * are never echoed, not even in this error.
+   */
+  CURSOR_SECRETS: z
+    .string()
+    .optional()
+    .transform((text, ctx) => {
+      if (text === undefined) return undefined;
+      const secrets = text.split(',').map((part) => part.trim());
+      if (secrets.length > MAX_CURSOR_SECRETS || secrets.some((s) => s.length < MIN_CURSOR_SECRET_LENGTH || s.length > MAX_CURSOR_SECRET_LENGTH)) {
+        ctx.addIssue({ code: 'custom', message: `must be 1–${MAX_CURSOR_SECRETS} comma-separated secrets of ${MIN_CURSOR_SECRET_LENGTH}–${MAX_CURSOR_SECRET_LENGTH} characters each` });
+        return z.NEVER;
+      }
+      return secrets;
+    }),
   /** Origins allowed by CORS: comma-separated, or * for any (no credentials are used, so * is safe). */
   CORS_ORIGINS: z.string().default('*'),
   /** Deepest field nesting a GraphQL operation may have (introspection's __schema not counted). */

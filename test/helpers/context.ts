@@ -1,6 +1,7 @@
 import pino from 'pino';
 import { createContextFactory, type ContextFactory } from '../../src/context/context.js';
 import type { PrismaClient } from '../../src/db/prisma.js';
+import { cursorSealSource } from '../../src/graphql/cursors.js';
 import { createListTotals } from '../../src/modules/products/list-totals.js';
 import { createRepresentation } from '../../src/modules/representations.js';
 import { schema } from '../../src/modules/schema.js';
@@ -22,6 +23,8 @@ export function testContexts(prisma: PrismaClient): { contexts: ContextFactory; 
       events: (factory) => createOutbox(createRepresentation(schema, factory.forEvent)),
       limitField: createFieldLimiter(createFieldRateLimiter(store), { createOrder: { max: 1000, windowMs: 60_000, unit: 'orders' } }),
       listTotals: createListTotals(prisma),
+      // The app's own: the secret kept in the database.
+      cursors: cursorSealSource(undefined, prisma),
     },
   );
   return { contexts, store, close: () => store.close() };
