@@ -1,4 +1,4 @@
-import type { RequestContext } from '../../context/context.js';
+import type { CreationStep, RequestContext } from '../../context/context.js';
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { hasScope } from '../../auth/scopes.js';
@@ -74,23 +74,26 @@ function subscriptionProblem(owner: EndpointOwner, name: WebhookEventName): stri
   return missing.length ? `${name} needs a key with ${missing.join(', ')}` : null;
 }
 
-/** Registers an endpoint and answers it with its signing secret, which is never shown again. */
-export async function createEndpoint(ctx: RequestContext, owner: EndpointOwner, input: EndpointInput) {
+/** Registers an endpoint and answers it with its signing secret, which is never shown again. `step`: the caller's part of the transaction. */
+export async function createEndpoint(ctx: RequestContext, owner: EndpointOwner, input: EndpointInput, step?: CreationStep) {
   const refused = input.events.map((name) => subscriptionProblem(owner, name)).filter((p): p is string => p !== null);
   if (refused.length) throw validationError({ events: refused.join('; ') }, INVALID);
   const urlProblem = await targetProblem(input.url, ctx.webhookPolicy);
   if (urlProblem) throw validationError({ url: urlProblem }, INVALID);
   const secret = newSecret();
   const endpoint = await ctx.prisma.$transaction(async (tx) => {
+    await step?.before(tx);
     // The account's row lock makes the count and the insert one step for concurrent registrations.
     await tx.$queryRaw`SELECT id FROM "Account" WHERE id = ${owner.accountId} FOR UPDATE`;
     if ((await tx.webhookEndpoint.count({ where: { accountId: owner.accountId } })) >= MAX_ENDPOINTS) {
       throw new AppError('CONFLICT', `An account can have at most ${MAX_ENDPOINTS} webhook endpoints: delete one first`, { limit: MAX_ENDPOINTS });
     }
-    return tx.webhookEndpoint.create({
+    const created = await tx.webhookEndpoint.create({
       data: { accountId: owner.accountId, url: input.url, events: input.events, description: input.description ?? null, secret },
       select: endpointSelect,
     });
+    await step?.after(tx, created.id);
+    return created;
   });
   return { ...endpoint, secret };
 }
