@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { Webhook } from 'standardwebhooks';
 import { usageChart } from '../src/dashboard/chart.js';
-import { accountIdOf, insertOrder } from './helpers/dashboard.js';
+import { accountIdOf, insertOrder, signedIn } from './helpers/dashboard.js';
 import { startReceiver } from './helpers/receiver.js';
 
 // The whole journey of a developer with only a browser, in Debian's Chromium: from the landing page
@@ -281,6 +281,38 @@ describe.skipIf(!existsSync(CHROMIUM))('the developer dashboard in a browser (De
     expect(offsite).toEqual([]);
     expect(checked).toHaveLength(23);
   }, 180_000);
+
+  it('creates one key for a create form double-clicked, or sent twice at once by the page', async () => {
+    const { client, email } = await signedIn(app.base);
+    const own = await browser.newContext();
+    try {
+      await own.addCookies([{ name: 'mp_session', value: client.cookies.get('mp_session')!, url: app.base }]);
+      const page = await own.newPage();
+      const keys = async () => (await app.sql.query(`SELECT k.id FROM "ApiKey" k JOIN "Account" a ON a.id = k."accountId" WHERE a.email = $1`, [email])).rows;
+
+      await page.goto(`${app.base}/dashboard/keys`);
+      await page.getByLabel('Key name').fill('double-clicked');
+      // However many times the browser sends it, one key, and its page.
+      await page.getByRole('button', { name: 'Create key' }).dblclick();
+      await expect.poll(() => page.url()).toMatch(/\/dashboard\/keys\/[^/]+\/created$/);
+      await page.waitForLoadState('load');
+      expect(await keys()).toHaveLength(1);
+
+      // The same form sent twice at once from the page itself (its cookies, its Origin): what a retry does.
+      await page.goto(`${app.base}/dashboard/keys`);
+      await page.getByLabel('Key name').fill('sent twice');
+      const statuses = await page.evaluate(async () => {
+        const form = document.querySelector<HTMLFormElement>('form[action="/dashboard/keys"]')!;
+        const body = () => new URLSearchParams(new FormData(form) as unknown as Record<string, string>);
+        const send = () => fetch(form.action, { method: 'POST', body: body(), redirect: 'manual' }).then((res) => res.type);
+        return Promise.all([send(), send()]);
+      });
+      expect(statuses).toEqual(['opaqueredirect', 'opaqueredirect']);
+      expect(await keys()).toHaveLength(2);
+    } finally {
+      await own.close();
+    }
+  }, 60_000);
 
   it("draws the usage chart's day labels whole and inside the chart, the last one too when the last hour is a midnight", async () => {
     const page = await context.newPage();

@@ -453,6 +453,63 @@ describe('an endpoint', () => {
   });
 });
 
+describe('an add-endpoint form sent twice', () => {
+  const fields = { url: 'http://127.0.0.1:9/hooks/twice', events: ['order.created'], description: 'twice' };
+  const carriesSecret = (page: { headers: Headers }) => page.headers.getSetCookie().some((line) => line.startsWith('mp_shown_once='));
+
+  it("adds one endpoint, sent one after the other or at once: a sending again is answered with the first's page, without its secret", async () => {
+    const { client, email } = await signedIn(app.base);
+    await client.get('/dashboard/webhooks');
+    const first = await client.post('/dashboard/webhooks', fields);
+    expect(first.status).toBe(303);
+    expect(secretIn((await client.follow(first)).html)).toMatch(/^whsec_/);
+    const again = await client.post('/dashboard/webhooks', fields);
+    expect(again.status).toBe(303);
+    expect(again.location).toBe(first.location);
+    expect(carriesSecret(again)).toBe(false);
+    const page = await client.follow(again);
+    expect(page.status).toBe(200);
+    expect(secretIn(page.html)).toBeUndefined();
+    expect(await endpointRows(email)).toHaveLength(1);
+
+    await client.get('/dashboard/webhooks');
+    const atOnce = await Promise.all(Array.from({ length: 4 }, () => client.post('/dashboard/webhooks', { ...fields, url: 'http://127.0.0.1:9/hooks/at-once' })));
+    expect(atOnce.map((a) => a.status)).toEqual([303, 303, 303, 303]);
+    expect(new Set(atOnce.map((a) => a.location)).size).toBe(1);
+    expect(atOnce.filter(carriesSecret)).toHaveLength(1);
+    expect((await endpointRows(email)).map((e) => e.url)).toEqual(['http://127.0.0.1:9/hooks/twice', 'http://127.0.0.1:9/hooks/at-once']);
+  });
+
+  it(`sent again for the last endpoint allowed (${MAX_ENDPOINTS}), leads to it rather than to "at most ${MAX_ENDPOINTS}"`, async () => {
+    const { client, email } = await signedIn(app.base);
+    for (let i = 1; i < MAX_ENDPOINTS; i++) await createdEndpoint(client, { url: `http://127.0.0.1:9/hooks/${i}` });
+    await client.get('/dashboard/webhooks');
+    const answers = await Promise.all([client.post('/dashboard/webhooks', fields), client.post('/dashboard/webhooks', fields)]);
+    expect(answers.map((a) => a.status)).toEqual([303, 303]);
+    expect(answers[1]!.location).toBe(answers[0]!.location);
+    expect(await endpointRows(email)).toHaveLength(MAX_ENDPOINTS);
+    expect((await client.post('/dashboard/webhooks', fields)).location).toBe(answers[0]!.location);
+  });
+
+  it('refused, claims nothing, so the corrected form adds it; without its token it is a 400 showing the form again', async () => {
+    const { client, email } = await signedIn(app.base);
+    await client.get('/dashboard/webhooks');
+    const token = client.formToken;
+    const refused = await client.post('/dashboard/webhooks', { ...fields, url: 'ftp://x' });
+    expect(refused.status).toBe(400);
+    expect((await client.post('/dashboard/webhooks', fields, { formToken: token })).status).toBe(303);
+    expect(await endpointRows(email)).toHaveLength(1);
+
+    const stale = await client.post('/dashboard/webhooks', { ...fields, url: 'http://127.0.0.1:9/hooks/stale' }, { formToken: null });
+    expect(stale.status).toBe(400);
+    expect(textOf(stale.html)).toContain('This form is out of date: check it and send it again.');
+    expect(stale.html).toContain('value="http://127.0.0.1:9/hooks/stale"');
+    expect(await endpointRows(email)).toHaveLength(1);
+    expect((await client.post('/dashboard/webhooks', { ...fields, url: 'http://127.0.0.1:9/hooks/stale' })).status).toBe(303);
+    expect(await endpointRows(email)).toHaveLength(2);
+  });
+});
+
 describe('CSRF', () => {
   it('refuses every webhook form without the token or from another origin: nothing changes', async () => {
     const { client, email } = await signedIn(app.base);

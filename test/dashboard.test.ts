@@ -4,9 +4,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ACTIVE_KEYS_PER_ACCOUNT } from '../src/accounts/api-keys.js';
 import { createPasswordLink } from '../src/accounts/credentials.js';
 import { createPrisma } from '../src/db/prisma.js';
+import { hashToken } from '../src/shared/tokens.js';
 import { createTestKey } from './helpers/keys.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
-import { accountIdOf, dashboardClient, insertOrder, keyIn, signedIn, textOf, type DashboardClient, type Page } from './helpers/dashboard.js';
+import { accountIdOf, dashboardClient, formTokenIn, insertOrder, keyIn, signedIn, textOf, type DashboardClient, type Page } from './helpers/dashboard.js';
 import { byTable, without } from './helpers/statements.js';
 import { asOperator } from './helpers/context.js';
 
@@ -343,6 +344,7 @@ describe('keys', () => {
     expect(await keyCount(email)).toBe(1);
 
     // The cookie opens for the session it was made in only: another session of the same account gets nothing from it.
+    await client.get('/dashboard/keys');
     const second = await client.post('/dashboard/keys', { name: 'second', scopes: 'read:products', expires: '' });
     const other = dashboardClient(app.base);
     await other.get('/dashboard/sign-in');
@@ -398,8 +400,10 @@ describe('keys', () => {
 
   it(`allows at most ${ACTIVE_KEYS_PER_ACCOUNT} active keys; revoking one makes room`, async () => {
     const { client } = await signedIn(app.base);
-    await client.get('/dashboard/keys');
-    const made = await Promise.all(Array.from({ length: ACTIVE_KEYS_PER_ACCOUNT + 3 }, (_, i) => client.post('/dashboard/keys', { name: `k${i}`, scopes: 'read:products', expires: '30' })));
+    // Each sending from its own rendering of the form (its own one-time token), all at once.
+    const forms: string[] = [];
+    for (let i = 0; i < ACTIVE_KEYS_PER_ACCOUNT + 3; i++) forms.push(formTokenIn((await client.get('/dashboard/keys')).html)!);
+    const made = await Promise.all(forms.map((formToken, i) => client.post('/dashboard/keys', { name: `k${i}`, scopes: 'read:products', expires: '30' }, { formToken })));
     expect(made.filter((p) => p.status === 303)).toHaveLength(ACTIVE_KEYS_PER_ACCOUNT);
     const refused = made.find((p) => p.status === 400)!;
     expect(textOf(refused.html)).toContain(`at most ${ACTIVE_KEYS_PER_ACCOUNT} active keys`);
@@ -428,6 +432,152 @@ describe('keys', () => {
     expect(page.status).toBe(200);
     expect(textOf(/<p class="meter"[\s\S]*?<\/p>/.exec(page.html)![0])).toMatch(/^3 of 1000 requests used, 997 left/);
     expect(page.html).toMatch(/<title id="usage-title">[^<]*: 3 requests, 0 refused with 429<\/title>/);
+  });
+});
+
+describe('a create form sent twice creates one thing', () => {
+  const keyForm = { name: 'twice', scopes: 'read:products', expires: '' };
+  const shownOnceCookie = (page: Page) => page.headers.getSetCookie().some((line) => line.startsWith('mp_shown_once='));
+  const addressCount = async (email: string) =>
+    Number((await app.sql.query<{ n: string }>(`SELECT count(*) AS n FROM "Address" d JOIN "Account" a ON a.id = d."accountId" WHERE a.email = $1`, [email])).rows[0]!.n);
+
+  it("sent again, the key form is answered with the first sending's page: one key, shown once", async () => {
+    const { client, email } = await signedIn(app.base);
+    await client.get('/dashboard/keys');
+    const first = await client.post('/dashboard/keys', keyForm);
+    const again = await client.post('/dashboard/keys', keyForm);
+    expect(first.status).toBe(303);
+    expect(again.status).toBe(303);
+    expect(again.location).toBe(first.location);
+    // Only the first answer carries the key (sealed in its cookie); the second carries nothing.
+    expect(shownOnceCookie(first)).toBe(true);
+    expect(shownOnceCookie(again)).toBe(false);
+    expect(await keyCount(email)).toBe(1);
+    // The browser that sent it twice follows the second redirect and sees its key, once.
+    expect(keyIn((await client.follow(again)).html)).toMatch(/^mk_/);
+    const later = await client.post('/dashboard/keys', keyForm);
+    expect(later.location).toBe(first.location);
+    const page = await client.follow(later);
+    expect(page.status).toBe(200);
+    expect(keyIn(page.html)).toBeUndefined();
+    expect(textOf(page.html)).toContain('was shown once, right after it was created');
+    expect(await keyCount(email)).toBe(1);
+  });
+
+  it('sent four times at once, the key form creates one key, and every answer leads to it', async () => {
+    const { client, email } = await signedIn(app.base);
+    await client.get('/dashboard/keys');
+    const answers = await Promise.all(Array.from({ length: 4 }, () => client.post('/dashboard/keys', keyForm)));
+    expect(answers.map((a) => a.status)).toEqual([303, 303, 303, 303]);
+    expect(new Set(answers.map((a) => a.location)).size).toBe(1);
+    expect(answers.filter(shownOnceCookie)).toHaveLength(1);
+    expect(await keyCount(email)).toBe(1);
+  });
+
+  it('sent at once to two instances on one database, the key form creates one key', async () => {
+    const other = await startTestApp({ url: app.url });
+    try {
+      const { client, email } = await signedIn(app.base);
+      await client.get('/dashboard/keys');
+      // The same browser, its request going to the other instance (the session and its CSRF token are the database's).
+      const there = dashboardClient(other.base);
+      for (const [name, value] of client.cookies) there.cookies.set(name, value);
+      there.csrf = client.csrf;
+      const answers = await Promise.all([client.post('/dashboard/keys', keyForm), there.post('/dashboard/keys', keyForm, { formToken: client.formToken })]);
+      expect(answers.map((a) => a.status)).toEqual([303, 303]);
+      expect(answers[1]!.location).toBe(answers[0]!.location);
+      expect(await keyCount(email)).toBe(1);
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('a refused form claims nothing: corrected and sent again, it creates; the form shown again has a fresh token', async () => {
+    const { client, email } = await signedIn(app.base);
+    const token = formTokenIn((await client.get('/dashboard/keys')).html)!;
+    const refused = await client.post('/dashboard/keys', { ...keyForm, name: '' });
+    expect(refused.status).toBe(400);
+    expect(formTokenIn(refused.html)).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(formTokenIn(refused.html)).not.toBe(token);
+    expect((await app.sql.query(`SELECT 1 FROM "FormClaim" WHERE "tokenHash" = $1`, [hashToken(token)])).rows).toEqual([]);
+    // The page sent again as it was, corrected (its token still free), creates; then it is claimed.
+    const corrected = await client.post('/dashboard/keys', keyForm, { formToken: token });
+    expect(corrected.status).toBe(303);
+    expect((await client.post('/dashboard/keys', keyForm, { formToken: token })).location).toBe(corrected.location);
+    expect(await keyCount(email)).toBe(1);
+  });
+
+  it("is never answered with what another account's sending of the token created", async () => {
+    const owner = await signedIn(app.base);
+    await owner.client.get('/dashboard/keys');
+    const token = owner.client.formToken;
+    const created = await owner.client.post('/dashboard/keys', keyForm);
+    expect(created.status).toBe(303);
+    const intruder = await signedIn(app.base);
+    const refused = await intruder.client.post('/dashboard/keys', keyForm, { formToken: token });
+    expect(refused.status).toBe(400);
+    expect(refused.location).toBeNull();
+    expect(textOf(refused.html)).toContain('This form was sent already from another account: check it and send it again.');
+    expect(refused.html).not.toContain(created.location!);
+    expect(await keyCount(intruder.email)).toBe(0);
+    // Shown again with a token of its own, the form creates the intruder's own key.
+    const own = await intruder.client.post('/dashboard/keys', keyForm);
+    expect(own.status).toBe(303);
+    expect(own.location).not.toBe(created.location);
+    expect(await keyCount(intruder.email)).toBe(1);
+    expect(await keyCount(owner.email)).toBe(1);
+  });
+
+  it('a form without a well-formed token (a page cached from before) is a 400 showing the form again, never a 500', async () => {
+    const { client, email } = await signedIn(app.base);
+    for (const formToken of [null, '', 'not-a-token', 'x'.repeat(43)]) {
+      const page = await client.post('/dashboard/keys', keyForm, { formToken });
+      expect(page.status, String(formToken)).toBe(400);
+      expect(textOf(page.html)).toContain('This form is out of date: check it and send it again.');
+      expect(page.html).toContain('value="twice"');
+    }
+    expect(await keyCount(email)).toBe(0);
+    // The form shown again carries a token: sent, it creates.
+    expect((await client.post('/dashboard/keys', keyForm)).status).toBe(303);
+    expect(await keyCount(email)).toBe(1);
+  });
+
+  it("saves one address for a new address's form sent twice, or three times at once; a key form's token is not an address form's", async () => {
+    const { client, email } = await signedIn(app.base);
+    const address = { fullName: 'Ion Pop', phone: '+40 721 000 000', address: 'Str. Lunga 1', city: 'Cluj', county: 'Cluj', postalCode: '400001' };
+    await client.get('/dashboard/addresses/new');
+    const first = await client.post('/dashboard/addresses', address);
+    const again = await client.post('/dashboard/addresses', address);
+    expect([first.location, again.location]).toEqual(['/dashboard/addresses?done=address-saved', '/dashboard/addresses?done=address-saved']);
+    expect(await addressCount(email)).toBe(1);
+    await client.get('/dashboard/addresses/new');
+    const atOnce = await Promise.all(Array.from({ length: 3 }, () => client.post('/dashboard/addresses', address)));
+    expect(atOnce.map((a) => a.status)).toEqual([303, 303, 303]);
+    expect(await addressCount(email)).toBe(2);
+    // An edit saves the same address however often it is sent: its form carries no token.
+    const id = /<code>([a-z0-9]{20,})<\/code>/.exec((await client.get('/dashboard/addresses')).html)![1]!;
+    expect(formTokenIn((await client.get(`/dashboard/addresses/${id}`)).html)).toBeUndefined();
+
+    await client.get('/dashboard/keys');
+    const keyToken = client.formToken;
+    expect((await client.post('/dashboard/keys', keyForm)).status).toBe(303);
+    const crossed = await client.post('/dashboard/addresses', address, { formToken: keyToken });
+    expect(crossed.status).toBe(400);
+    expect(await addressCount(email)).toBe(2);
+  });
+
+  it('deletes claims older than any session when a form creates, and keeps the others', async () => {
+    const { client, email } = await signedIn(app.base);
+    const accountId = await accountIdOf(app.sql, email);
+    const [old, recent] = [`old-${Date.now()}`, `recent-${Date.now()}`];
+    await app.sql.query(
+      `INSERT INTO "FormClaim" ("tokenHash", "accountId", kind, "createdId", "createdAt") VALUES ($1, $3, 'key', 'x', now() - interval '3 days'), ($2, $3, 'key', 'y', now() - interval '1 hour')`,
+      [old, recent, accountId],
+    );
+    await client.get('/dashboard/keys');
+    expect((await client.post('/dashboard/keys', keyForm)).status).toBe(303);
+    const { rows } = await app.sql.query(`SELECT "tokenHash" FROM "FormClaim" WHERE "tokenHash" IN ($1, $2)`, [old, recent]);
+    expect(rows).toEqual([{ tokenHash: recent }]);
   });
 });
 

@@ -1,7 +1,7 @@
 // API keys of accounts: created, listed and revoked (the keys CLI; the demo key of a first start).
 // What a key looks like and how a presented one is checked is src/auth/keys.ts.
 
-import type { RequestContext } from '../context/context.js';
+import type { CreationStep, RequestContext } from '../context/context.js';
 import type { Plan } from '../context/actor.js';
 import { generateApiKey } from '../auth/keys.js';
 import { SCOPES, SELF_SERVICE_SCOPES, isScope, type Scope } from '../auth/scopes.js';
@@ -275,22 +275,26 @@ function ownKeySettings(input: OwnKeyInput, now: Date): { name: string; scopes: 
 
 /**
  * Creates a key for the account with the account's plan. The account's row is locked while its
- * working keys are counted, so concurrent requests cannot together pass the limit.
+ * working keys are counted, so concurrent requests cannot together pass the limit. `step`: the
+ * caller's part of the transaction (CreationStep).
  */
-export async function createOwnKey(ctx: RequestContext, accountId: string, input: OwnKeyInput, now: Date = new Date()): Promise<{ key: string; record: ApiKeyView }> {
+export async function createOwnKey(ctx: RequestContext, accountId: string, input: OwnKeyInput, now: Date = new Date(), step?: CreationStep): Promise<{ key: string; record: ApiKeyView }> {
   const settings = ownKeySettings(input, now);
   const generated = generateApiKey();
   const row = await ctx.prisma.$transaction(async (tx) => {
+    await step?.before(tx);
     const [account] = await tx.$queryRaw<Array<{ plan: Plan }>>`SELECT "plan" FROM "Account" WHERE "id" = ${accountId} FOR UPDATE`;
     if (!account) throw new Error(`createOwnKey: no account ${accountId}`);
     const working = await tx.apiKey.count({ where: { accountId, ...workingAt(now) } });
     if (working >= ACTIVE_KEYS_PER_ACCOUNT) {
       throw new AppError('VALIDATION_ERROR', `An account can have at most ${ACTIVE_KEYS_PER_ACCOUNT} active keys: revoke one you no longer use first`, { limit: ACTIVE_KEYS_PER_ACCOUNT });
     }
-    return tx.apiKey.create({
+    const created = await tx.apiKey.create({
       data: { accountId, name: settings.name, hash: generated.hash, prefix: generated.prefix, plan: account.plan, scopes: settings.scopes, expiresAt: settings.expiresAt },
       select: viewSelect,
     });
+    await step?.after(tx, created.id);
+    return created;
   });
   return { key: generated.key, record: toView(row) };
 }

@@ -3,7 +3,7 @@
 // Every function is scoped to one account: another account's address is exactly as absent as one
 // that never existed, and is never read or changed.
 
-import type { RequestContext } from '../context/context.js';
+import type { CreationStep, RequestContext } from '../context/context.js';
 import { z } from 'zod';
 import type { PrismaClient } from '../db/prisma.js';
 import type { Prisma } from '../generated/prisma/client.js';
@@ -133,9 +133,11 @@ type Tx = Prisma.TransactionClient;
  * Runs `write` in a transaction holding the account's row, so that the account's address writes
  * happen one at a time: the count limit and "one default" then hold under concurrent requests.
  * NO KEY UPDATE leaves the row's key free: orders and keys referencing the account are not held up.
+ * A creation's `step` begins before the lock, as in the other creating services.
  */
-async function withAccountLocked<T>(ctx: RequestContext, accountId: string, write: (tx: Tx) => Promise<T>): Promise<T> {
+async function withAccountLocked<T>(ctx: RequestContext, accountId: string, write: (tx: Tx) => Promise<T>, step?: CreationStep): Promise<T> {
   return ctx.prisma.$transaction(async (tx) => {
+    await step?.before(tx);
     const rows = await tx.$queryRaw<unknown[]>`SELECT 1 FROM "Account" WHERE id = ${accountId} FOR NO KEY UPDATE`;
     if (rows.length === 0) throw new Error(`No account ${accountId}`);
     return write(tx);
@@ -146,8 +148,11 @@ async function withAccountLocked<T>(ctx: RequestContext, accountId: string, writ
 const clearOtherDefaults = (tx: Tx, accountId: string, keep: string) =>
   tx.address.updateMany({ where: { accountId, isDefault: true, id: { not: keep } }, data: { isDefault: false } });
 
-/** Saves a new address (at most MAX_ADDRESSES per account). Throws VALIDATION_ERROR for bad input or a full book. */
-export async function createAddress(ctx: RequestContext, accountId: string, input: AddressInput): Promise<SavedAddress> {
+/**
+ * Saves a new address (at most MAX_ADDRESSES per account). Throws VALIDATION_ERROR for bad input or a
+ * full book. `step`: the caller's part of the transaction (CreationStep).
+ */
+export async function createAddress(ctx: RequestContext, accountId: string, input: AddressInput, step?: CreationStep): Promise<SavedAddress> {
   const data = parseForm(addressInput, input);
   return withAccountLocked(ctx, accountId, async (tx) => {
     if ((await tx.address.count({ where: { accountId } })) >= MAX_ADDRESSES) {
@@ -155,8 +160,9 @@ export async function createAddress(ctx: RequestContext, accountId: string, inpu
     }
     const created = await tx.address.create({ data: { ...data, isDefault: data.isDefault ?? false, accountId }, select: ADDRESS_SELECT });
     if (created.isDefault) await clearOtherDefaults(tx, accountId, created.id);
+    await step?.after(tx, created.id);
     return created;
-  });
+  }, step);
 }
 
 /** Replaces one of the account's addresses with `input`; null (nothing changed) when it is not the account's. */

@@ -206,3 +206,15 @@ export function createContextFactory(deps: ContextDeps, api?: ApiDeps) {
 
 /** The same context, reading and writing with `tx`: a transaction's client has every delegate the services use. */
 export const inTransaction = <C extends RequestContext>(ctx: C, tx: Prisma.TransactionClient): C => ({ ...ctx, prisma: tx as PrismaClient });
+
+/**
+ * A caller's part of a service's creating transaction, so that both commit or neither does (the
+ * dashboard's one-time form token: src/accounts/form-claims.ts). `before` runs first in the
+ * transaction, before any lock or limit of the service's, and must lock nothing the service then
+ * locks (not even through a foreign key); `after` runs last, with the new row's id. Whatever
+ * either throws undoes the creation and reaches the caller as thrown.
+ */
+export interface CreationStep {
+  before(tx: Prisma.TransactionClient): Promise<void>;
+  after(tx: Prisma.TransactionClient, createdId: string): Promise<void>;
+}

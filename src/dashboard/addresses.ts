@@ -1,6 +1,7 @@
 import { addressOf, createAddress, deleteAddress, listAddresses, updateAddress } from '../accounts/profile.js';
 import { AppError } from '../shared/errors.js';
 import type { FieldValues } from './layout.js';
+import { createOnce, newFormToken } from './form-once.js';
 import { addressesPage, addressFormPage, deleteAddressPage } from './pages/addresses.js';
 import { formRefusal, pick, readForm, redirectTo, showPage, type SignedInVisit } from './visit.js';
 
@@ -15,7 +16,8 @@ const formPathOf = (id: string | undefined) => (id === undefined ? NEW_ADDRESS_P
 
 function showAddressForm(visit: SignedInVisit, status: number, id: string | undefined, values: FieldValues, errors: Record<string, string> = {}) {
   const title = id === undefined ? 'Add an address' : 'Edit address';
-  return showPage(visit, status, { title, current: 'addresses', body: addressFormPage(visit.csrfToken, formPathOf(id), values, errors) });
+  const formToken = id === undefined ? newFormToken() : undefined;
+  return showPage(visit, status, { title, current: 'addresses', body: addressFormPage(visit.csrfToken, formPathOf(id), values, errors, formToken) });
 }
 
 async function addressOrNotFound(visit: SignedInVisit, id: string) {
@@ -55,7 +57,8 @@ export async function postAddress(visit: SignedInVisit, [id]: string[]) {
   };
   const accountId = visit.session.accountId;
   try {
-    if (id === undefined) await createAddress(visit.ctx, accountId, input);
+    // Sent again, a new address's form leads where the first sending did: the saved list.
+    if (id === undefined) await createOnce(visit, form, 'address', (step) => createAddress(visit.ctx, accountId, input, step));
     else if (!(await updateAddress(visit.ctx, accountId, id, input))) throw new AppError('NOT_FOUND', NO_ADDRESS);
     return redirectTo(visit, '/dashboard/addresses?done=address-saved');
   } catch (error) {

@@ -5,7 +5,8 @@ import { listEndpoints } from '../modules/webhooks/webhooks.service.js';
 import { AppError } from '../shared/errors.js';
 import { currentWindow, hourlyUsage } from '../usage/read.js';
 import { keyPage, keyShownPage, keysPage, newKeyPage, revokePage, type KeyFormValues } from './pages/keys.js';
-import { keepToShowOnce, takeShownOnce } from './shown-once.js';
+import { createOnce, newFormToken } from './form-once.js';
+import { createdPath, keepToShowOnce, takeShownOnce } from './shown-once.js';
 import { formRefusal, ownOrigin, readForm, redirectTo, showPage, type SignedInVisit } from './visit.js';
 
 // The account's API keys, through the same services as the keys CLI's and with the same rules:
@@ -39,7 +40,7 @@ export function keyHandlers(deps: KeyDeps) {
   async function showKeys(visit: SignedInVisit, status: number, form?: { values: KeyFormValues; errors: Record<string, string>; message?: string }) {
     await writeCounts(visit);
     const keys = await listOwnKeys(visit.ctx, visit.session.accountId);
-    const body = keysPage(visit.csrfToken, { keys, plan: visit.session.plan.toLowerCase(), now: visit.now, activeMax: ACTIVE_KEYS_PER_ACCOUNT, ...form });
+    const body = keysPage(visit.csrfToken, { keys, plan: visit.session.plan.toLowerCase(), now: visit.now, activeMax: ACTIVE_KEYS_PER_ACCOUNT, formToken: newFormToken(), ...form });
     return showPage(visit, status, { title: 'API keys', current: 'keys', body });
   }
 
@@ -57,11 +58,13 @@ export function keyHandlers(deps: KeyDeps) {
       const expires = form.get('expires') ?? '';
       const values = { name: form.get('name') ?? '', expires, scopes: form.getAll('scopes') };
       try {
-        const { key, record } = await createOwnKey(visit.ctx, visit.session.accountId, {
+        const outcome = await createOnce(visit, form, 'key', (step) => createOwnKey(visit.ctx, visit.session.accountId, {
           name: values.name,
           scopes: values.scopes,
           expiresInDays: expires === '' ? null : /^\d{1,4}$/.test(expires) ? Number(expires) : NaN,
-        }, visit.now);
+        }, visit.now, step));
+        if ('createdBefore' in outcome) return redirectTo(visit, createdPath('key', outcome.createdBefore));
+        const { key, record } = outcome.created;
         return redirectTo(visit, keepToShowOnce(visit, 'key', record.id, key));
       } catch (error) {
         const refused = formRefusal(error);

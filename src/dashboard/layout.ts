@@ -84,6 +84,9 @@ export type FieldValues = Readonly<Record<string, string | undefined>>;
 
 export const csrfField = (token: string) => html`<input type="hidden" name="_csrf" value="${token}">`;
 
+/** The field of a create form's one-time token (src/dashboard/form-once.ts). */
+export const FORM_TOKEN_FIELD = '_form_token';
+
 /** How each form field is named on its page: error messages say what is wrong with it ("is required"). */
 const FIELD_LABELS: Record<string, string> = {
   email: 'E-mail address',
@@ -152,12 +155,14 @@ export interface FormOptions {
   className?: string;
   /** Its button revokes or deletes something for good: the danger style, not the primary one. */
   destructive?: boolean;
+  /** It creates something: the one-time token of this rendering, so that sent twice it creates one. */
+  formToken?: string;
 }
 
 /** A form posting to `action`, with the visit's CSRF token. */
-export function form(action: string, csrf: string, content: HtmlValue, submit: string, { className = '', destructive = false }: FormOptions = {}): Html {
+export function form(action: string, csrf: string, content: HtmlValue, submit: string, { className = '', destructive = false, formToken }: FormOptions = {}): Html {
   return html`<form method="post" action="${action}" class="form ${className}" novalidate>
-${csrfField(csrf)}
+${csrfField(csrf)}${formToken === undefined ? '' : html`<input type="hidden" name="${FORM_TOKEN_FIELD}" value="${formToken}">`}
 ${content}
 <button type="submit"${destructive ? html` class="danger"` : ''}>${submit}</button>
 </form>`;

@@ -29,8 +29,8 @@ const SEAL_LABEL = 'marketplace dashboard shown-once v1';
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
 
-/** The page that shows what was just created, and the only path its cookie is sent to. */
-const createdPath = (kind: ShownOnceKind, id: string) => `/dashboard/${kind === 'key' ? 'keys' : 'webhooks'}/${id}/created`;
+/** The page that shows what was just created (a form sent again is sent there too), and the only path its cookie is sent to. */
+export const createdPath = (kind: ShownOnceKind, id: string) => `/dashboard/${kind === 'key' ? 'keys' : 'webhooks'}/${id}/created`;
 
 const sealKey = (sessionToken: string) => crypto.createHmac('sha256', sessionToken).update(SEAL_LABEL).digest();
 const boundTo = (kind: ShownOnceKind, id: string) => Buffer.from(`${kind}:${id}`, 'utf8');

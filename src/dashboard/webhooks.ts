@@ -13,7 +13,8 @@ import {
 } from '../modules/webhooks/webhooks.service.js';
 import { AppError, asAppError } from '../shared/errors.js';
 import { deleteWebhookPage, newWebhookPage, webhookPage, webhookSecretShownPage, webhooksPage, type WebhookFormValues } from './pages/webhooks.js';
-import { keepToShowOnce, takeShownOnce } from './shown-once.js';
+import { createOnce, newFormToken } from './form-once.js';
+import { createdPath, keepToShowOnce, takeShownOnce } from './shown-once.js';
 import { fieldsOf, pageNumberOf, readForm, redirectTo, showPage, type SignedInVisit } from './visit.js';
 
 // The account's endpoints, as /api/webhooks manages a key's: the signed-in owner sees and manages
@@ -25,7 +26,7 @@ const DELIVERIES_PER_PAGE = 20;
 
 async function showWebhooks(visit: SignedInVisit, status: number, form?: { values: WebhookFormValues; errors: Record<string, string>; message?: string }) {
   const endpoints = await listEndpoints(visit.ctx);
-  const body = webhooksPage(visit.csrfToken, { endpoints, member: visit.member !== null, requireHttps: visit.ctx.webhookPolicy.requireHttps, max: MAX_ENDPOINTS, ...form });
+  const body = webhooksPage(visit.csrfToken, { endpoints, member: visit.member !== null, requireHttps: visit.ctx.webhookPolicy.requireHttps, max: MAX_ENDPOINTS, formToken: newFormToken(), ...form });
   return showPage(visit, status, { title: 'Webhooks', current: 'webhooks', body });
 }
 
@@ -46,7 +47,9 @@ export async function postWebhook(visit: SignedInVisit) {
   // Who may hear what (stock.low: members only) is the service's rule: its refusal comes back below.
   if (!parsed.success) return showWebhooks(visit, 400, { values, errors });
   try {
-    const endpoint = await createEndpoint(visit.ctx, parsed.data);
+    const outcome = await createOnce(visit, form, 'webhook', (step) => createEndpoint(visit.ctx, parsed.data, step));
+    if ('createdBefore' in outcome) return redirectTo(visit, createdPath('webhook', outcome.createdBefore));
+    const endpoint = outcome.created;
     return redirectTo(visit, keepToShowOnce(visit, 'webhook', endpoint.id, endpoint.secret));
   } catch (error) {
     const known = asAppError(error);

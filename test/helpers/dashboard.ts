@@ -1,7 +1,8 @@
 import type pg from 'pg';
 
 // A browser, as far as the dashboard can tell: it keeps cookies, sends the Origin of the page it
-// is on with each form, and fills in the form's CSRF token from the page it last loaded.
+// is on with each form, and fills in the form's CSRF token and one-time form token (a create
+// form's) from the page it last loaded.
 
 export interface Page {
   status: number;
@@ -16,11 +17,16 @@ export interface DashboardClient {
   /** The Set-Cookie lines of the last response. */
   lastSetCookies: string[];
   get(path: string, headers?: Record<string, string>): Promise<Page>;
-  /** Posts a form as the browser would from the page it last loaded (its _csrf, this origin). */
-  post(path: string, fields: Record<string, string | string[]>, opts?: { headers?: Record<string, string>; csrf?: string | null }): Promise<Page>;
+  /**
+   * Posts a form as the browser would from the page it last loaded (its _csrf and the last create
+   * form's _form_token, this origin); `formToken` another one, null none.
+   */
+  post(path: string, fields: Record<string, string | string[]>, opts?: { headers?: Record<string, string>; csrf?: string | null; formToken?: string | null }): Promise<Page>;
   /** Follows a redirect answer with a GET, as the browser would. */
   follow(page: Page): Promise<Page>;
   csrf: string;
+  /** The one-time token of the last create form loaded. */
+  formToken: string;
 }
 
 export function dashboardClient(base: string, ip = randomIp()): DashboardClient {
@@ -29,6 +35,7 @@ export function dashboardClient(base: string, ip = randomIp()): DashboardClient 
     cookies,
     lastSetCookies: [],
     csrf: '',
+    formToken: '',
     async get(path, headers = {}) {
       return remember(await send(path, { method: 'GET', headers }));
     },
@@ -36,6 +43,8 @@ export function dashboardClient(base: string, ip = randomIp()): DashboardClient 
       const body = new URLSearchParams();
       const csrf = opts.csrf === undefined ? client.csrf : opts.csrf;
       if (csrf !== null) body.append('_csrf', csrf);
+      const formToken = opts.formToken === undefined ? client.formToken || null : opts.formToken;
+      if (formToken !== null) body.append('_form_token', formToken);
       for (const [name, value] of Object.entries(fields)) for (const v of [value].flat()) body.append(name, v);
       return remember(
         await send(path, {
@@ -72,6 +81,8 @@ export function dashboardClient(base: string, ip = randomIp()): DashboardClient 
   function remember(page: Page): Page {
     const token = /name="_csrf" value="([^"]*)"/.exec(page.html)?.[1];
     if (token) client.csrf = token;
+    const formToken = formTokenIn(page.html);
+    if (formToken) client.formToken = formToken;
     return page;
   }
   return client;
@@ -97,6 +108,9 @@ export function textOf(html: string): string {
     .replace(/\s+/g, ' ')
     .trim();
 }
+
+/** The one-time token of the create form on the page. */
+export const formTokenIn = (html: string) => /name="_form_token" value="([^"]*)"/.exec(html)?.[1];
 
 export const keyIn = (html: string) => /value="(mk_[A-Za-z0-9_-]{43})"/.exec(html)?.[1];
 

@@ -25,7 +25,8 @@ ${
 }`;
 }
 
-export function addressFormPage(csrf: string, action: string, values: FieldValues & { isDefault?: string }, errors: FieldErrors = {}): Html {
+/** `formToken`: a new address's form only (an edit saves the same address however often it is sent). */
+export function addressFormPage(csrf: string, action: string, values: FieldValues & { isDefault?: string }, errors: FieldErrors = {}, formToken?: string): Html {
   const text = (name: string, label: string, opts: { required?: boolean; type?: 'text' | 'email' | 'tel'; autocomplete?: string; maxlength?: number } = {}) =>
     field({ name, label, value: values[name], error: errors[name], ...opts });
   return html`${errorSummary(errors)}
@@ -43,6 +44,7 @@ ${text('county', 'County', { required: true, autocomplete: 'address-level1', max
 ${text('postalCode', 'Postal code', { required: true, autocomplete: 'postal-code', maxlength: 20 })}
 <div class="field checks"><label><input type="checkbox" name="isDefault" value="true"${values.isDefault === 'true' ? html` checked` : ''}> Use as my default address</label></div>`,
   'Save address',
+  { formToken },
 )}
 <p><a href="/dashboard/addresses">Back to addresses</a></p>`;
 }

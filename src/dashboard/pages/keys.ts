@@ -24,7 +24,7 @@ export interface KeyFormValues {
   scopes?: readonly string[];
 }
 
-export function keysPage(csrf: string, data: { keys: ApiKeyView[]; plan: string; now: Date; values?: KeyFormValues; errors?: FieldErrors; message?: string; activeMax: number }): Html {
+export function keysPage(csrf: string, data: { keys: ApiKeyView[]; plan: string; now: Date; values?: KeyFormValues; errors?: FieldErrors; message?: string; activeMax: number; formToken: string }): Html {
   const { keys, now } = data;
   const chosen = new Set(data.values?.scopes ?? ['read:products', 'read:categories', 'read:suppliers']);
   const active = keys.filter((key) => keyStatus(key, now) === 'active').length;
@@ -69,6 +69,7 @@ ${SELF_SERVICE_EXPIRY_DAYS.map((d) => html`<option value="${d}"${data.values?.ex
 </select>
 </div>`,
   'Create key',
+  { formToken: data.formToken },
 )}`;
 }
 

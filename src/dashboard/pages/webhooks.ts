@@ -34,7 +34,7 @@ export interface WebhookFormValues {
 
 export function webhooksPage(
   csrf: string,
-  data: { endpoints: readonly EndpointRow[]; member: boolean; requireHttps: boolean; max: number; values?: WebhookFormValues; errors?: FieldErrors; message?: string },
+  data: { endpoints: readonly EndpointRow[]; member: boolean; requireHttps: boolean; max: number; values?: WebhookFormValues; errors?: FieldErrors; message?: string; formToken: string },
 ): Html {
   const { endpoints, errors = {} } = data;
   const chosen = new Set(data.values?.events ?? []);
@@ -83,6 +83,7 @@ ${offered.map((name) => html`<label><input type="checkbox" name="events" value="
 </fieldset>
 ${field({ name: 'description', label: 'Description', value: data.values?.description, maxlength: MAX_DESCRIPTION, hint: 'What receives them, e.g. "shop backend".', error: errors.description })}`,
   'Add endpoint',
+  { formToken: data.formToken },
 )}`;
 }
 

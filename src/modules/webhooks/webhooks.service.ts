@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { memberSupplierId } from '../../auth/membership.js';
 import { hasScope } from '../../auth/scopes.js';
 import type { Actor } from '../../context/actor.js';
-import type { RequestContext } from '../../context/context.js';
+import type { CreationStep, RequestContext } from '../../context/context.js';
 import type { Prisma } from '../../generated/prisma/client.js';
 import { AppError, validationError } from '../../shared/errors.js';
 import { pageParams, pageWindow, type PageInput } from '../../shared/pagination.js';
@@ -118,9 +118,10 @@ function subscriptionProblem(actor: Actor, member: boolean, name: WebhookEventNa
 
 /**
  * Registers an endpoint for the actor (a key: its own; the signed-in owner: the account's) and
- * answers it with its signing secret, which is never shown again.
+ * answers it with its signing secret, which is never shown again. `step`: the caller's part of
+ * the transaction.
  */
-export async function createEndpoint(ctx: RequestContext, input: EndpointInput) {
+export async function createEndpoint(ctx: RequestContext, input: EndpointInput, step?: CreationStep) {
   const { accountId, keyId } = ownerOf(ctx.actor);
   const member = (await memberSupplierId(ctx)) !== null;
   const refused = input.events.map((name) => subscriptionProblem(ctx.actor, member, name)).filter((p): p is string => p !== null);
@@ -129,15 +130,18 @@ export async function createEndpoint(ctx: RequestContext, input: EndpointInput) 
   if (urlProblem) throw validationError({ url: urlProblem }, INVALID);
   const secret = newSecret();
   const endpoint = await ctx.prisma.$transaction(async (tx) => {
+    await step?.before(tx);
     // The account's row lock makes the count and the insert one step for concurrent registrations.
     await tx.$queryRaw`SELECT id FROM "Account" WHERE id = ${accountId} FOR UPDATE`;
     if ((await tx.webhookEndpoint.count({ where: { accountId } })) >= MAX_ENDPOINTS) {
       throw new AppError('CONFLICT', `An account can have at most ${MAX_ENDPOINTS} webhook endpoints: delete one first`, { limit: MAX_ENDPOINTS });
     }
-    return tx.webhookEndpoint.create({
+    const created = await tx.webhookEndpoint.create({
       data: { accountId, keyId, url: input.url, events: input.events, description: input.description ?? null, secret },
       select: endpointSelect,
     });
+    await step?.after(tx, created.id);
+    return created;
   });
   return { ...endpointRow(endpoint, ctx.now()), secret };
 }
