@@ -1,4 +1,6 @@
 import { createYoga, type YogaServerInstance } from 'graphql-yoga';
+import { createResponseCache, type ResponseCache } from './cache/response-cache.js';
+import { createRevisionSource } from './cache/revision.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createKeyCache } from './auth/key-cache.js';
 import { authenticateKey, type CheckedKey } from './auth/keys.js';
@@ -12,6 +14,7 @@ import { createGate } from './http/gate.js';
 import { renderLocalGraphiQL, serveGraphiQLAsset } from './http/graphiql.js';
 import { createMaskError, graphqlMethodNotAllowed, useContractErrorCodes } from './http/graphql-errors.js';
 import { graphqlHardening } from './http/graphql-limits.js';
+import { useGraphqlResponseCache } from './http/graphql-response-cache.js';
 import { createHealthHandler } from './http/health.js';
 import { useIdempotentReplayHeader } from './http/idempotent-replay.js';
 import { createMetrics } from './http/metrics.js';
@@ -165,7 +168,21 @@ export async function createApp({ prisma, databaseUrl, logger, config, now, ...i
   // As with the key cache: events committed from the first request on wake the worker at once.
   await webhooks?.ready;
 
-  const rest = createRestRouter({ schema, routes: restRoutes, maskError });
+  const responseCache: ResponseCache | undefined =
+    config.RESPONSE_CACHE === 'on'
+      ? createResponseCache({
+          revision: createRevisionSource(databaseUrl, { connectMs: DB_TIMEOUTS.connectMs, queryMs: DB_TIMEOUTS.queryMs }),
+          maxBytes: config.RESPONSE_CACHE_MAX_BYTES,
+          redisUrl: config.REDIS_URL,
+          events: {
+            hit: (face) => metrics.responseCacheHits.inc({ face }),
+            miss: (face) => metrics.responseCacheMisses.inc({ face }),
+            invalidated: () => metrics.responseCacheInvalidations.inc(),
+            storeError: () => metrics.responseCacheStoreErrors.inc(),
+          },
+        })
+      : undefined;
+  const rest = createRestRouter({ schema, routes: restRoutes, maskError, responseCache });
   const health = createHealthHandler({ prisma, databaseUrl, logger });
   const routes = createRouteTable({
     health,
@@ -216,12 +233,15 @@ export async function createApp({ prisma, databaseUrl, logger, config, now, ...i
       useIdempotentReplayHeader(),
       // After the gate: a refused document is still a counted request with rate-limit headers.
       ...hardening.plugins,
+      // Last: a kept answer is looked up once the document has passed every rule above.
+      ...(responseCache ? [useGraphqlResponseCache(responseCache, schema)] : []),
       {
         async onDispose() {
           overload.close();
           if (webhooks) await webhooks.stop();
           await webhookPrisma?.$disconnect();
           await keyCache.close();
+          await responseCache?.close();
           await lastUsed.stop();
           if (!injected.usage) await usage.stop();
           if (!injected.rateLimitStore) await store.close();

@@ -6,7 +6,8 @@ import { byTable } from './helpers/statements.js';
 
 let app: TestApp;
 beforeAll(async () => {
-  app = await startTestApp();
+  // The statements a query sends are the subject here: every request runs (no kept answers).
+  app = await startTestApp({ env: { RESPONSE_CACHE: 'off' } });
 });
 afterAll(() => app?.close());
 

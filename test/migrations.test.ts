@@ -189,6 +189,15 @@ const HAND_WRITTEN = [
   'trigger ApiKey.ApiKey_changed',
   'trigger ApiKey.ApiKey_deleted',
   'trigger ApiKey.ApiKey_truncated',
+  'function bump_data_revision()',
+  // The response cache's revision (migration *_response_cache_revision): every table an API read
+  // shows; a deferred trigger is a constraint too.
+  ...['Category', 'Supplier', 'Product', 'Review', 'Favorite', 'Account', 'SupplierMember', 'Address', 'Order', 'OrderEvent', 'OrderItem', 'Coupon'].flatMap((t) => [`trigger ${t}.${t}_data_revision`, `constraint ${t}.${t}_data_revision`, `trigger ${t}.${t}_data_revision_truncate`]),
+  'trigger ApiKey.ApiKey_data_revision',
+  'constraint ApiKey.ApiKey_data_revision',
+  'trigger ApiKey.ApiKey_data_revision_settings',
+  'constraint ApiKey.ApiKey_data_revision_settings',
+  'trigger ApiKey.ApiKey_data_revision_truncate',
 ];
 
 function schemaDrift(migrated: Map<string, string>, fromSchema: Map<string, string>): string[] {

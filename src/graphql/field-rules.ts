@@ -158,6 +158,8 @@ export interface FieldRules {
   member?: true;
   input?: InputRule;
   lookupBy?: string;
+  /** Never answered from the response cache. */
+  uncached?: true;
 }
 
 /** What a lookup argument must be to name anything at all. */
@@ -254,13 +256,14 @@ export const keyNote = (scopes: readonly Scope[], member = false) =>
 
 export class FieldRulesPlugin<Types extends SchemaTypes> extends BasePlugin<Types> {
   override onOutputFieldConfig(fieldConfig: PothosOutputFieldConfig<Types>): PothosOutputFieldConfig<Types> {
-    const { scopes, member, input, lookupBy } = fieldConfig.pothosOptions;
+    const { scopes, member, input, lookupBy, uncached } = fieldConfig.pothosOptions;
     if (member && !scopes) throw new Error(`${fieldConfig.name}: member needs scopes`);
     const rules: FieldRules = {
       ...(scopes ? { scopes } : {}),
       ...(member ? { member } : {}),
       ...(input ? { input } : {}),
       ...(lookupBy ? { lookupBy } : {}),
+      ...(uncached ? { uncached } : {}),
     };
     if (Object.keys(rules).length) fieldConfig = { ...fieldConfig, extensions: { ...fieldConfig.extensions, fieldRules: rules } };
     // The schema's readers (GraphiQL's docs) learn a field's scopes from the same declaration.
@@ -362,6 +365,11 @@ declare global {
       lookupBy?: string;
       /** The field's value is a connection cursor handed to clients: it leaves signed (src/graphql/cursors.ts). */
       issuesCursor?: true;
+      /**
+       * A root query whose answer the response cache never keeps: its data changes without a write
+       * to the tables the data revision follows (a webhook's delivery log, written by the worker).
+       */
+      uncached?: true;
     }
   }
 }

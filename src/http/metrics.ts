@@ -99,7 +99,29 @@ export function createMetrics(store: RateLimitStore, pool: () => ReturnType<type
       if (now) this.set(now.oldestSeconds);
     },
   });
-  return { registry, rateLimitRejections, httpRequests, httpDuration, webhookAttempts, webhookDeliveries };
+  const responseCacheHits = new Counter({
+    name: 'response_cache_hits_total',
+    help: 'Reads this instance answered from the response cache, by face (rest, graphql)',
+    labelNames: ['face'] as const,
+    registers: [registry],
+  });
+  const responseCacheMisses = new Counter({
+    name: 'response_cache_misses_total',
+    help: 'Cacheable reads this instance found no valid answer for and answered afresh, by face (rest, graphql)',
+    labelNames: ['face'] as const,
+    registers: [registry],
+  });
+  const responseCacheInvalidations = new Counter({
+    name: 'response_cache_invalidations_total',
+    help: 'Times this instance saw the data revision move on (a write committed): every answer kept before is stale',
+    registers: [registry],
+  });
+  const responseCacheStoreErrors = new Counter({
+    name: 'response_cache_store_errors_total',
+    help: 'Response cache reads and writes that failed in Redis (each read answered afresh instead)',
+    registers: [registry],
+  });
+  return { registry, rateLimitRejections, httpRequests, httpDuration, webhookAttempts, webhookDeliveries, responseCacheHits, responseCacheMisses, responseCacheInvalidations, responseCacheStoreErrors };
 }
 
 export type Metrics = ReturnType<typeof createMetrics>;

@@ -27,8 +27,7 @@ export function matchesIfNoneMatch(header: string | null, etag: string): boolean
  * The JSON answer to a GET, or 304 Not Modified when the client already holds it. Either way
  * with the ETag and caching headers; responses vary by key, since a key changes what is allowed.
  */
-export function conditionalJson(request: Request, status: number, json: string, cache: string): Response {
-  const etag = etagOf(json);
+export function conditionalJson(request: Request, status: number, json: string, cache: string, etag = etagOf(json)): Response {
   const common = { etag, 'cache-control': cache, vary: 'Authorization, X-API-Key' };
   if (matchesIfNoneMatch(request.headers.get('if-none-match'), etag)) return new Response(null, { status: 304, headers: common });
   return new Response(json, { status, headers: { 'content-type': 'application/json; charset=utf-8', ...common } });

@@ -42,6 +42,8 @@ export interface DerivedRoute extends RestRoute {
   keyRequired: boolean;
   /** A field it selects needs the key's account to act for a supplier. */
   member: boolean;
+  /** A GET the response cache may answer: no field it selects is `uncached`. */
+  cacheable: boolean;
   /** What the query string is validated with (all values strings); the OpenAPI parameters come from it. */
   querySchema: z.ZodObject;
   parseQuery: (raw: Record<string, string>) => Record<string, unknown>;
@@ -77,6 +79,7 @@ export function deriveRoute(route: RestRoute, schema: GraphQLSchema): DerivedRou
   const scopes = new Set<Scope>();
   let keyRequired = false;
   let member = false;
+  let cacheable = route.method === 'GET';
   const queryRules: z.ZodObject[] = [];
   const pathSchemas: Record<string, z.ZodType> = {};
   let body: DerivedRoute['body'];
@@ -85,6 +88,7 @@ export function deriveRoute(route: RestRoute, schema: GraphQLSchema): DerivedRou
     const rules = fieldRulesOf(root.getFields()[selection.name.value]!);
     if (rules.scopes) keyRequired = true;
     if (rules.member) member = true;
+    if (rules.uncached) cacheable = false;
     for (const scope of rules.scopes ?? []) scopes.add(scope);
     const lookup = variableOf(selection, rules.lookupBy);
     if (lookup && route.path.includes(`:${lookup}`)) pathSchemas[lookup] = lookupKey;
@@ -109,6 +113,7 @@ export function deriveRoute(route: RestRoute, schema: GraphQLSchema): DerivedRou
     scopes: [...scopes],
     keyRequired,
     member,
+    cacheable,
     pathSchemas,
     querySchema,
     parseQuery: (raw) => parseInput(querySchema, raw) as Record<string, unknown>,

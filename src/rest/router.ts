@@ -6,7 +6,9 @@ import { AppError, asAppError, contractError, notFound, validationError } from '
 import { ILL_FORMED_MESSAGE, illFormedStringAt } from '../shared/validation.js';
 import { readLimited } from '../shared/request-body.js';
 import type { PaginationMeta } from '../shared/pagination.js';
-import { cacheControl, conditionalJson } from './caching.js';
+import type { ResponseCache } from '../cache/response-cache.js';
+import type { RequestState } from '../http/request-state.js';
+import { cacheControl, conditionalJson, etagOf } from './caching.js';
 import { pathPattern, withoutTrailingSlash } from '../shared/paths.js';
 import { errorResponse, jsonTextResponse, type SuccessBody } from './envelope.js';
 import { keepRestBody, keptRestBody } from './replay.js';
@@ -23,6 +25,8 @@ export interface RestRouterDeps {
   routes: RestRoute[];
   /** Yoga's maskError: what a client may see of an unexpected failure (logged there, once). */
   maskError: (error: unknown) => Error;
+  /** Keeps and answers again the GETs of cacheable routes; absent: every request runs. */
+  responseCache?: ResponseCache;
 }
 
 function compile(route: RestRoute, schema: GraphQLSchema): CompiledRoute {
@@ -110,11 +114,25 @@ export type GetEnveloped = (initialContext: object) => {
  * as over /graphql) and wraps the outcome in the spec's envelope. It holds no business rule and
  * maps no error of its own: an error is the contract error /graphql would answer (contractError).
  */
-export function createRestRouter({ schema, routes, maskError }: RestRouterDeps) {
+/** A GET's parameters as one text: its path, then its query sorted (the same request spelt in another order is the same). */
+function requestText(url: URL): string {
+  const query = [...url.searchParams].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return JSON.stringify([withoutTrailingSlash(url.pathname), query]);
+}
+
+export function createRestRouter({ schema, routes, maskError, responseCache }: RestRouterDeps) {
   const compiled = routes.map((r) => compile(r, schema));
   let getEnveloped: GetEnveloped | undefined;
 
-  async function run(route: CompiledRoute, match: RegExpExecArray, request: Request, url: URL, ctx: ApiContext, pipeline: ReturnType<GetEnveloped>) {
+  async function run(
+    route: CompiledRoute,
+    match: RegExpExecArray,
+    request: Request,
+    url: URL,
+    ctx: ApiContext,
+    pipeline: ReturnType<GetEnveloped>,
+    keep?: (answer: { status: number; body: string; etag: string }) => void,
+  ) {
     // The fields' scopes first (they check them again as they run): a caller who may not use the
     // route learns nothing about its input.
     if (route.keyRequired) requireScopes(ctx.actor, ...route.scopes);
@@ -156,7 +174,9 @@ export function createRestRouter({ schema, routes, maskError }: RestRouterDeps) 
       await keepRestBody(ctx, report, text).catch(maskError);
     }
     if (route.method !== 'GET') return jsonTextResponse(status, text, { 'cache-control': 'no-store' });
-    return conditionalJson(request, status, text, cacheControl(route, ctx.actor));
+    const etag = etagOf(text);
+    keep?.({ status, body: text, etag });
+    return conditionalJson(request, status, text, cacheControl(route, ctx.actor), etag);
   }
 
   return {
@@ -181,10 +201,15 @@ export function createRestRouter({ schema, routes, maskError }: RestRouterDeps) 
           });
         }
         if (!getEnveloped) throw new Error('The REST router was used before Yoga handed it its pipeline');
+        // A kept answer is the one this caller got for this request at the current data revision:
+        // nothing runs (the gate has already admitted and charged the request).
+        const { actor } = state as RequestState;
+        const lookup = found.route.cacheable && responseCache ? await responseCache.lookup({ face: 'rest', operation: found.route.path, variables: requestText(url), caller: actor }) : null;
+        if (lookup?.hit) return conditionalJson(request, lookup.hit.status, lookup.hit.body, cacheControl(found.route, actor ?? { kind: 'anonymous', ip: '' }), lookup.hit.etag);
         // As Yoga does for /graphql: the request joins its state, which becomes the context.
         const pipeline = getEnveloped(Object.assign(state, { request }));
         const ctx = (await pipeline.contextFactory()) as ApiContext;
-        return await run(found.route, found.match, request, url, ctx, pipeline);
+        return await run(found.route, found.match, request, url, ctx, pipeline, lookup?.keep);
       } catch (error) {
         const appError = asAppError(error) ?? contractError(error instanceof GraphQLError ? error : (maskError(error) as GraphQLError));
         // The rest of an oversized body is never read: the connection cannot serve another request.

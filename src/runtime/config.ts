@@ -70,6 +70,10 @@ const envSchema = z.object({
    * the database. Kept keys are forgotten the moment they change (PostgreSQL LISTEN/NOTIFY).
    */
   KEY_CACHE_SECONDS: z.coerce.number().int().min(0).max(86_400).default(60),
+  /** The response cache (src/cache/response-cache.ts): on by default, `off` keeps no answer. */
+  RESPONSE_CACHE: z.enum(['on', 'off']).default('on'),
+  /** Bytes the in-memory response cache may hold per process (ignored when REDIS_URL is set). */
+  RESPONSE_CACHE_MAX_BYTES: z.coerce.number().int().min(1_048_576).max(17_179_869_184).default(67_108_864),
   /** Orders one account may create per minute, through REST and GraphQL together. */
   ORDER_CREATE_LIMIT: z.coerce.number().int().min(1).max(100_000).default(20),
   /**

@@ -134,6 +134,7 @@ builder.queryFields((t) => ({
     type: WebhookEndpointListRef,
     description: `The endpoints this key registered (an account has at most ${MAX_ENDPOINTS}), oldest first`,
     scopes: [MANAGE_WEBHOOKS],
+    uncached: true,
     resolve: async (_root, _args, ctx) => ({ items: await listEndpoints(ctx) }),
   }),
   webhookEndpoint: t.field({
@@ -143,6 +144,7 @@ builder.queryFields((t) => ({
     args: { id: t.arg.id({ required: true }) },
     lookupBy: 'id',
     scopes: [MANAGE_WEBHOOKS],
+    uncached: true,
     resolve: (_root, args, ctx) => endpointById(ctx, String(args.id)),
   }),
   webhookDeliveries: t.field({
@@ -151,6 +153,7 @@ builder.queryFields((t) => ({
     description: 'The deliveries of one of this key’s endpoints, newest first; null when it has no such endpoint',
     args: { id: t.arg.id({ required: true, description: 'The endpoint' }), ...pageArgs, status: t.arg({ type: WebhookDeliveryStatusRef }) },
     scopes: [MANAGE_WEBHOOKS],
+    uncached: true,
     ...withInput(deliveryListInput, (input, ctx) => deliveryPage(ctx, input)),
   }),
 }));

@@ -1,0 +1,93 @@
+import { Kind, print, type DocumentNode, type GraphQLSchema, type OperationDefinitionNode, type SelectionSetNode } from 'graphql';
+import type { ExecutionResult } from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+import type { ResponseCache } from '../cache/response-cache.js';
+import { fieldRulesOf } from '../graphql/field-rules.js';
+import { etagOf } from '../rest/caching.js';
+import type { RequestState } from './request-state.js';
+
+// The response cache on /graphql: a query's answer is kept whole, as the JSON text sent, and a
+// request asking the same document, operation and variables as the same caller's view is
+// answered with that text instead of being executed. It is looked up once the document has been
+// parsed and validated by the hardened parser and rules (Yoga keeps both per document text, so a
+// repeated query costs a lookup there too). Only queries whose every root field may be kept, and
+// only answers without errors.
+
+/** The operation a request runs: the named one, or the only one. */
+function operationOf(document: DocumentNode, name: string | null | undefined): OperationDefinitionNode | undefined {
+  const operations = document.definitions.filter((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION);
+  return name ? operations.find((o) => o.name?.value === name) : operations.length === 1 ? operations[0] : undefined;
+}
+
+/** The root fields a selection set asks for, through its fragments (named or inline). */
+function rootFieldNames(document: DocumentNode, set: SelectionSetNode, seen = new Set<string>()): string[] {
+  return set.selections.flatMap((s) => {
+    if (s.kind === Kind.FIELD) return [s.name.value];
+    if (s.kind === Kind.INLINE_FRAGMENT) return rootFieldNames(document, s.selectionSet, seen);
+    if (seen.has(s.name.value)) return [];
+    seen.add(s.name.value);
+    const fragment = document.definitions.find((d) => d.kind === Kind.FRAGMENT_DEFINITION && d.name.value === s.name.value);
+    return fragment && fragment.kind === Kind.FRAGMENT_DEFINITION ? rootFieldNames(document, fragment.selectionSet, seen) : [];
+  });
+}
+
+/** A result Yoga sends as the text its `stringify` gives. */
+type SerializedResult = ExecutionResult & { stringify: (result: ExecutionResult) => string };
+
+export function useGraphqlResponseCache(cache: ResponseCache, schema: GraphQLSchema): Plugin {
+  const queryFields = schema.getQueryType()!.getFields();
+  /** Per parsed document (Yoga hands the same object for the same text): may it be kept, and its text. */
+  const decisions = new WeakMap<DocumentNode, Map<string, { operation: string } | null>>();
+
+  /** A query whose root fields may all be kept, with the text that names it; null otherwise. */
+  function keptAs(document: DocumentNode, operationName: string | null | undefined): { operation: string } | null {
+    let byName = decisions.get(document);
+    if (!byName) decisions.set(document, (byName = new Map()));
+    const name = operationName ?? '';
+    const decided = byName.get(name);
+    if (decided !== undefined) return decided;
+    const operation = operationOf(document, operationName);
+    const mayKeep =
+      operation?.operation === 'query' &&
+      rootFieldNames(document, operation.selectionSet).every((field) => field.startsWith('__') || (queryFields[field] !== undefined && !fieldRulesOf(queryFields[field]).uncached));
+    const verdict = mayKeep ? { operation: `${name}\n${print(document)}` } : null;
+    byName.set(name, verdict);
+    return verdict;
+  }
+
+  /** Requests that came to /graphql: REST's routes execute through the same pipeline, with a cache of their own. */
+  const graphqlRequests = new WeakSet<Request>();
+
+  return {
+    onParams({ request }) {
+      graphqlRequests.add(request);
+    },
+    async onExecute({ args, setResultAndStopExecution }) {
+      if (!graphqlRequests.has((args.contextValue as { request: Request }).request)) return;
+      const kept = keptAs(args.document, args.operationName);
+      if (!kept) return;
+      const lookup = await cache.lookup({
+        face: 'graphql',
+        operation: kept.operation,
+        variables: JSON.stringify(args.variableValues ?? null),
+        caller: (args.contextValue as RequestState).actor,
+      });
+      if (!lookup) return;
+      if (lookup.hit) {
+        const body = lookup.hit.body;
+        setResultAndStopExecution({ stringify: () => body } as SerializedResult);
+        return;
+      }
+      return {
+        onExecuteDone({ result, setResult }) {
+          if (Symbol.asyncIterator in result) return;
+          // An error may be the caller's or a moment's (a database away): never kept.
+          if (result.errors?.length || result.extensions) return;
+          const body = JSON.stringify(result);
+          lookup.keep({ status: 200, body, etag: etagOf(body) });
+          setResult({ ...result, stringify: () => body } as SerializedResult);
+        },
+      };
+    },
+  };
+}
