@@ -168,6 +168,23 @@ describe('whose answer it is', () => {
   });
 });
 
+describe('RESPONSE_CACHE_MAX_BYTES', () => {
+  it('bounds the memory cache: the least recently used answer goes first', async () => {
+    const small = await startTestApp({ url: db.url, env: { RESPONSE_CACHE_MAX_BYTES: String(1024 * 1024) } });
+    try {
+      // Pages of 100 products: about 100 KB of text each, 200 KB kept; 1 MiB holds five.
+      const page = (n: number) => `/api/products?limit=100&page=${n}`;
+      const first = await sent(small, page(1));
+      expect(first.text.length).toBeGreaterThan(50_000);
+      for (let n = 2; n <= 8; n++) await sent(small, page(n));
+      expect((await sent(small, page(8))).statements).toBe(0);
+      expect((await sent(small, page(1))).statements).toBeGreaterThan(0);
+    } finally {
+      await small.close();
+    }
+  });
+});
+
 describe('RESPONSE_CACHE=off', () => {
   it('keeps nothing: every read runs', async () => {
     const off = await startTestApp({ url: db.url, env: { RESPONSE_CACHE: 'off' } });

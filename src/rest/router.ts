@@ -1,13 +1,13 @@
 import { GraphQLError, type ExecutionArgs, type ExecutionResult, type GraphQLSchema } from 'graphql';
 import { requireMembership } from '../auth/membership.js';
 import { requireScopes } from '../auth/scopes.js';
+import type { Caller } from '../context/actor.js';
 import type { ApiContext } from '../context/context.js';
 import { AppError, asAppError, contractError, notFound, validationError } from '../shared/errors.js';
 import { ILL_FORMED_MESSAGE, illFormedStringAt } from '../shared/validation.js';
 import { readLimited } from '../shared/request-body.js';
 import type { PaginationMeta } from '../shared/pagination.js';
 import type { ResponseCache } from '../cache/response-cache.js';
-import type { RequestState } from '../http/request-state.js';
 import { cacheControl, conditionalJson, etagOf } from './caching.js';
 import { pathPattern, withoutTrailingSlash } from '../shared/paths.js';
 import { errorResponse, jsonTextResponse, type SuccessBody } from './envelope.js';
@@ -185,7 +185,7 @@ export function createRestRouter({ schema, routes, maskError, responseCache }: R
       getEnveloped = fn;
     },
     /** Answers a request under /api; `state` is the request's server context, which becomes its GraphQL context. */
-    async handle(request: Request, url: URL, state: object): Promise<Response> {
+    async handle(request: Request, url: URL, state: { actor?: Caller }): Promise<Response> {
       const path = withoutTrailingSlash(url.pathname);
       try {
         const candidates = compiled.flatMap((route) => {
@@ -203,7 +203,7 @@ export function createRestRouter({ schema, routes, maskError, responseCache }: R
         if (!getEnveloped) throw new Error('The REST router was used before Yoga handed it its pipeline');
         // A kept answer is the one this caller got for this request at the current data revision:
         // nothing runs (the gate has already admitted and charged the request).
-        const { actor } = state as RequestState;
+        const { actor } = state;
         const lookup = found.route.cacheable && responseCache ? await responseCache.lookup({ face: 'rest', operation: found.route.path, variables: requestText(url), caller: actor }) : null;
         if (lookup?.hit) return conditionalJson(request, lookup.hit.status, lookup.hit.body, cacheControl(found.route, actor ?? { kind: 'anonymous', ip: '' }), lookup.hit.etag);
         // As Yoga does for /graphql: the request joins its state, which becomes the context.
