@@ -6,6 +6,13 @@ declare module 'autocannon' {
     p99: number;
     total: number;
   }
+  /** One request as autocannon builds it; setupRequest gets it with the defaults filled in. */
+  export interface RequestData {
+    method?: string;
+    path?: string;
+    body?: string | Buffer;
+    headers?: Record<string, string>;
+  }
   export interface Options {
     url: string;
     connections?: number;
@@ -14,7 +21,7 @@ declare module 'autocannon' {
     headers?: Record<string, string>;
     body?: string;
     timeout?: number;
-    requests?: { method?: string; body?: string; setupRequest?: (req: { headers?: Record<string, string> }) => object }[];
+    requests?: (RequestData & { setupRequest?: (req: RequestData) => RequestData })[];
   }
   export interface Result {
     requests: Histogram;
@@ -23,5 +30,6 @@ declare module 'autocannon' {
     errors: number;
     timeouts: number;
   }
-  export default function autocannon(options: Options): Promise<Result>;
+  /** The run: a promise of its result, which stop() ends early. */
+  export default function autocannon(options: Options): Promise<Result> & { stop(): void };
 }
