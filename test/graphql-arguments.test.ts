@@ -36,10 +36,11 @@ beforeAll(async () => {
   requiredValues.id = rows[0].id;
   requiredValues.slug = rows[0].slug;
   await app.sql.query(`INSERT INTO "SupplierMember" ("accountId", "supplierId") VALUES ($1, $2)`, [created.accountId, rows[0].id]);
-  // And a webhook endpoint of the key's account under the same id: its delivery log is swept too.
-  await app.sql.query(`INSERT INTO "WebhookEndpoint" (id, "accountId", url, events, secret) VALUES ($1, $2, 'https://example.com/hooks', ARRAY['order.created'], 'whsec_c3dlZXA=')`, [
+  // And a webhook endpoint of the key's under the same id: its delivery log is swept too.
+  await app.sql.query(`INSERT INTO "WebhookEndpoint" (id, "accountId", "keyId", url, events, secret) VALUES ($1, $2, $3, 'https://example.com/hooks', ARRAY['order.created'], 'whsec_c3dlZXA=')`, [
     rows[0].id,
     created.accountId,
+    created.id,
   ]);
 });
 

@@ -71,7 +71,8 @@ async function graphql(query: string, variables?: Record<string, unknown>, key?:
 }
 
 beforeAll(async () => {
-  app = await startTestApp();
+  // The statements a summary costs are measured here: every request runs (no kept answers).
+  app = await startTestApp({ env: { RESPONSE_CACHE: 'off' } });
   const one = async <T>(sql: string, params: unknown[] = []) => (await app.sql.query(sql, params)).rows[0] as T;
 
   // A supplier with two active products that have reviews: one to list, one to hide.

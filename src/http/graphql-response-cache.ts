@@ -31,6 +31,18 @@ function rootFieldNames(document: DocumentNode, set: SelectionSetNode, seen = ne
   });
 }
 
+/**
+ * The variables as sent, as text; undefined when they cannot be written (nested deeper than
+ * JSON.stringify's recursion goes): such a request runs, and is refused by the rule it breaks.
+ */
+function textOf(variables: unknown): string | undefined {
+  try {
+    return JSON.stringify(variables ?? null);
+  } catch {
+    return undefined;
+  }
+}
+
 /** A result Yoga sends as the text its `stringify` gives. */
 type SerializedResult = ExecutionResult & { stringify: (result: ExecutionResult) => string };
 
@@ -66,12 +78,9 @@ export function useGraphqlResponseCache(cache: ResponseCache, schema: GraphQLSch
       if (!graphqlRequests.has((args.contextValue as { request: Request }).request)) return;
       const kept = keptAs(args.document, args.operationName);
       if (!kept) return;
-      const lookup = await cache.lookup({
-        face: 'graphql',
-        operation: kept.operation,
-        variables: JSON.stringify(args.variableValues ?? null),
-        caller: (args.contextValue as RequestState).actor,
-      });
+      const variables = textOf(args.variableValues);
+      if (variables === undefined) return;
+      const lookup = await cache.lookup({ face: 'graphql', operation: kept.operation, variables, caller: (args.contextValue as RequestState).actor });
       if (!lookup) return;
       if (lookup.hit) {
         const body = lookup.hit.body;
