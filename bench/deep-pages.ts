@@ -12,7 +12,7 @@ import { createPrisma } from '../src/db/prisma.js';
 import { loadConfig } from '../src/runtime/config.js';
 import { createLogger } from '../src/runtime/logger.js';
 
-// `npx tsx bench/deep-pages.ts [--products 100000] [--duration 5] [--pages 400] [--rounds 1] [--only nested|list|alloc] [--before DIR]`
+// `npx tsx bench/deep-pages.ts [--products 100000] [--duration 5] [--pages 400] [--rounds 1] [--only nested|list|alloc|heap] [--before DIR] [--cpu-prof]`
 //
 // Distinct pages (issue 27, the miss path): every request asks the next page of 1..pages, so a
 // page's cost at depth counts, not page 1's. On the bench's own seeded cluster
@@ -20,7 +20,8 @@ import { createLogger } from '../src/runtime/logger.js';
 // - the nested GraphQL query of bench/run.ts, pages 1..N, the service against PostGraphile 4
 //   (bench/peer/, same query with `offset`), and page 1 only for both;
 // - GET /api/products?limit=12&page=1..N, the service against bench/baseline-server.ts;
-// - the JS heap allocated per REST list request (bench/alloc-meter.mjs), page 1 and distinct pages.
+// - the JS heap allocated per REST list request (bench/alloc-meter.mjs), page 1 and distinct pages;
+//   with --only heap, a sampling heap profile of it instead (bench/alloc-profile.mjs).
 // Service, peer and baseline run pinned to core 0 (one loaded at a time), this process to core 1.
 // Build first (npm run build): the service runs as dist/server.js. --before DIR: a second build of
 // the service (e.g. an older commit's, `npx tsc -p tsconfig.build.json --outDir DIR` inside the
@@ -37,6 +38,7 @@ const { values: args } = parseArgs({
     rounds: { type: 'string', default: '1' },
     only: { type: 'string' },
     before: { type: 'string' },
+    'cpu-prof': { type: 'boolean', default: false },
   },
 });
 const DURATION = Number(args.duration);
@@ -193,7 +195,9 @@ async function main() {
     const services = [{ name: 'service', script: 'dist/server.js' }, ...(args.before ? [{ name: 'before', script: path.join(args.before, 'server.js') }] : [])];
     const running = [];
     for (const { name, script } of services) {
-      running.push({ name, ...(await start(name, script, serviceEnv, [...NODE_FLAGS, ...ALLOC_METER], '/api/products?limit=1', { headers: auth })) });
+      // --cpu-prof: each service writes its profile on exit, in .data-bench-<products>/cpu-prof/deep-<name>/ (bench/profile.ts reads it).
+      const prof = args['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${path.join(DATA_DIR, 'cpu-prof', `deep-${name}`)}`] : [];
+      running.push({ name, ...(await start(name, script, serviceEnv, [...NODE_FLAGS, ...ALLOC_METER, ...prof], '/api/products?limit=1', { headers: auth })) });
     }
     const results: { name: string; rps: number; p50: number; p99: number; requests: number }[] = [];
     const rows: string[] = [];
@@ -265,6 +269,21 @@ async function main() {
         }
       }
       baseline.child.kill('SIGTERM');
+    }
+
+    if (args.only === 'heap') {
+      // A sampling heap profile of the first service under the REST list (page 1), for bench/alloc-profile-top.ts.
+      const out = path.join(DATA_DIR, `alloc-${Date.now()}.heapprofile`);
+      const profiled = await start('profiled', 'dist/server.js', { ...serviceEnv, ALLOC_PROFILE_OUT: out }, [...NODE_FLAGS, '--import', './bench/alloc-profile.mjs'], '/api/products?limit=1', { headers: auth });
+      const t = list(profiled.url, auth, 1, 'profiled REST list, page 1');
+      await load(t, 2);
+      profiled.child.kill('SIGUSR2');
+      await new Promise((r) => setTimeout(r, 100));
+      const r = await load(t, Math.min(DURATION, 5));
+      const written = nextLine(profiled.child, /^HEAPPROF (\S+)/m);
+      profiled.child.kill('SIGUSR2');
+      await written;
+      rows.push(`| heap profile: ${out} | ${r.requests} requests | | | npx tsx bench/alloc-profile-top.ts ${path.relative(ROOT, out)} --requests ${r.requests} |`);
     }
 
     if (!args.only || args.only === 'alloc' || args.only === 'list') {
