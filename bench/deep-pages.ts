@@ -108,12 +108,22 @@ interface Target {
   /** The request for the n-th page (1-based). */
   request: (page: number) => { method: 'GET' | 'POST'; path: string; body?: string };
   pages: number;
+  /** The process answering, whose CPU time per request is reported (less noisy than req/s on a shared machine). */
+  pid?: number | undefined;
+}
+
+/** User + system CPU time of a process so far, in ms (/proc/<pid>/stat, clock ticks of 10 ms). */
+function cpuMs(pid: number | undefined): number {
+  if (!pid) return Number.NaN;
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
 async function load(t: Target, duration = DURATION) {
   let n = 0;
   const next = () => t.request((n++ % t.pages) + 1);
   const first = next();
+  const cpuBefore = cpuMs(t.pid);
   const r = await autocannon({
     url: t.url,
     connections: CONNECTIONS,
@@ -131,7 +141,8 @@ async function load(t: Target, duration = DURATION) {
     ],
   });
   if (r.non2xx || r.errors || r.timeouts) throw new Error(`${t.name}: ${r.non2xx} non-2xx, ${r.errors} errors, ${r.timeouts} timeouts`);
-  return { name: t.name, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, requests: r.requests.total };
+  const cpu = (cpuMs(t.pid) - cpuBefore) / r.requests.total;
+  return { name: t.name, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, requests: r.requests.total, cpu };
 }
 
 async function check(t: Target, page: number) {
@@ -192,25 +203,33 @@ async function main() {
     const auth = { 'x-api-key': key };
     const gql = { ...auth, 'content-type': 'application/json' };
     const serviceEnv = { DATABASE_URL: db.url, LOG_LEVEL: 'warn', DEMO_DATA: 'false', NODE_ENV: 'production' };
-    const services = [{ name: 'service', script: 'dist/server.js' }, ...(args.before ? [{ name: 'before', script: path.join(args.before, 'server.js') }] : [])];
+    // The before build runs with BEFORE_NODE_OPTIONS in place of NODE_OPTIONS when it is set (e.g.
+    // empty, when NODE_OPTIONS loads something only the current build should).
+    const beforeEnv: Record<string, string> = process.env.BEFORE_NODE_OPTIONS === undefined ? {} : { NODE_OPTIONS: process.env.BEFORE_NODE_OPTIONS };
+    const services = [
+      { name: 'service', script: 'dist/server.js', env: {} as Record<string, string> },
+      ...(args.before ? [{ name: 'before', script: path.join(args.before, 'server.js'), env: beforeEnv }] : []),
+    ];
     const running = [];
-    for (const { name, script } of services) {
+    for (const { name, script, env: own } of services) {
       // --cpu-prof: each service writes its profile on exit, in .data-bench-<products>/cpu-prof/deep-<name>/ (bench/profile.ts reads it).
       const prof = args['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${path.join(DATA_DIR, 'cpu-prof', `deep-${name}`)}`] : [];
-      running.push({ name, ...(await start(name, script, serviceEnv, [...NODE_FLAGS, ...ALLOC_METER, ...prof], '/api/products?limit=1', { headers: auth })) });
+      running.push({ name, ...(await start(name, script, { ...serviceEnv, ...own }, [...NODE_FLAGS, ...ALLOC_METER, ...prof], '/api/products?limit=1', { headers: auth })) });
     }
-    const results: { name: string; rps: number; p50: number; p99: number; requests: number }[] = [];
+    const results: { name: string; rps: number; p50: number; p99: number; requests: number; cpu: number }[] = [];
     const rows: string[] = [];
-    const nested = (service: { name: string; url: string }, pages: number): Target => ({
+    const nested = (service: { name: string; url: string; child: ChildProcess }, pages: number): Target => ({
       name: `${service.name} nested, pages 1–${pages}`,
       url: service.url,
+      pid: service.child.pid,
       headers: gql,
       pages,
       request: (p) => ({ method: 'POST', path: '/graphql', body: JSON.stringify({ query: NESTED(p) }) }),
     });
-    const list = (url: string, headers: Record<string, string>, pages: number, name: string): Target => ({
+    const list = (url: string, headers: Record<string, string>, pages: number, name: string, pid?: number): Target => ({
       name,
       url,
+      pid,
       headers,
       pages,
       request: (p) => ({ method: 'GET', path: `/api/products?limit=12&page=${p}` }),
@@ -227,6 +246,7 @@ async function main() {
         url: peer.url,
         headers: { 'content-type': 'application/json' },
         pages,
+        pid: peer.child.pid,
         request: (p) => ({ method: 'POST', path: '/graphql', body: JSON.stringify({ query: PEER(p) }) }),
       });
       // Same products on the deepest page, both ways.
@@ -245,7 +265,7 @@ async function main() {
           results.push(...measured);
           const [p, ...ours] = measured;
           for (const [i, s] of ours.entries()) {
-            rows.push(`| ${running[i]!.name}: nested, pages 1–${pages} | ${s.rps.toFixed(0)} | ${p!.rps.toFixed(0)} (PostGraphile 4) | ${((100 * s.rps) / p!.rps).toFixed(1)} % | ${s.p50} / ${p!.p50} |`);
+            rows.push(`| ${running[i]!.name}: nested, pages 1–${pages} | ${s.rps.toFixed(0)} | ${p!.rps.toFixed(0)} (PostGraphile 4) | ${((100 * s.rps) / p!.rps).toFixed(1)} % | ${s.p50} / ${p!.p50} | ${s.cpu.toFixed(2)} / ${p!.cpu.toFixed(2)} |`);
           }
         }
       }
@@ -257,14 +277,18 @@ async function main() {
       for (let round = 0; round < ROUNDS; round++) {
         for (const pages of [1, PAGES]) {
           const measured = [];
-          for (const t of [list(baseline.url, {}, pages, `baseline REST list, pages 1–${pages}`), ...running.map((r) => list(r.url, auth, pages, `${r.name} REST list, pages 1–${pages}`))]) {
+          const targets = [
+            list(baseline.url, {}, pages, `baseline REST list, pages 1–${pages}`, baseline.child.pid),
+            ...running.map((r) => list(r.url, auth, pages, `${r.name} REST list, pages 1–${pages}`, r.child.pid)),
+          ];
+          for (const t of targets) {
             await load(t, 1);
             measured.push(await load(t));
           }
           results.push(...measured);
           const [b, ...ours] = measured;
           for (const [i, s] of ours.entries()) {
-            rows.push(`| ${running[i]!.name}: REST list (12), pages 1–${pages} | ${s.rps.toFixed(0)} | ${b!.rps.toFixed(0)} (baseline) | ${((100 * s.rps) / b!.rps).toFixed(1)} % | ${s.p50} / ${b!.p50} |`);
+            rows.push(`| ${running[i]!.name}: REST list (12), pages 1–${pages} | ${s.rps.toFixed(0)} | ${b!.rps.toFixed(0)} (baseline) | ${((100 * s.rps) / b!.rps).toFixed(1)} % | ${s.p50} / ${b!.p50} | ${s.cpu.toFixed(2)} / ${b!.cpu.toFixed(2)} |`);
           }
         }
       }
@@ -295,8 +319,8 @@ async function main() {
       }
     }
 
-    process.stdout.write(`\n| scenario | req/s | against req/s | ratio | p50 ms (service / peer) |\n|---|---:|---:|---:|---:|\n${rows.join('\n')}\n`);
-    for (const r of results) log(`${r.name}: ${r.rps.toFixed(0)} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms (${r.requests})`);
+    process.stdout.write(`\n| scenario | req/s | against req/s | ratio | p50 ms (ours / theirs) | CPU ms per request of the Node process (ours / theirs) |\n|---|---:|---:|---:|---:|---:|\n${rows.join('\n')}\n`);
+    for (const r of results) log(`${r.name}: ${r.rps.toFixed(0)} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms, CPU ${r.cpu.toFixed(2)} ms/request (${r.requests})`);
   } finally {
     stopAll();
     await new Promise((r) => setTimeout(r, 500));
