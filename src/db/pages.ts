@@ -10,12 +10,12 @@
 //          -> Aggregate (3 newest reviews)      ← loops=20000
 //
 // PostgreSQL computes a row in full before OFFSET discards it, so the joins ran for every skipped
-// row and a page's cost grew with its depth (page 400 of 50 products: 641 ms against 2.5 ms for
-// page 1, issue 27). A page that skips rows and loads relations therefore takes two statements:
-// its ids first (filters, order, skip and take, the id column only: what the sort's index
-// answers, without the rows' heap or any join), then those rows by id with their relations,
-// returned in the ids' order. A page that skips nothing, or loads no relation, is one statement,
-// as before: there LIMIT stops the joins after the page's own rows.
+// row and a page's cost grew with its depth (the nested query's page 400 of 50 products: 641 ms,
+// cold, against 2.5 ms for page 1; BENCHMARKS.md, issue 27). A page that skips rows and loads
+// relations therefore takes two statements: its ids first (filters, order, skip and take, the id
+// column only: what the sort's index answers, without the rows' heap or any join), then those
+// rows by id with their relations, returned in the ids' order. A page that skips nothing, or loads
+// no relation, is one statement, as before: there LIMIT stops the joins after the page's own rows.
 
 /** The findMany arguments of a page: its filters and order, and its window. */
 export interface PageQuery<Where> {
