@@ -4,7 +4,7 @@ import { restRoutes } from '../src/rest/routes.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { createTestKey } from './helpers/keys.js';
 import { makeOrderFixture, type OrderFixture } from './helpers/orders.js';
-import { byTable, classify } from './helpers/statements.js';
+import { byTable, classify, TABLES, tablesOf } from './helpers/statements.js';
 
 // Every list of both interfaces answers any page size with the same number of SQL statements:
 // relations, relation counts and totals are loaded per list, never per item. Each list is read
@@ -160,33 +160,38 @@ interface ListCase {
   total: () => Promise<number>;
   /** The table the list's items come from. */
   table: string;
-  request: (limit: number) => Promise<ListPage>;
+  /** The page `page` (default 1) of `limit` items. */
+  request: (limit: number, page?: number) => Promise<ListPage>;
+  /** Offset-paginated (`page`); a connection pages by cursor. */
+  paged?: false;
+  /** Its representation loads relations or relation counts (stock and price records load none). */
+  joins?: false;
 }
 
 const cases: ListCase[] = [
-  { iface: 'REST', list: 'GET /api/products', total: TOTALS.products, table: 'Product', request: (n) => rest(`/api/products?limit=${n}`) },
-  { iface: 'REST', list: 'GET /api/products (search, categoryId, price range, sortBy)', total: TOTALS.filteredProducts, table: 'Product', request: (n) => rest(`/api/products?${restFilter()}&limit=${n}`) },
-  { iface: 'REST', list: 'GET /api/categories', total: TOTALS.categories, table: 'Category', request: (n) => rest(`/api/categories?limit=${n}`) },
-  { iface: 'REST', list: 'GET /api/categories?includeProducts=true', total: TOTALS.categories, table: 'Category', request: (n) => rest(`/api/categories?includeProducts=true&limit=${n}`) },
-  { iface: 'REST', list: 'GET /api/suppliers', total: TOTALS.suppliers, table: 'Supplier', request: (n) => rest(`/api/suppliers?limit=${n}`) },
-  { iface: 'REST', list: 'GET /api/orders (read:orders)', total: TOTALS.orders, table: 'Order', request: (n) => rest(`/api/orders?limit=${n}`, keys.orders) },
-  { iface: 'REST', list: 'GET /api/v1/stock (read:stock)', total: TOTALS.records, table: 'Product', request: (n) => rest(`/api/v1/stock?limit=${n}`, keys.stock) },
-  { iface: 'REST', list: 'GET /api/v1/prices (read:prices)', total: TOTALS.records, table: 'Product', request: (n) => rest(`/api/v1/prices?limit=${n}`, keys.prices) },
+  { iface: 'REST', list: 'GET /api/products', total: TOTALS.products, table: 'Product', request: (n, p = 1) => rest(`/api/products?limit=${n}&page=${p}`) },
+  { iface: 'REST', list: 'GET /api/products (search, categoryId, price range, sortBy)', total: TOTALS.filteredProducts, table: 'Product', request: (n, p = 1) => rest(`/api/products?${restFilter()}&limit=${n}&page=${p}`) },
+  { iface: 'REST', list: 'GET /api/categories', total: TOTALS.categories, table: 'Category', request: (n, p = 1) => rest(`/api/categories?limit=${n}&page=${p}`) },
+  { iface: 'REST', list: 'GET /api/categories?includeProducts=true', total: TOTALS.categories, table: 'Category', request: (n, p = 1) => rest(`/api/categories?includeProducts=true&limit=${n}&page=${p}`) },
+  { iface: 'REST', list: 'GET /api/suppliers', total: TOTALS.suppliers, table: 'Supplier', request: (n, p = 1) => rest(`/api/suppliers?limit=${n}&page=${p}`) },
+  { iface: 'REST', list: 'GET /api/orders (read:orders)', total: TOTALS.orders, table: 'Order', request: (n, p = 1) => rest(`/api/orders?limit=${n}&page=${p}`, keys.orders) },
+  { iface: 'REST', list: 'GET /api/v1/stock (read:stock)', joins: false, total: TOTALS.records, table: 'Product', request: (n, p = 1) => rest(`/api/v1/stock?limit=${n}&page=${p}`, keys.stock) },
+  { iface: 'REST', list: 'GET /api/v1/prices (read:prices)', joins: false, total: TOTALS.records, table: 'Product', request: (n, p = 1) => rest(`/api/v1/prices?limit=${n}&page=${p}`, keys.prices) },
   {
     iface: 'GraphQL',
     list: 'products',
     total: TOTALS.products, table: 'Product',
-    request: (n) =>
-      graphql(`query($limit: Int!) { products(limit: $limit) { items ${PRODUCT.fields} ${META} } } ${PRODUCT.fragments}`, { limit: n }, list('products')),
+    request: (n, p = 1) =>
+      graphql(`query($limit: Int!, $page: Int) { products(limit: $limit, page: $page) { items ${PRODUCT.fields} ${META} } } ${PRODUCT.fragments}`, { limit: n, page: p }, list('products')),
   },
   {
     iface: 'GraphQL',
     list: 'products (search, categoryId, price range, sortBy)',
     total: TOTALS.filteredProducts, table: 'Product',
-    request: (n) =>
+    request: (n, p = 1) =>
       graphql(
-        `query($limit: Int!, ${GQL_FILTER_VARS}) { products(limit: $limit, ${GQL_FILTER_ARGS}) { items ${PRODUCT.fields} ${META} } } ${PRODUCT.fragments}`,
-        { limit: n, ...gqlFilter() },
+        `query($limit: Int!, $page: Int, ${GQL_FILTER_VARS}) { products(limit: $limit, page: $page, ${GQL_FILTER_ARGS}) { items ${PRODUCT.fields} ${META} } } ${PRODUCT.fragments}`,
+        { limit: n, page: p, ...gqlFilter() },
         list('products'),
       ),
   },
@@ -194,6 +199,7 @@ const cases: ListCase[] = [
     iface: 'GraphQL',
     list: 'productsConnection',
     total: TOTALS.products, table: 'Product',
+    paged: false,
     request: (n) =>
       graphql(
         `query($first: Int!) { productsConnection(first: $first) { totalCount edges { cursor node ${PRODUCT.fields} } pageInfo { hasNextPage endCursor } } } ${PRODUCT.fragments}`,
@@ -205,6 +211,7 @@ const cases: ListCase[] = [
     iface: 'GraphQL',
     list: 'productsConnection (search, categoryId, price range, sortBy)',
     total: TOTALS.filteredProducts, table: 'Product',
+    paged: false,
     request: (n) =>
       graphql(
         `query($first: Int!, ${GQL_FILTER_VARS}) { productsConnection(first: $first, ${GQL_FILTER_ARGS}) { totalCount edges { cursor node ${PRODUCT.fields} } pageInfo { hasNextPage endCursor } } } ${PRODUCT.fragments}`,
@@ -216,10 +223,10 @@ const cases: ListCase[] = [
     iface: 'GraphQL',
     list: 'categories (with products(limit: 4))',
     total: TOTALS.categories, table: 'Category',
-    request: (n) =>
+    request: (n, p = 1) =>
       graphql(
-        `query($limit: Int!, $includeProducts: Boolean!) { categories(limit: $limit) { items ${CATEGORY.fields} ${META} } } ${CATEGORY.fragments}`,
-        { limit: n, includeProducts: true },
+        `query($limit: Int!, $page: Int, $includeProducts: Boolean!) { categories(limit: $limit, page: $page) { items ${CATEGORY.fields} ${META} } } ${CATEGORY.fragments}`,
+        { limit: n, page: p, includeProducts: true },
         list('categories'),
       ),
   },
@@ -227,27 +234,31 @@ const cases: ListCase[] = [
     iface: 'GraphQL',
     list: 'suppliers',
     total: TOTALS.suppliers, table: 'Supplier',
-    request: (n) =>
-      graphql(`query($limit: Int!) { suppliers(limit: $limit) { items ${SUPPLIER.fields} ${META} } } ${SUPPLIER.fragments}`, { limit: n }, list('suppliers')),
+    request: (n, p = 1) =>
+      graphql(`query($limit: Int!, $page: Int) { suppliers(limit: $limit, page: $page) { items ${SUPPLIER.fields} ${META} } } ${SUPPLIER.fragments}`, { limit: n, page: p }, list('suppliers')),
   },
   {
     iface: 'GraphQL',
     list: 'orders (read:orders)',
     total: TOTALS.orders, table: 'Order',
-    request: (n) =>
-      graphql(`query($limit: Int!) { orders(limit: $limit) { items ${ORDER.fields} ${META} } } ${ORDER.fragments}`, { limit: n }, list('orders'), keys.orders),
+    request: (n, p = 1) =>
+      graphql(`query($limit: Int!, $page: Int) { orders(limit: $limit, page: $page) { items ${ORDER.fields} ${META} } } ${ORDER.fragments}`, { limit: n, page: p }, list('orders'), keys.orders),
   },
   {
     iface: 'GraphQL',
     list: 'stockRecords (read:stock)',
+    joins: false,
     total: TOTALS.records, table: 'Product',
-    request: (n) => graphql(`query($limit: Int!) { stockRecords(limit: $limit) { items ${STOCK} ${META} } }`, { limit: n }, list('stockRecords'), keys.stock),
+    request: (n, p = 1) =>
+      graphql(`query($limit: Int!, $page: Int) { stockRecords(limit: $limit, page: $page) { items ${STOCK} ${META} } }`, { limit: n, page: p }, list('stockRecords'), keys.stock),
   },
   {
     iface: 'GraphQL',
     list: 'priceRecords (read:prices)',
+    joins: false,
     total: TOTALS.records, table: 'Product',
-    request: (n) => graphql(`query($limit: Int!) { priceRecords(limit: $limit) { items ${PRICE} ${META} } }`, { limit: n }, list('priceRecords'), keys.prices),
+    request: (n, p = 1) =>
+      graphql(`query($limit: Int!, $page: Int) { priceRecords(limit: $limit, page: $page) { items ${PRICE} ${META} } }`, { limit: n, page: p }, list('priceRecords'), keys.prices),
   },
 ];
 
@@ -262,9 +273,9 @@ const cases: ListCase[] = [
 const isTimedFlush = (sql: string) => classify(sql).writes.some((table) => table === 'ApiKey' || table === 'KeyUsage');
 
 /** The SQL statements one request sends, and its answer. */
-async function measure(c: ListCase, limit: number) {
+async function measure(c: ListCase, limit: number, pageNumber = 1) {
   const before = app.statements.length;
-  const page = await c.request(limit);
+  const page = await c.request(limit, pageNumber);
   const sent = app.statements.slice(before).filter((sql) => !isTimedFlush(sql));
   return { page, sent };
 }
@@ -307,5 +318,61 @@ describe('SQL statements per list request', () => {
     // No table is read once per item (no N+1): per table, and in all, the same statements for every size.
     expect(tallies, shown).toEqual([tallies[0], tallies[0], tallies[0]]);
     expect(counts, shown).toEqual([counts[0], counts[0], counts[0]]);
+  });
+});
+
+// A page deep in a list costs what its own rows cost (issue 27): PostgreSQL builds every row it
+// reads in full before OFFSET skips it, relations joined in included, so a page that skips rows
+// picks its ids on the list's own table first and loads relations for those ids only
+// (src/db/pages.ts). Told by the statements, not by timing: whatever reads OFFSET reads the list's
+// table alone, and a statement that loads the page's rows by id binds at most a page of ids.
+
+/** Items per page of the deep page, and which page: rows 2·DEEP_LIMIT+1 … 3·DEEP_LIMIT are the page's, the rows before it skipped. */
+const DEEP_LIMIT = 10;
+const DEEP_PAGE = 3;
+
+const hasOffset = (sql: string) => /\bOFFSET\b/i.test(sql);
+/**
+ * How many times a statement reads one of the database's tables (after FROM or JOIN, each
+ * reference counted): a relation joined to its own table (a category's children) counts too.
+ */
+const tableReads = (sql: string) =>
+  [...sql.matchAll(/\b(?:FROM|JOIN)\s+(?:LATERAL\s+)?(?:"[^"]+"\s*\.\s*)?"([^"]+)"/gi)].filter((m) => TABLES.has(m[1]!)).length;
+/** The placeholders of the statement's `IN (…)` lists, e.g. `"t0"."id" IN ($4,$5,$6)` → [3]. */
+const inListSizes = (sql: string) => [...sql.matchAll(/\bIN\s*\(((?:\$\d+\s*,\s*)*\$\d+)\)/gi)].map((m) => m[1]!.split(',').length);
+
+/** An item's identity in either interface: a product, category, supplier or order id; a stock or price record's id. */
+const idOf = (item: unknown) => (item as { id?: string; node?: { id: string } }).id ?? (item as { node: { id: string } }).node.id;
+
+describe('a deep page joins its relations for its own rows only', () => {
+  it.each(cases.filter((c) => c.paged !== false))('$iface $list: page 3 of 10', async (c) => {
+    const total = await c.total();
+    expect(total).toBeGreaterThanOrEqual(DEEP_PAGE * DEEP_LIMIT);
+    // The same rows read as one first page: the deep page must be its last DEEP_LIMIT rows, in order.
+    const whole = await c.request(DEEP_PAGE * DEEP_LIMIT);
+    expect(whole.status, JSON.stringify(whole.body)).toBe(200);
+    const { page, sent } = await measure(c, DEEP_LIMIT, DEEP_PAGE);
+    expect(page.status, JSON.stringify(page.body)).toBe(200);
+    expect(page.error).toBeUndefined();
+    expect(page.total).toBe(total);
+    expect(page.items!.map(idOf)).toEqual(whole.items!.slice((DEEP_PAGE - 1) * DEEP_LIMIT).map(idOf));
+
+    const shown = sent.map((sql) => `${JSON.stringify(tablesOf(sql))} ${sql}`).join('\n  ');
+    const skipping = sent.filter(hasOffset);
+    expect(skipping.length, shown).toBeGreaterThan(0);
+    // Rows are skipped on the list's own table, with nothing joined to them…
+    for (const sql of skipping) {
+      expect(tablesOf(sql), shown).toEqual([c.table]);
+      expect(tableReads(sql), shown).toBe(1);
+    }
+    // …and every statement that reads the list's table with more (its relations, their counts)
+    // reads the page's rows by id: no OFFSET, and no more ids than the page holds.
+    const joined = sent.filter((sql) => tablesOf(sql).includes(c.table) && tableReads(sql) > 1 && classify(sql).writes.length === 0);
+    // (Its representation joins relations, so there is such a statement to check.)
+    if (c.joins !== false) expect(joined.length, shown).toBeGreaterThan(0);
+    for (const sql of joined) {
+      expect(hasOffset(sql), shown).toBe(false);
+      expect(Math.max(0, ...inListSizes(sql)), shown).toBeLessThanOrEqual(DEEP_LIMIT);
+    }
   });
 });

@@ -8,7 +8,7 @@ import { ILL_FORMED_MESSAGE, illFormedStringAt } from '../shared/validation.js';
 import { readLimited } from '../shared/request-body.js';
 import type { PaginationMeta } from '../shared/pagination.js';
 import type { ResponseCache } from '../cache/response-cache.js';
-import { cacheControl, conditionalJson, etagOf } from './caching.js';
+import { cacheControl, conditionalJson } from './caching.js';
 import { pathPattern, withoutTrailingSlash } from '../shared/paths.js';
 import { errorResponse, jsonTextResponse, type SuccessBody } from './envelope.js';
 import { keepRestBody, keptRestBody } from './replay.js';
@@ -174,9 +174,9 @@ export function createRestRouter({ schema, routes, maskError, responseCache }: R
       await keepRestBody(ctx, report, text).catch(maskError);
     }
     if (route.method !== 'GET') return jsonTextResponse(status, text, { 'cache-control': 'no-store' });
-    const etag = etagOf(text);
-    keep?.({ status, body: text, etag });
-    return conditionalJson(request, status, text, cacheControl(route, ctx.actor), etag);
+    const response = conditionalJson(request, status, text, cacheControl(route, ctx.actor));
+    keep?.({ status, body: text, etag: response.headers.get('etag')! });
+    return response;
   }
 
   return {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { ApiContext } from '../../context/context.js';
+import { findPage } from '../../db/pages.js';
 import { Prisma, type Product } from '../../generated/prisma/client.js';
 import { LIMIT_DEFAULT, limitParam, PAGE_DEFAULT, pageParam, pageWindow, type PageInput } from '../../shared/pagination.js';
 import { requestLoader } from '../../context/loaders.js';
@@ -32,9 +33,10 @@ export const categoryOrder: Prisma.CategoryOrderByWithRelationInput[] = [{ order
 
 export async function listCategories<Q extends object>(ctx: ApiContext, input: CategoryListInput, query: Q) {
   const page = categoryPage(input);
-  const window = page ? pageWindow(page) : {};
+  if (!page) return ctx.prisma.category.findMany({ ...query, where: categoryWhere(input), orderBy: categoryOrder });
+  const window = pageWindow(page);
   if (!window) return [];
-  return ctx.prisma.category.findMany({ ...query, where: categoryWhere(input), orderBy: categoryOrder, ...window });
+  return findPage(ctx.prisma.category, { where: categoryWhere(input), orderBy: categoryOrder, ...window }, query);
 }
 
 export const countCategories = (ctx: ApiContext, input: CategoryListInput) =>

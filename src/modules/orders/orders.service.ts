@@ -7,6 +7,7 @@ import type { ApiContext, EventsOfChange, StockChange } from '../../context/cont
 import { AppError, validationError, type ErrorDetails } from '../../shared/errors.js';
 import { Prisma } from '../../generated/prisma/client.js';
 import { MONEY_MAX, toColumn } from '../../shared/money.js';
+import { findPage } from '../../db/pages.js';
 import { pageParams, pageWindow, type PageInput } from '../../shared/pagination.js';
 import { enumParam, idParam } from '../../shared/validation.js';
 import { completeClaim, onceForKey } from './idempotency.js';
@@ -43,10 +44,13 @@ export function orderPage(owner: OrderOwner, { page, limit, status }: z.output<t
   return { page, limit, where: { ...owner, ...(status ? { status } : {}) } };
 }
 
+/** A list of orders: newest first, ties broken by id. */
+const ORDERS_NEWEST_FIRST: Prisma.OrderOrderByWithRelationInput[] = [{ createdAt: 'desc' }, { id: 'asc' }];
+
 export async function listOrders<Q extends object>(ctx: ApiContext, page: OrderPage, query: Q) {
   const window = pageWindow(page);
   if (!window) return [];
-  return ctx.prisma.order.findMany({ ...query, where: page.where, orderBy: [{ createdAt: 'desc' }, { id: 'asc' }], ...window });
+  return findPage(ctx.prisma.order, { where: page.where, orderBy: ORDERS_NEWEST_FIRST, ...window }, query);
 }
 
 export const countOrders = (ctx: ApiContext, page: OrderPage) => ctx.prisma.order.count({ where: page.where });

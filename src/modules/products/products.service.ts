@@ -3,6 +3,7 @@ import type { ApiContext } from '../../context/context.js';
 import type { ListedCondition } from '../../db/catalog-changes.js';
 import type { Prisma } from '../../generated/prisma/client.js';
 import type { Money } from '../../shared/money.js';
+import { findPage, rowsInOrder } from '../../db/pages.js';
 import { pageParams, pageWindow, type PageInput } from '../../shared/pagination.js';
 import { searchWords } from './search.js';
 import { booleanParam, enumParam, moneyParam, idParam, textParam } from '../../shared/validation.js';
@@ -73,7 +74,7 @@ export async function listProducts<Q extends object>(ctx: ApiContext, q: Product
   const window = pageWindow(page);
   if (!window) return [];
   if (q.searched) return searchedPage(ctx, q, window, query);
-  return ctx.prisma.product.findMany({ ...list, ...window });
+  return findPage(ctx.prisma.product, { where: q.where, orderBy: q.orderBy, ...window }, query);
 }
 
 /**
@@ -96,11 +97,7 @@ async function searchedPage<Q extends object>(ctx: ApiContext, q: ProductQuery, 
     ctx.prisma.$executeRawUnsafe(walk ? 'SET LOCAL enable_bitmapscan = off' : 'SET LOCAL enable_indexscan = off'),
     ctx.prisma.product.findMany({ where: q.where, orderBy: q.orderBy, select: { id: true }, ...window }),
   ]);
-  const ids = matches.map((m) => m.id);
-  // The same conditions again: a product changed in between is left out rather than shown unmatched.
-  const rows = await ctx.prisma.product.findMany({ ...query, where: { AND: [...q.where.AND, { id: { in: ids } }] } });
-  const byId = new Map(rows.map((r) => [r.id, r]));
-  return ids.flatMap((id) => byId.get(id) ?? []);
+  return rowsInOrder(ctx.prisma.product, q.where, matches.map((m) => m.id), query);
 }
 
 export const countProducts = (ctx: ApiContext, q: ProductQuery) => ctx.totals.products(q.where.AND);

@@ -3,6 +3,7 @@ import type { ApiContext } from '../../context/context.js';
 import { requestLoader } from '../../context/loaders.js';
 import type { Prisma } from '../../generated/prisma/client.js';
 import { money, type Money } from '../../shared/money.js';
+import { findPage } from '../../db/pages.js';
 import { pageParams, pageWindow, type PageInput } from '../../shared/pagination.js';
 import { enumParam, idParam, intParam } from '../../shared/validation.js';
 import { productBySlug } from '../products/products.service.js';
@@ -66,7 +67,7 @@ export async function supplierReviewPage(ctx: ApiContext, { id, ...input }: z.ou
 export async function listReviews<Q extends object>(ctx: ApiContext, page: ReviewPage, query: Q) {
   const window = pageWindow(page);
   if (!window) return [];
-  return ctx.prisma.review.findMany({ ...query, where: page.where, orderBy: page.orderBy, ...window });
+  return findPage(ctx.prisma.review, { where: page.where, orderBy: page.orderBy, ...window }, query);
 }
 
 export const countReviews = (ctx: ApiContext, page: ReviewPage) => ctx.prisma.review.count({ where: page.where });

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { ApiContext } from '../../context/context.js';
 import type { Prisma } from '../../generated/prisma/client.js';
+import { findPage, rowsInOrder } from '../../db/pages.js';
 import { pageParams, pageWindow, type PageInput } from '../../shared/pagination.js';
 import { searchKey, searchWords } from '../products/search.js';
 import { booleanParam, enumParam, textParam } from '../../shared/validation.js';
@@ -48,7 +49,7 @@ export async function listSuppliers<Q extends object>(ctx: ApiContext, q: Suppli
   const window = pageWindow(page);
   if (!window) return [];
   if (q.sortBy !== 'products') {
-    return ctx.prisma.supplier.findMany({ ...query, where: q.where, orderBy: supplierOrders[q.sortBy], ...window });
+    return findPage(ctx.prisma.supplier, { where: q.where, orderBy: supplierOrders[q.sortBy], ...window }, query);
   }
   // Rank the matching suppliers by active product count in SQL, then load that page.
   const matching = await ctx.prisma.supplier.findMany({ where: q.where, select: { id: true } });
@@ -58,9 +59,7 @@ export async function listSuppliers<Q extends object>(ctx: ApiContext, q: Suppli
     GROUP BY s.id
     ORDER BY count(p.id) DESC, s.id
     OFFSET ${window.skip} LIMIT ${window.take}`;
-  const rows = await ctx.prisma.supplier.findMany({ ...query, where: { id: { in: ranked.map((r) => r.id) } } });
-  const byId = new Map(rows.map((r) => [r.id, r]));
-  return ranked.flatMap((r) => byId.get(r.id) ?? []);
+  return rowsInOrder(ctx.prisma.supplier, q.where, ranked.map((r) => r.id), query);
 }
 
 export const countSuppliers = (ctx: ApiContext, q: SupplierQuery) => ctx.prisma.supplier.count({ where: q.where });

@@ -186,7 +186,20 @@ function setLoaderMappings(ctx, info, mappings) {
     }
 }
 function setRowMappings(ctx, info, mappings) {
+    // Vendored change 2 (vendor/README.md): a scalar or enum field has no descendants to scope, and
+    // an entry for it would never be read; plugin-prisma records one for every selected column of
+    // every row.
+    if (isLeafType(info.returnType)) {
+        return;
+    }
     cache(ctx).scopes.set(info.path, mappings);
+}
+/** A scalar or enum, under any list and non-null wrappers: a type without fields or members. */ function isLeafType(type) {
+    let named = type;
+    while(named.ofType){
+        named = named.ofType;
+    }
+    return typeof named.getFields !== 'function' && typeof named.getTypes !== 'function';
 }
 function setFieldMapping(ctx, info, mapping, row) {
     const cached = cache(ctx);
@@ -204,7 +217,6 @@ function setRowFieldMapping(ctx, info, mapping, row) {
 }
 function getLoaderMapping(ctx, path, type, row) {
     const cached = cache(ctx);
-    const key = cacheKey(type, path);
     if (cached.rowScoped) {
         const owner = ownerOf(row);
         const own = owner && cached.rows.get(owner)?.get(path)?.get(type);
@@ -217,10 +229,41 @@ function getLoaderMapping(ctx, path, type, row) {
         if (scope) {
             // A different plan may have omitted this field. Do not treat a sibling's shared mapping
             // as proof that this execution loaded it.
-            return scope[`${type}@${responsePath(path).slice(responsePath(ancestor).length + 1)}`] ?? null;
+            return scope[scopedKey(type, path, ancestor)] ?? null;
         }
     }
-    return cached.mappings.get(key) ?? null;
+    return cached.mappings.get(cacheKey(type, path)) ?? null;
+}
+/**
+ * Vendored change 2 (vendor/README.md): the key a scope holds the mapping of the field at `path`
+ * under, `${type}@${path relative to the scope}`. A field right beneath the scope, or beneath a
+ * list item of it (every column and relation of a list's rows), is keyed by its own name: the key
+ * is interned rather than built from the two response paths for every field of every row.
+ */ function scopedKey(type, path, ancestor) {
+    const prev = path.prev;
+    if (typeof path.key === 'string' && (prev === ancestor || prev && typeof prev.key === 'number' && prev.prev === ancestor)) {
+        return childKey(type, path.key);
+    }
+    return `${type}@${responsePath(path).slice(responsePath(ancestor).length + 1)}`;
+}
+/** `${type}@${name}`, built once per type and field name (up to CHILD_KEYS_MAX of them; aliases are the client's). */ const childKeys = new Map();
+const CHILD_KEYS_MAX = 10000;
+let childKeyCount = 0;
+function childKey(type, name) {
+    let byName = childKeys.get(type);
+    let key = byName?.get(name);
+    if (key === undefined) {
+        key = `${type}@${name}`;
+        if (childKeyCount < CHILD_KEYS_MAX) {
+            if (!byName) {
+                byName = new Map();
+                childKeys.set(type, byName);
+            }
+            byName.set(name, key);
+            childKeyCount++;
+        }
+    }
+    return key;
 }
 
 //# sourceMappingURL=loader-map.js.map
