@@ -8,7 +8,7 @@ import { HAS_REDIS_SERVER, startRedisServer, type RedisServer } from './helpers/
 // The response cache as its users meet it, over real HTTP on a real database: a repeated read is
 // answered without a statement, with the same bytes; the first read after any write — through
 // the API, straight in the database, through another instance — answers the new state; one
-// account's answer never reaches another, nor a key with other scopes; Redis shares answers
+// key's answer never reaches another key, of its account or another; Redis shares answers
 // between instances; RESPONSE_CACHE=off keeps nothing.
 
 const SHIP_TO = { fullName: 'Ana Pop', phone: '0700000000', address: 'Str. 1', city: 'Cluj-Napoca', county: 'Cluj', postalCode: '400001' };
@@ -155,6 +155,14 @@ describe('whose answer it is', () => {
     expect(refused.status).toBe(403);
     // Anonymous callers share the catalogue's answers, never a key's.
     expect((await sent(a, stock)).status).toBe(401);
+
+    // Two keys of one account with the same scopes: /api/me is each key's own view.
+    const twin = await createTestKey(db.url, { owner: 'cache-reader@example.com', scopes: ['read:products', 'read:orders', 'write:orders', 'read:stock'] });
+    const meOf = async (key: TestKey) => JSON.parse((await sent(a, '/api/me', as(key))).text).data;
+    const first = await meOf(reader);
+    expect(JSON.stringify(await meOf(reader))).toBe(JSON.stringify(first));
+    expect(JSON.stringify(await meOf(twin))).not.toBe(JSON.stringify(first));
+    expect(JSON.stringify(await meOf(twin))).toContain(twin.prefix);
   });
 
   it('never keeps a webhook endpoint’s answers (its delivery log is written by the worker)', async () => {

@@ -9,8 +9,8 @@ import type { RevisionSource } from './revision.js';
 // the first request after any write, on any instance, misses and is answered afresh.
 //
 // An answer is kept per caller's view: anonymous callers share theirs; a key's answers are its
-// account's and its scopes' (what a key may see is decided by both), so one account's data —
-// orders, its own profile — never reaches another, nor a key with other scopes.
+// own (what a key may see depends on its account, its scopes, and the key itself: /api/me shows
+// the calling key), so one account's data never reaches another, nor another key's view.
 //
 // In memory by default, bounded by bytes (least recently used goes first); in Redis when
 // REDIS_URL is set, shared by every instance; RESPONSE_CACHE=off keeps nothing.
@@ -128,10 +128,10 @@ export interface ResponseCache {
   close(): Promise<void>;
 }
 
-/** Whose view an answer is: anonymous, or an account through a key with these scopes. */
+/** Whose view an answer is: anonymous, or one key's (its account, scopes and settings with it). */
 function viewOf(caller: Caller | undefined): string {
   if (!caller || caller.kind === 'anonymous') return 'anonymous';
-  return `${caller.accountId}:${[...caller.scopes].sort().join(',')}`;
+  return `key:${caller.keyId}`;
 }
 
 export interface ResponseCacheOptions {
