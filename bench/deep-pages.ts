@@ -202,7 +202,7 @@ async function main() {
 
     const auth = { 'x-api-key': key };
     const gql = { ...auth, 'content-type': 'application/json' };
-    const serviceEnv = { DATABASE_URL: db.url, LOG_LEVEL: 'warn', DEMO_DATA: 'false', NODE_ENV: 'production' };
+    const serviceEnv = { DATABASE_URL: db.url, LOG_LEVEL: 'warn', DEMO_DATA: 'false', NODE_ENV: 'production', RESPONSE_CACHE: 'off' };
     // The before build runs with BEFORE_NODE_OPTIONS in place of NODE_OPTIONS when it is set (e.g.
     // empty, when NODE_OPTIONS loads something only the current build should).
     const beforeEnv: Record<string, string> = process.env.BEFORE_NODE_OPTIONS === undefined ? {} : { NODE_OPTIONS: process.env.BEFORE_NODE_OPTIONS };
