@@ -796,8 +796,8 @@ async function main() {
     // on: the service's default, whatever this shell's RESPONSE_CACHE says.
     RESPONSE_CACHE: RESPONSE_CACHE === 'off' ? 'off' : undefined,
   };
-  const startService = (name: string, nodeFlags: string[] = []) =>
-    startPinned(name, { script: 'dist/server.js', nodeFlags: [...NODE_FLAGS, ...ALLOC_METER, ...nodeFlags] }, serviceEnv, '/api/products?limit=1', { headers: auth });
+  const startService = (name: string, nodeFlags: string[] = [], env: Record<string, string | undefined> = serviceEnv) =>
+    startPinned(name, { script: 'dist/server.js', nodeFlags: [...NODE_FLAGS, ...ALLOC_METER, ...nodeFlags] }, env, '/api/products?limit=1', { headers: auth });
   const PAIRS: Section[] = ['list', 'slug', 'nested', 'list-distinct', 'slug-distinct', 'nested-deep'];
   const REPEATED: Section[] = ['list', 'slug', 'nested'];
   const needBaseline = PAIRS.some(runs) || runs('alloc');
@@ -809,7 +809,7 @@ async function main() {
   const DISTINCT: Section[] = ['list-distinct', 'slug-distinct', 'nested-deep'];
   const missService =
     RESPONSE_CACHE === 'on' && DISTINCT.some(runs)
-      ? await startPinned('service, cache off', { script: 'dist/server.js', nodeFlags: [...NODE_FLAGS, ...ALLOC_METER] }, { ...serviceEnv, RESPONSE_CACHE: 'off' }, '/api/products?limit=1', { headers: auth })
+      ? await startService('service, cache off', [], { ...serviceEnv, RESPONSE_CACHE: 'off' })
       : service;
   const baseline = needBaseline
     ? await startPinned('baseline', { script: 'bench/baseline-server.ts', tsx: true, nodeFlags: [...NODE_FLAGS, ...ALLOC_METER] }, {}, '/api/products?limit=1', {})
@@ -1006,11 +1006,13 @@ async function main() {
     for (const p of chosen) {
       const dir = path.join(DATA_DIR, 'cpu-prof', p.key);
       rmSync(dir, { recursive: true, force: true });
-      const profiled = await startService(`profiled ${p.key}`, ['--cpu-prof', `--cpu-prof-dir=${dir}`]);
+      // Like the instance it stands for: a distinct workload's keeps nothing.
+      const distinct = DISTINCT.includes(p.key);
+      const profiled = await startService(`profiled ${p.key}`, ['--cpu-prof', `--cpu-prof-dir=${dir}`], distinct ? { ...serviceEnv, RESPONSE_CACHE: 'off' } : serviceEnv);
       const s: Scenario = {
         ...p.service,
         name: `${p.name} (profiled)`,
-        url: p.service.url.replace(service.url, profiled.url),
+        url: p.service.url.replace((distinct ? missService : service).url, profiled.url),
         ...(p.service.cycle ? { cycle: { requests: p.service.cycle.requests, next: 0 } } : {}),
       };
       await warm(s);
