@@ -1,6 +1,5 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
@@ -11,6 +10,7 @@ import { openDatabase } from '../src/db/database.js';
 import { createPrisma } from '../src/db/prisma.js';
 import { loadConfig } from '../src/runtime/config.js';
 import { createLogger } from '../src/runtime/logger.js';
+import { freePort, HOST, nextLine, ROOT, startFlags } from './common.js';
 
 // `npx tsx bench/deep-pages.ts [--products 100000] [--duration 5] [--pages 400] [--rounds 1] [--only nested|list|alloc|heap] [--before DIR] [--cpu-prof]`
 //
@@ -27,8 +27,6 @@ import { createLogger } from '../src/runtime/logger.js';
 // the service (e.g. an older commit's, `npx tsc -p tsconfig.build.json --outDir DIR` inside the
 // work tree so that it finds node_modules), measured in the same run right after the first.
 
-const ROOT = path.resolve(import.meta.dirname, '..');
-const HOST = '127.0.0.1';
 const { values: args } = parseArgs({
   options: {
     products: { type: 'string', default: '100000' },
@@ -54,18 +52,8 @@ const stopAll = () => {
 };
 process.on('exit', stopAll);
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.on('error', reject);
-    s.listen(0, HOST, () => {
-      const a = s.address();
-      s.close(() => resolve(typeof a === 'object' && a ? a.port : 0));
-    });
-  });
-}
 
-const NODE_FLAGS = ['--max-semi-space-size=64'];
+const NODE_FLAGS = startFlags();
 const ALLOC_METER = ['--import', './bench/alloc-meter.mjs'];
 
 async function start(name: string, script: string, env: Record<string, string>, flags: string[], probe: string, init: RequestInit = {}) {
@@ -153,17 +141,6 @@ async function check(t: Target, page: number) {
   return text;
 }
 
-function nextLine(child: ChildProcess, pattern: RegExp): Promise<RegExpExecArray> {
-  return new Promise((resolve) => {
-    const onData = (d: Buffer) => {
-      const m = pattern.exec(d.toString());
-      if (!m) return;
-      child.stderr?.off('data', onData);
-      resolve(m);
-    };
-    child.stderr?.on('data', onData);
-  });
-}
 
 async function allocation(child: ChildProcess, t: Target) {
   await load(t, 1);
@@ -304,7 +281,7 @@ async function main() {
       profiled.child.kill('SIGUSR2');
       await new Promise((r) => setTimeout(r, 100));
       const r = await load(t, Math.min(DURATION, 5));
-      const written = nextLine(profiled.child, /^HEAPPROF (\S+)/m);
+      const written = nextLine(profiled.child, /^HEAPPROF (\S+)/m, 120_000);
       profiled.child.kill('SIGUSR2');
       await written;
       rows.push(`| heap profile: ${out} | ${r.requests} requests | | | npx tsx bench/alloc-profile-top.ts ${path.relative(ROOT, out)} --requests ${r.requests} |`);

@@ -1,7 +1,6 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -14,6 +13,7 @@ import { openDatabase, type Database } from '../src/db/database.js';
 import { migrate } from '../src/db/migrate.js';
 import { createPrisma } from '../src/db/prisma.js';
 import { seedDatabase } from '../src/seed/seed.js';
+import { freePort, HOST, nextLine, ROOT, startFlags } from './common.js';
 import { profileSplit, renderSplit } from './profile.js';
 import { createContextFactory } from '../src/context/context.js';
 import { createLogger } from '../src/runtime/logger.js';
@@ -33,10 +33,7 @@ import { createLogger } from '../src/runtime/logger.js';
 //  4. tables and issue 27's targets on stdout and in BENCHMARKS.md (between the bench:results markers).
 // Everything it starts is stopped on exit, on error and on Ctrl-C.
 
-const ROOT = path.resolve(import.meta.dirname, '..');
-
 const REPORT = path.join(ROOT, 'BENCHMARKS.md');
-const HOST = '127.0.0.1';
 const SEED = 42;
 
 /** A wrong command line: said in one line, before anything is started. */
@@ -174,17 +171,6 @@ async function cannon(opts: AutocannonOptions) {
 // ---------------------------------------------------------------------------------------------
 // Helpers
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.on('error', reject);
-    s.listen(0, HOST, () => {
-      const a = s.address();
-      const port = typeof a === 'object' && a ? a.port : 0;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 /** What a child runs: compiled JavaScript as the service runs in production, or TypeScript through tsx. */
 interface Program {
@@ -222,23 +208,6 @@ function spawnPinned(core: number, program: Program, env: Record<string, string 
   return child;
 }
 
-/** Resolves with the first match of `pattern` in the child's stderr from now on. */
-function nextLine(child: ChildProcess, pattern: RegExp, timeoutMs = 10_000): Promise<RegExpExecArray> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      child.stderr?.off('data', onData);
-      reject(new Error(`no ${pattern} from the child within ${timeoutMs} ms`));
-    }, timeoutMs);
-    const onData = (d: Buffer) => {
-      const match = pattern.exec(d.toString());
-      if (!match) return;
-      clearTimeout(timer);
-      child.stderr?.off('data', onData);
-      resolve(match);
-    };
-    child.stderr?.on('data', onData);
-  });
-}
 
 async function waitForHttp(url: string, init: RequestInit, timeoutMs: number) {
   const deadline = Date.now() + timeoutMs;
@@ -586,17 +555,6 @@ async function soak(pid: number, seconds: number, targets: Scenario[]): Promise<
 
 const ALLOC_METER = ['--import', './bench/alloc-meter.mjs'];
 
-/**
- * The V8 flags `npm start` gives the service (package.json's start script): the service is
- * measured as it runs. The baselines and the peer get them too, so that every program runs on
- * the same Node settings.
- */
-function startFlags(): string[] {
-  const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
-  const match = /\bnode((?:\s+--\S+)*)\s+dist\/server\.js\b/.exec(pkg.scripts.start ?? '');
-  if (!match) throw new Error(`package.json's start script is not "node [--flags] dist/server.js": ${pkg.scripts.start}`);
-  return match[1]!.split(/\s+/).filter(Boolean);
-}
 const NODE_FLAGS = startFlags();
 
 interface Allocation {
