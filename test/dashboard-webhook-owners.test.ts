@@ -101,6 +101,12 @@ describe('webhook endpoints and the keys that registered them', () => {
     }
     expect((await app.sql.query(`SELECT count(*)::int AS n FROM "WebhookDelivery" WHERE "endpointId" = $1`, [endpointId])).rows[0].n).toBe(0);
 
+    // Disabled for failing before the key was revoked: still never enabled again.
+    await app.sql.query(`UPDATE "WebhookEndpoint" SET "disabledAt" = now() - interval '1 hour' WHERE id = $1`, [endpointId]);
+    expect(textOf((await client.get(`/dashboard/webhooks/${endpointId}`)).html)).toContain('the API key that registered it was revoked');
+    expect((await client.post(`/dashboard/webhooks/${endpointId}/enable`, {})).status).toBe(409);
+    expect((await app.sql.query(`SELECT "disabledAt" IS NOT NULL AS disabled FROM "WebhookEndpoint" WHERE id = $1`, [endpointId])).rows[0].disabled).toBe(true);
+
     // The owner can still delete it.
     await client.get(`/dashboard/webhooks/${endpointId}/delete`);
     expect((await client.post(`/dashboard/webhooks/${endpointId}/delete`, {})).status).toBe(303);

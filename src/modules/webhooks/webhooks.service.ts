@@ -64,7 +64,7 @@ type EndpointRecord = Prisma.WebhookEndpointGetPayload<{ select: typeof endpoint
 /** Why nothing is sent to an endpoint. */
 export type DisabledReason = 'FAILING' | 'KEY_REVOKED' | 'KEY_EXPIRED';
 
-/** An endpoint as its managers see it: its own disabling, or its key's end, whichever came first. */
+/** An endpoint as its managers see it: its key's end, or else its own disabling for failing. */
 export interface EndpointRow extends Omit<EndpointRecord, 'key'> {
   /** The key that registered it; null: the account's (made in the dashboard). */
   key: { id: string; name: string; prefix: string } | null;
@@ -79,15 +79,15 @@ function keyEnd(key: EndpointRecord['key'], now: Date): { at: Date; reason: Disa
   return null;
 }
 
+/** Its key's end outranks a failure: one can be enabled again, the other never. */
 function endpointRow(record: EndpointRecord, now: Date): EndpointRow {
   const { key, ...endpoint } = record;
   const ended = keyEnd(key, now);
-  const failing = endpoint.disabledAt && (!ended || endpoint.disabledAt <= ended.at);
   return {
     ...endpoint,
     key: key && { id: key.id, name: key.name, prefix: key.prefix },
-    disabledAt: failing ? endpoint.disabledAt : (ended?.at ?? null),
-    disabledReason: failing ? 'FAILING' : (ended?.reason ?? null),
+    disabledAt: ended?.at ?? endpoint.disabledAt,
+    disabledReason: ended?.reason ?? (endpoint.disabledAt ? 'FAILING' : null),
   };
 }
 
