@@ -18,8 +18,8 @@ import type { RevisionSource } from './revision.js';
 export interface CachedAnswer {
   status: number;
   body: string;
-  /** The ETag of `body`, kept with it: a hit answers If-None-Match without hashing. */
-  etag: string;
+  /** The ETag of `body` where the face sends one (REST), kept with it: a hit answers If-None-Match without hashing. */
+  etag?: string;
 }
 
 interface AnswerStore {
@@ -43,7 +43,7 @@ function memoryStore(maxBytes: number): AnswerStore {
       return entry.answer;
     },
     set(key, answer) {
-      const size = 2 * (key.length + answer.body.length + answer.etag.length) + 64;
+      const size = 2 * (key.length + answer.body.length + (answer.etag?.length ?? 0)) + 64;
       if (size > maxBytes / 4) return;
       const old = entries.get(key);
       if (old) bytes -= old.bytes;

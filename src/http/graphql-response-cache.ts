@@ -3,7 +3,6 @@ import type { ExecutionResult } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { ResponseCache } from '../cache/response-cache.js';
 import { fieldRulesOf } from '../graphql/field-rules.js';
-import { etagOf } from '../rest/caching.js';
 import type { RequestState } from './request-state.js';
 
 // The response cache on /graphql: a query's answer is kept whole, as the JSON text sent, and a
@@ -93,7 +92,7 @@ export function useGraphqlResponseCache(cache: ResponseCache, schema: GraphQLSch
           // An error may be the caller's or a moment's (a database away): never kept.
           if (result.errors?.length || result.extensions) return;
           const body = JSON.stringify(result);
-          lookup.keep({ status: 200, body, etag: etagOf(body) });
+          lookup.keep({ status: 200, body });
           setResult({ ...result, stringify: () => body } as SerializedResult);
         },
       };

@@ -7,8 +7,8 @@ import type { RestRoute } from './routes.js';
 // of the catalogue read without a key for as long as its route allows (`cache` in
 // src/rest/routes.ts), and private, always-revalidated caching of anything keyed.
 
-export function cacheControl(route: Pick<RestRoute, 'cache'>, caller: Caller): string {
-  if (caller.kind === 'key' || !route.cache) return 'private, no-cache';
+export function cacheControl(route: Pick<RestRoute, 'cache'>, caller: Caller | undefined): string {
+  if (caller?.kind === 'key' || !route.cache) return 'private, no-cache';
   return `public, max-age=${route.cache.publicMaxAge}`;
 }
 

@@ -7,7 +7,7 @@ import { AppError, asAppError, contractError, notFound, validationError } from '
 import { ILL_FORMED_MESSAGE, illFormedStringAt } from '../shared/validation.js';
 import { readLimited } from '../shared/request-body.js';
 import type { PaginationMeta } from '../shared/pagination.js';
-import type { ResponseCache } from '../cache/response-cache.js';
+import type { Lookup, ResponseCache } from '../cache/response-cache.js';
 import { cacheControl, conditionalJson } from './caching.js';
 import { pathPattern, withoutTrailingSlash } from '../shared/paths.js';
 import { errorResponse, jsonTextResponse, type SuccessBody } from './envelope.js';
@@ -131,7 +131,7 @@ export function createRestRouter({ schema, routes, maskError, responseCache }: R
     url: URL,
     ctx: ApiContext,
     pipeline: ReturnType<GetEnveloped>,
-    keep?: (answer: { status: number; body: string; etag: string }) => void,
+    keep?: Lookup['keep'],
   ) {
     // The fields' scopes first (they check them again as they run): a caller who may not use the
     // route learns nothing about its input.
@@ -205,7 +205,7 @@ export function createRestRouter({ schema, routes, maskError, responseCache }: R
         // nothing runs (the gate has already admitted and charged the request).
         const { actor } = state;
         const lookup = found.route.cacheable && responseCache ? await responseCache.lookup({ face: 'rest', operation: found.route.path, variables: requestText(url), caller: actor }) : null;
-        if (lookup?.hit) return conditionalJson(request, lookup.hit.status, lookup.hit.body, cacheControl(found.route, actor ?? { kind: 'anonymous', ip: '' }), lookup.hit.etag);
+        if (lookup?.hit) return conditionalJson(request, lookup.hit.status, lookup.hit.body, cacheControl(found.route, actor), lookup.hit.etag);
         // As Yoga does for /graphql: the request joins its state, which becomes the context.
         const pipeline = getEnveloped(Object.assign(state, { request }));
         const ctx = (await pipeline.contextFactory()) as ApiContext;
