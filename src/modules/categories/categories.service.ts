@@ -36,7 +36,7 @@ export async function listCategories<Q extends object>(ctx: ApiContext, input: C
   if (!page) return ctx.prisma.category.findMany({ ...query, where: categoryWhere(input), orderBy: categoryOrder });
   const window = pageWindow(page);
   if (!window) return [];
-  return findPage(ctx.prisma.category, { where: categoryWhere(input), orderBy: categoryOrder, ...window }, query);
+  return findPage(ctx.prisma, 'Category', ctx.prisma.category, { where: categoryWhere(input), orderBy: categoryOrder, ...window }, query);
 }
 
 export const countCategories = (ctx: ApiContext, input: CategoryListInput) =>

@@ -50,7 +50,7 @@ const ORDERS_NEWEST_FIRST: Prisma.OrderOrderByWithRelationInput[] = [{ createdAt
 export async function listOrders<Q extends object>(ctx: ApiContext, page: OrderPage, query: Q) {
   const window = pageWindow(page);
   if (!window) return [];
-  return findPage(ctx.prisma.order, { where: page.where, orderBy: ORDERS_NEWEST_FIRST, ...window }, query);
+  return findPage(ctx.prisma, 'Order', ctx.prisma.order, { where: page.where, orderBy: ORDERS_NEWEST_FIRST, ...window }, query);
 }
 
 export const countOrders = (ctx: ApiContext, page: OrderPage) => ctx.prisma.order.count({ where: page.where });

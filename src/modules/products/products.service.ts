@@ -74,7 +74,7 @@ export async function listProducts<Q extends object>(ctx: ApiContext, q: Product
   const window = pageWindow(page);
   if (!window) return [];
   if (q.searched) return searchedPage(ctx, q, window, query);
-  return findPage(ctx.prisma.product, { where: q.where, orderBy: q.orderBy, ...window }, query);
+  return findPage(ctx.prisma, 'Product', ctx.prisma.product, { where: q.where, orderBy: q.orderBy, ...window }, query);
 }
 
 /**

@@ -67,7 +67,7 @@ export async function supplierReviewPage(ctx: ApiContext, { id, ...input }: z.ou
 export async function listReviews<Q extends object>(ctx: ApiContext, page: ReviewPage, query: Q) {
   const window = pageWindow(page);
   if (!window) return [];
-  return findPage(ctx.prisma.review, { where: page.where, orderBy: page.orderBy, ...window }, query);
+  return findPage(ctx.prisma, 'Review', ctx.prisma.review, { where: page.where, orderBy: page.orderBy, ...window }, query);
 }
 
 export const countReviews = (ctx: ApiContext, page: ReviewPage) => ctx.prisma.review.count({ where: page.where });

@@ -49,7 +49,7 @@ export async function listSuppliers<Q extends object>(ctx: ApiContext, q: Suppli
   const window = pageWindow(page);
   if (!window) return [];
   if (q.sortBy !== 'products') {
-    return findPage(ctx.prisma.supplier, { where: q.where, orderBy: supplierOrders[q.sortBy], ...window }, query);
+    return findPage(ctx.prisma, 'Supplier', ctx.prisma.supplier, { where: q.where, orderBy: supplierOrders[q.sortBy], ...window }, query);
   }
   // Rank the matching suppliers by active product count in SQL, then load that page.
   const matching = await ctx.prisma.supplier.findMany({ where: q.where, select: { id: true } });

@@ -1,0 +1,131 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pageIdsSql, type PageQuery } from '../src/db/pages.js';
+import { createPrisma, type PrismaClient } from '../src/db/prisma.js';
+import { Prisma } from '../src/generated/prisma/client.js';
+import { productQuery, productSorts } from '../src/modules/products/products.service.js';
+import { money } from '../src/shared/money.js';
+import { createTestDatabase, type TestDatabase } from './helpers/db.js';
+import { testContexts } from './helpers/context.js';
+
+// An offset page's ids are read with a statement of our own when its filters and order are plain
+// column conditions (src/db/pages.ts): it must pick exactly the ids Prisma's findMany picks, for
+// every filter and order the lists use, on any page, ties included.
+
+let db: TestDatabase;
+let prisma: PrismaClient;
+let close: () => Promise<void>;
+let contexts: ReturnType<typeof testContexts>['contexts'];
+
+beforeAll(async () => {
+  db = await createTestDatabase('seeded');
+  prisma = createPrisma({ url: db.url, poolMax: 4 });
+  ({ contexts, close } = testContexts(prisma));
+});
+afterAll(async () => {
+  await close?.();
+  await prisma?.$disconnect();
+  await db?.drop();
+});
+
+type Delegate = { findMany(args: object): Promise<{ id: string }[]> };
+
+/** The ids of a page both ways: our statement's and Prisma's findMany's. */
+async function bothWays(model: Prisma.ModelName, page: PageQuery<unknown>) {
+  const sql = pageIdsSql(model, page);
+  expect(sql, `${model} ${JSON.stringify(page.where)} is written in SQL`).not.toBeNull();
+  const ours = await prisma.$queryRawUnsafe<{ id: string }[]>(sql!.text, ...sql!.values);
+  const delegate = (prisma as unknown as Record<string, Delegate>)[model[0]!.toLowerCase() + model.slice(1)]!;
+  const theirs = await delegate.findMany({ where: page.where, orderBy: page.orderBy, select: { id: true }, skip: page.skip, take: page.take });
+  return { ours: ours.map((r) => r.id), theirs: theirs.map((r) => r.id) };
+}
+
+/** Windows from the first page to past the end. */
+const WINDOWS = [
+  { skip: 0, take: 12 },
+  { skip: 12, take: 12 },
+  { skip: 37, take: 50 },
+  { skip: 400, take: 100 },
+  { skip: 1_000_000, take: 10 },
+];
+
+describe('a page of products read by our statement is the page Prisma reads', () => {
+  it('for every sort and every filter of the product list', async () => {
+    const ctx = contexts.forApi({ anonymous: () => ({ kind: 'anonymous', ip: '127.0.0.1' }), idempotencyKey: null });
+    const [category] = await prisma.$queryRawUnsafe<{ id: string }[]>(
+      `SELECT c.id FROM "Category" c WHERE c."parentId" IS NULL AND EXISTS (SELECT 1 FROM "Category" k JOIN "Product" p ON p."categoryId" = k.id WHERE k."parentId" = c.id) LIMIT 1`,
+    );
+    const [top] = await prisma.$queryRawUnsafe<{ supplierId: string }[]>(
+      `SELECT "supplierId" FROM "Product" GROUP BY 1 ORDER BY count(*) DESC LIMIT 1`,
+    );
+    const categoryId = category!.id;
+    const supplierId = top!.supplierId;
+    const filters = [
+      {},
+      { categoryId },
+      { supplierId },
+      { minPrice: money('20'), maxPrice: money('400.50') },
+      { featured: true },
+      { categoryId, minPrice: money('5'), featured: false },
+    ];
+    let compared = 0;
+    for (const sortBy of productSorts) {
+      for (const filter of filters) {
+        const q = await productQuery(ctx, { ...filter, sortBy });
+        for (const window of WINDOWS) {
+          const { ours, theirs } = await bothWays('Product', { where: q.where, orderBy: q.orderBy, ...window });
+          expect(ours, `${sortBy} ${JSON.stringify(filter)} ${JSON.stringify(window)}`).toEqual(theirs);
+          compared += ours.length;
+        }
+      }
+    }
+    expect(compared).toBeGreaterThan(1000);
+  });
+
+  it('with ties in the order (many products share a price): the id breaks them the same way', async () => {
+    await prisma.$executeRawUnsafe(`UPDATE "Product" SET price = 42 WHERE id IN (SELECT id FROM "Product" ORDER BY id DESC LIMIT 60)`);
+    const page = { where: { AND: [{ isActive: true }, { price: { gte: new Prisma.Decimal(42), lte: new Prisma.Decimal(42) } }] }, orderBy: [{ price: 'asc' }, { id: 'asc' }] };
+    for (const window of [{ skip: 5, take: 20 }, { skip: 40, take: 30 }]) {
+      const { ours, theirs } = await bothWays('Product', { ...page, ...window });
+      expect(ours.length).toBeGreaterThan(0);
+      expect(ours).toEqual(theirs);
+    }
+  });
+});
+
+describe('the other lists', () => {
+  it('categories, suppliers, reviews and orders: equality, null, in and enum conditions', async () => {
+    const cases: [Prisma.ModelName, PageQuery<unknown>][] = [
+      ['Category', { where: { isActive: true, parentId: null }, orderBy: [{ order: 'asc' }, { id: 'asc' }], skip: 2, take: 5 }],
+      ['Category', { where: { isActive: true }, orderBy: [{ order: 'asc' }, { id: 'asc' }], skip: 7, take: 10 }],
+      ['Supplier', { where: { AND: [{ isActive: true }] }, orderBy: [{ rating: 'desc' }, { id: 'asc' }], skip: 3, take: 4 }],
+      ['Supplier', { where: { isActive: true, verified: true }, orderBy: [{ companyName: 'asc' }, { id: 'asc' }], skip: 1, take: 3 }],
+      ['Review', { where: { rating: { in: undefined }, product: undefined }, orderBy: [{ createdAt: 'desc' }, { id: 'asc' }], skip: 10, take: 20 }],
+      ['Review', { where: { rating: 5 }, orderBy: [{ rating: 'desc' }, { createdAt: 'desc' }, { id: 'asc' }], skip: 4, take: 8 }],
+      ['Order', { where: { status: { in: ['PENDING', 'CONFIRMED'] } }, orderBy: [{ createdAt: 'desc' }, { id: 'asc' }], skip: 1, take: 5 }],
+      ['Order', { where: { status: 'CANCELLED' }, orderBy: [{ createdAt: 'desc' }, { id: 'asc' }], skip: 1, take: 5 }],
+    ];
+    for (const [model, page] of cases) {
+      const { ours, theirs } = await bothWays(model, page);
+      expect(ours, `${model} ${JSON.stringify(page)}`).toEqual(theirs);
+    }
+  });
+
+  it('leaves to Prisma what is more than plain column conditions', () => {
+    const orderBy = [{ createdAt: 'desc' }, { id: 'asc' }];
+    const window = { skip: 10, take: 10 };
+    for (const where of [
+      { OR: [{ isActive: true }] },
+      { NOT: { isActive: false } },
+      { supplier: { verified: true } },
+      { searchText: { contains: 'x' } },
+      { name: { equals: 'x', mode: 'insensitive' } },
+      { createdAt: { gte: new Date() } },
+      { nonexistent: 1 },
+      { price: { in: [new Prisma.Decimal(1)] } },
+    ]) {
+      expect(pageIdsSql('Product', { where, orderBy, ...window }), JSON.stringify(where)).toBeNull();
+    }
+    expect(pageIdsSql('Product', { where: {}, orderBy: [{ supplier: { companyName: 'asc' } }], ...window })).toBeNull();
+    expect(pageIdsSql('Product', { where: {}, orderBy: [{ _relevance: { fields: ['name'], search: 'x', sort: 'asc' } }], ...window })).toBeNull();
+  });
+});
