@@ -98,6 +98,7 @@ export async function createApp({ prisma, databaseUrl, logger, config, now, ...i
   await store.waitUntilReady();
   const metrics = createMetrics(store, () => poolStats(prisma), () => outboxBacklog(prisma));
   const webhookPolicy = webhookPolicyOf(config);
+  const listTotals = createListTotals(prisma, (error) => logger.error({ err: error }, 'saving list totals failed'));
   // The one context factory of every face this process serves (API, dashboard, webhook worker).
   const contexts = createContextFactory(
     { prisma, logger, webhookPolicy, now },
@@ -106,7 +107,7 @@ export async function createApp({ prisma, databaseUrl, logger, config, now, ...i
       // event's reader would be answered over the API.
       events: (factory) => createOutbox(createRepresentation(schema, factory.forEvent)),
       limitField: createFieldLimiter(createFieldRateLimiter(store, { now }), { createOrder: { max: config.ORDER_CREATE_LIMIT, windowMs: 60_000, unit: 'orders' } }),
-      listTotals: createListTotals(prisma),
+      listTotals,
       cursors: cursorSealSource(config.CURSOR_SECRETS, prisma),
     },
   );
@@ -243,6 +244,7 @@ export async function createApp({ prisma, databaseUrl, logger, config, now, ...i
           await keyCache.close();
           await responseCache?.close();
           await lastUsed.stop();
+          await listTotals.close();
           if (!injected.usage) await usage.stop();
           if (!injected.rateLimitStore) await store.close();
         },

@@ -17,17 +17,22 @@ import type { RateLimitStore } from '../../src/ratelimit/store.js';
  */
 export function testContexts(prisma: PrismaClient): { contexts: ContextFactory; store: RateLimitStore; close: () => Promise<void> } {
   const store = createRateLimitStore({});
+  const listTotals = createListTotals(prisma);
   const contexts = createContextFactory(
     { prisma, logger: pino({ level: 'silent' }), webhookPolicy: { allowPrivate: true, requireHttps: false } },
     {
       events: (factory) => createOutbox(createRepresentation(schema, factory.forEvent)),
       limitField: createFieldLimiter(createFieldRateLimiter(store), { createOrder: { max: 1000, windowMs: 60_000, unit: 'orders' } }),
-      listTotals: createListTotals(prisma),
+      listTotals,
       // The app's own: the secret kept in the database.
       cursors: cursorSealSource(undefined, prisma),
     },
   );
-  return { contexts, store, close: () => store.close() };
+  const close = async () => {
+    await listTotals.close();
+    await store.close();
+  };
+  return { contexts, store, close };
 }
 
 /** The operator's context over `prisma` (the keys CLI's), for tests that call account services directly. */

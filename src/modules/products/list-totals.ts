@@ -16,7 +16,9 @@ import type { TotalsOfRequest } from '../../context/context.js';
 // whichever instance or tool made the change, at the price of reading a few log rows.
 //
 // Totals are kept in memory and saved in "ListTotal", so another instance, or this one after a
-// restart, carries them on instead of counting again. A count is needed only for a filter never
+// restart, carries them on instead of counting again. Saving is out of the request's way: a GET
+// writes nothing itself (it may be served by a read replica); the totals it brought up to date
+// are written together every FLUSH_MS, and when the service stops. A count is needed only for a filter never
 // counted before, or when the log no longer reaches back to the kept revision (it keeps the last
 // 1,000 revisions; a statement changing more than 1,000 products is not logged at all).
 //
@@ -26,6 +28,10 @@ import type { TotalsOfRequest } from '../../context/context.js';
 export interface ListTotals {
   /** A view for one request: the revision is read once, however many totals it asks for. */
   forRequest(): TotalsOfRequest;
+  /** Saves the totals not saved yet (waits for a save under way). */
+  flush(): Promise<void>;
+  /** Stops the periodic save, after a last one. */
+  close(): Promise<void>;
 }
 
 /** Where the catalogue is: its lineage, its revision, and how far back its change log reaches. */
@@ -47,6 +53,8 @@ const MAX_KEPT = 10_000;
 /** Saved totals not brought up to date for this long are deleted (every SAVES_PER_PRUNE saves). */
 const SAVED_FOR_MS = 24 * 60 * 60 * 1000;
 const SAVES_PER_PRUNE = 1_000;
+/** How often the totals brought up to date since the last save are saved, together. */
+export const FLUSH_MS = 1_000;
 
 interface CatalogueRow {
   epoch: string;
@@ -64,9 +72,12 @@ const toCatalogue = (rows: CatalogueRow[]): Catalogue | null => {
 
 const keyOf = (conditions: ListedCondition[]) => createHash('sha256').update(JSON.stringify(conditions)).digest('base64url');
 
-export function createListTotals(prisma: PrismaClient): ListTotals {
+export function createListTotals(prisma: PrismaClient, log: (error: unknown) => void = () => undefined): ListTotals {
   const kept = new LRUCache<string, Kept>({ max: MAX_KEPT });
   const pending = new Map<string, Promise<number>>();
+  /** Totals brought up to date and not saved yet, by key (the newest of each). */
+  let unsaved = new Map<string, Kept>();
+  let saving: Promise<void> = Promise.resolve();
   let saves = 0;
 
   // null when the row is missing (a database not migrated by us): every total is counted then.
@@ -95,22 +106,43 @@ export function createListTotals(prisma: PrismaClient): ListTotals {
   const loadSaved = (key: string): Promise<Kept | null> =>
     prisma.listTotal.findUnique({ where: { key }, select: { epoch: true, revision: true, total: true } });
 
-  // A slower instance never overwrites a newer total with an older one. A saved total is only a
-  // cache: one lost in a crash costs a count, so the save does not wait for the disk.
-  const save = async (key: string, k: Kept) => {
-    await prisma.$transaction([
-      prisma.$executeRawUnsafe('SET LOCAL synchronous_commit = off'),
-      prisma.$executeRaw`
-        INSERT INTO "ListTotal" ("key", "epoch", "revision", "total", "savedAt")
-        VALUES (${key}, ${k.epoch}::uuid, ${k.revision}, ${k.total}, now())
-        ON CONFLICT ("key") DO UPDATE SET "epoch" = EXCLUDED."epoch", "revision" = EXCLUDED."revision",
-          "total" = EXCLUDED."total", "savedAt" = EXCLUDED."savedAt"
-        WHERE "ListTotal"."epoch" <> EXCLUDED."epoch" OR "ListTotal"."revision" < EXCLUDED."revision"`,
-    ]);
-    if (++saves % SAVES_PER_PRUNE === 0) {
+  // One statement for every unsaved total (no transaction around it: it may land between a
+  // request's statements). A slower instance never overwrites a newer total with an older one. A
+  // saved total is only a cache: one lost in a crash costs a count, so the save does not wait for
+  // the disk (synchronous_commit off for this statement's own transaction).
+  const saveAll = async (totals: Map<string, Kept>) => {
+    const rows = [...totals];
+    await prisma.$executeRawUnsafe(
+      `INSERT INTO "ListTotal" ("key", "epoch", "revision", "total", "savedAt")
+       SELECT s.k, s.e::uuid, s.r::bigint, s.t, now()
+         FROM unnest($1::text[], $2::text[], $3::text[], $4::int[]) AS s(k, e, r, t)
+         CROSS JOIN (SELECT set_config('synchronous_commit', 'off', true)) AS no_wait
+       ON CONFLICT ("key") DO UPDATE SET "epoch" = EXCLUDED."epoch", "revision" = EXCLUDED."revision",
+         "total" = EXCLUDED."total", "savedAt" = EXCLUDED."savedAt"
+       WHERE "ListTotal"."epoch" <> EXCLUDED."epoch" OR "ListTotal"."revision" < EXCLUDED."revision"`,
+      rows.map(([key]) => key),
+      rows.map(([, k]) => k.epoch),
+      rows.map(([, k]) => String(k.revision)),
+      rows.map(([, k]) => k.total),
+    );
+    saves += rows.length;
+    if (saves >= SAVES_PER_PRUNE) {
+      saves = 0;
       await prisma.listTotal.deleteMany({ where: { savedAt: { lt: new Date(Date.now() - SAVED_FOR_MS) } } });
     }
   };
+
+  const flush = () => {
+    saving = saving.then(async () => {
+      if (!unsaved.size) return;
+      const totals = unsaved;
+      unsaved = new Map();
+      await saveAll(totals).catch(log);
+    });
+    return saving;
+  };
+  const timer = setInterval(() => void flush(), FLUSH_MS);
+  timer.unref();
 
   /** A kept total the change log can bring up to date, or null. */
   const carriable = (k: Kept | null | undefined, now: Catalogue) =>
@@ -131,7 +163,7 @@ export function createListTotals(prisma: PrismaClient): ListTotals {
       current = { epoch: at.epoch, revision: at.revision, total };
     }
     kept.set(key, current);
-    if (current !== base) await save(key, current);
+    if (current !== base) unsaved.set(key, current);
     return current.total;
   };
 
@@ -150,6 +182,11 @@ export function createListTotals(prisma: PrismaClient): ListTotals {
   };
 
   return {
+    flush,
+    async close() {
+      clearInterval(timer);
+      await flush();
+    },
     forRequest() {
       let catalogue: Promise<Catalogue | null> | undefined;
       return {
