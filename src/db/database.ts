@@ -5,6 +5,11 @@ import { startEmbeddedPostgres } from './embedded.js';
 export interface Database {
   /** Connection URL of the application database. Carries the password: never log it. */
   url: string;
+  /**
+   * A session connection to the same database (DATABASE_DIRECT_URL, else `url`), for what needs
+   * one: migrations, LISTEN, the demo data. Carries the password: never log it.
+   */
+  directUrl: string;
   /** True when the database is the embedded server under DATA_DIR. */
   embedded: boolean;
   /** Stops the embedded server if this process started it; otherwise does nothing. Idempotent. */
@@ -21,8 +26,12 @@ export const EMBEDDED_DATABASE_NAME = 'marketplace';
  */
 export async function openDatabase(config: Config, opts: { log?: (msg: string) => void } = {}): Promise<Database> {
   if (config.DATABASE_URL) {
-    await checkDatabaseUrl(config.DATABASE_URL);
-    return { url: config.DATABASE_URL, embedded: false, close: async () => undefined };
+    const directUrl = config.DATABASE_DIRECT_URL ?? config.DATABASE_URL;
+    await Promise.all([
+      checkDatabaseUrl(config.DATABASE_URL, 'DATABASE_URL'),
+      directUrl !== config.DATABASE_URL ? checkDatabaseUrl(directUrl, 'DATABASE_DIRECT_URL') : undefined,
+    ]);
+    return { url: config.DATABASE_URL, directUrl, embedded: false, close: async () => undefined };
   }
   const server = await startEmbeddedPostgres({
     dataDir: config.DATA_DIR,
@@ -36,10 +45,11 @@ export async function openDatabase(config: Config, opts: { log?: (msg: string) =
     await server.stop();
     throw err;
   }
-  return { url: server.url(EMBEDDED_DATABASE_NAME), embedded: true, close: () => server.stop() };
+  const url = server.url(EMBEDDED_DATABASE_NAME);
+  return { url, directUrl: url, embedded: true, close: () => server.stop() };
 }
 
-/** DATABASE_URL names a server this process cannot use: the message says which (password hidden) and why. */
+/** DATABASE_URL (or DATABASE_DIRECT_URL) names a server this process cannot use: the message says which (password hidden) and why. */
 export class DatabaseUrlError extends Error {
   override name = 'DatabaseUrlError';
 }
@@ -51,7 +61,7 @@ const CONNECT_TIMEOUT_MS = 10_000;
  * a refused password or a missing database is one line naming DATABASE_URL and the cause rather
  * than whichever stack the first query happens to throw.
  */
-async function checkDatabaseUrl(url: string): Promise<void> {
+async function checkDatabaseUrl(url: string, name: 'DATABASE_URL' | 'DATABASE_DIRECT_URL'): Promise<void> {
   const client = new pg.Client({ connectionString: url });
   // A connection error after the attempt was given up must not become an unhandled 'error' event.
   client.on('error', () => undefined);
@@ -62,7 +72,7 @@ async function checkDatabaseUrl(url: string): Promise<void> {
   try {
     await Promise.race([client.connect().then(() => client.query('SELECT 1')), timedOut]);
   } catch (error) {
-    throw new DatabaseUrlError(`DATABASE_URL ${redactedUrl(url)}: ${connectionFailure(error)}`);
+    throw new DatabaseUrlError(`${name} ${redactedUrl(url)}: ${connectionFailure(error)}`);
   } finally {
     clearTimeout(timer);
     void client.end().catch(() => undefined);
