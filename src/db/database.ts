@@ -1,4 +1,6 @@
+import crypto from 'node:crypto';
 import pg from 'pg';
+import { confirmHearing, DeafListenerError } from './listen-check.js';
 import type { Config } from '../runtime/config.js';
 import { startEmbeddedPostgres } from './embedded.js';
 
@@ -27,10 +29,12 @@ export const EMBEDDED_DATABASE_NAME = 'marketplace';
 export async function openDatabase(config: Config, opts: { log?: (msg: string) => void } = {}): Promise<Database> {
   if (config.DATABASE_URL) {
     const directUrl = config.DATABASE_DIRECT_URL ?? config.DATABASE_URL;
+    const directName = config.DATABASE_DIRECT_URL ? 'DATABASE_DIRECT_URL' : 'DATABASE_URL';
     await Promise.all([
       checkDatabaseUrl(config.DATABASE_URL, 'DATABASE_URL'),
       directUrl !== config.DATABASE_URL ? checkDatabaseUrl(directUrl, 'DATABASE_DIRECT_URL') : undefined,
     ]);
+    await checkSession(directUrl, directName);
     return { url: config.DATABASE_URL, directUrl, embedded: false, close: async () => undefined };
   }
   const server = await startEmbeddedPostgres({
@@ -75,6 +79,35 @@ async function checkDatabaseUrl(url: string, name: 'DATABASE_URL' | 'DATABASE_DI
     throw new DatabaseUrlError(`${name} ${redactedUrl(url)}: ${connectionFailure(error)}`);
   } finally {
     clearTimeout(timer);
+    void client.end().catch(() => undefined);
+  }
+}
+
+/**
+ * The direct connection must be a session of its own: migrations hold an advisory lock across
+ * statements (through a transaction pooler it would be taken on one server connection and
+ * released on another, or never), and LISTEN hears nothing through one. A transaction pooler is
+ * told apart the way that matters: a notification sent to a LISTEN made through it never arrives.
+ */
+async function checkSession(url: string, name: 'DATABASE_URL' | 'DATABASE_DIRECT_URL'): Promise<void> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
+  client.on('error', () => undefined);
+  const channel = `session_check_${crypto.randomBytes(6).toString('hex')}`;
+  try {
+    await client.connect();
+    await client.query(`LISTEN ${channel}`);
+    await confirmHearing(client, url, channel, { connectMs: CONNECT_TIMEOUT_MS });
+  } catch (error) {
+    if (!(error instanceof DeafListenerError)) throw new DatabaseUrlError(`${name} ${redactedUrl(url)}: ${connectionFailure(error)}`);
+    const fix =
+      name === 'DATABASE_URL'
+        ? 'set DATABASE_DIRECT_URL to the PostgreSQL server itself (or a session-mode pooler) and keep DATABASE_URL on the pooler'
+        : 'point DATABASE_DIRECT_URL at the PostgreSQL server itself (or a session-mode pooler)';
+    throw new DatabaseUrlError(
+      `${name} ${redactedUrl(url)} is not a session connection: a LISTEN through it heard nothing (a transaction pooler, such as PgBouncer with pool_mode = transaction?). ` +
+        `Migrations and LISTEN need a session: ${fix}`,
+    );
+  } finally {
     void client.end().catch(() => undefined);
   }
 }

@@ -134,6 +134,8 @@ const pools = new WeakMap<PrismaClient, pg.Pool>();
 
 /** PostgreSQL's CancelRequest code (protocol 3): 1234 << 16 | 5678. */
 const CANCEL_REQUEST_CODE = 80877102;
+/** The longest a cancel request's connection is kept open waiting for the server to close it. */
+const CANCEL_LINGER_MS = 10_000;
 
 /**
  * Asks the server (or the pooler, which passes it on) to cancel what `client` is running: a
@@ -153,7 +155,12 @@ function cancelRunningStatement(client: pg.Client, connectMs: number): void {
     message.writeInt32BE(CANCEL_REQUEST_CODE, 4);
     message.writeInt32BE(processID, 8);
     message.writeInt32BE(secretKey, 12);
-    socket.end(message);
+    // Then wait for the other side to close, as libpq does: PgBouncer 1.18 crashes when the
+    // requester hangs up while it is still passing the request on.
+    socket.setTimeout(CANCEL_LINGER_MS, () => socket.destroy());
+    socket.on('end', () => socket.destroy());
+    socket.resume();
+    socket.write(message);
   });
 }
 
