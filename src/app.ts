@@ -50,8 +50,14 @@ export interface ServerContext extends RequestState {
 
 export interface AppDeps {
   prisma: PrismaClient;
-  /** The database behind `prisma`, for the readiness probe's migration check. */
+  /** The database behind `prisma` (DATABASE_URL: the server, or a transaction pooler in front of it). */
   databaseUrl: string;
+  /**
+   * A session connection to the same database (DATABASE_DIRECT_URL; default `databaseUrl`), for
+   * what a transaction pooler cannot carry: LISTEN (key changes, the outbox) and the readiness
+   * probe's migration check.
+   */
+  directUrl?: string;
   logger: Logger;
   config: Config;
   /** Clock of the rate-limit windows and of the usage hours, Unix ms (default Date.now); tests pass a manual one. */
@@ -79,7 +85,7 @@ const WEBHOOK_POOL_MAX = 3;
  * Builds the whole HTTP surface: /graphql (with GraphiQL) and the REST adapter under /api, both
  * behind one gate (authentication, rate limits). `app.dispose()` releases what it holds.
  */
-export async function createApp({ prisma, databaseUrl, logger, config, now, ...injected }: AppDeps): Promise<App> {
+export async function createApp({ prisma, databaseUrl, directUrl = databaseUrl, logger, config, now, ...injected }: AppDeps): Promise<App> {
   const overload = createOverloadLog(logger);
   const maskError = createMaskError(logger, overload);
 
@@ -121,10 +127,10 @@ export async function createApp({ prisma, databaseUrl, logger, config, now, ...i
       now,
     });
   const keyCache = createKeyCache<CheckedKey>({
-    databaseUrl,
+    databaseUrl: directUrl,
     maxAgeMs: config.KEY_CACHE_SECONDS * 1000,
     connectMs: DB_TIMEOUTS.connectMs,
-    onEvent: (e) => (e.type === 'listening' ? logger.info(e.message) : logger.warn(e.message)),
+    onEvent: (e) => (e.type === 'listening' ? logger.info(e.message) : e.type === 'unheard' ? logger.error(e.message) : logger.warn(e.message)),
   });
   // As with the store: keep keys from the first request, not only once the listener is up.
   await keyCache.ready;
@@ -160,7 +166,7 @@ export async function createApp({ prisma, databaseUrl, logger, config, now, ...i
   const webhookPrisma = config.WEBHOOK_WORKER ? createPrisma({ url: databaseUrl, poolMax: WEBHOOK_POOL_MAX }) : undefined;
   const webhooks = webhookPrisma && startWebhookWorker({
     ctx: contexts.forSystem('webhook worker', webhookPrisma),
-    databaseUrl,
+    databaseUrl: directUrl,
     metrics: { attempt: (outcome) => metrics.webhookAttempts.inc({ outcome }), finished: (outcome) => metrics.webhookDeliveries.inc({ outcome }) },
     retrySchedule: config.WEBHOOK_RETRY_SCHEDULE,
     timeoutMs: config.WEBHOOK_TIMEOUT_SECONDS * 1000,
@@ -184,7 +190,7 @@ export async function createApp({ prisma, databaseUrl, logger, config, now, ...i
         })
       : undefined;
   const rest = createRestRouter({ schema, routes: restRoutes, maskError, responseCache });
-  const health = createHealthHandler({ prisma, databaseUrl, logger });
+  const health = createHealthHandler({ prisma, databaseUrl: directUrl, logger });
   const routes = createRouteTable({
     health,
     metrics: async () => new Response(await metrics.registry.metrics(), { headers: { 'content-type': metrics.registry.contentType } }),

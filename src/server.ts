@@ -37,13 +37,14 @@ async function main() {
   let demoKey: DemoKey | undefined;
   let app: Awaited<ReturnType<typeof createApp>>;
   try {
-    const { applied } = await migrate(db.url, { log: (msg) => logger.info(msg) });
+    // Migrations hold an advisory lock for their whole run: a session, so the direct connection.
+    const { applied } = await migrate(db.directUrl, { log: (msg) => logger.info(msg) });
     if (applied.length) logger.info({ migrations: applied }, 'migrations applied');
     if (config.DEMO_DATA && (await prisma.product.count({ take: 1 })) === 0) {
       logger.info({ seed: config.SEED, products: config.SEED_PRODUCTS }, 'empty catalogue: seeding the demo data');
       const started = Date.now();
       const { seedDatabase, createApiKey, SELF_SERVICE_SCOPES } = await loadDemoModules();
-      await seedDatabase(db.url, { seed: config.SEED, products: config.SEED_PRODUCTS });
+      await seedDatabase(db.directUrl, { seed: config.SEED, products: config.SEED_PRODUCTS });
       logger.info({ ms: Date.now() - started }, 'demo data seeded');
       // One Pro key with the self-service scopes: a newcomer can try every endpoint.
       const scopes = SELF_SERVICE_SCOPES;
@@ -52,7 +53,7 @@ async function main() {
       const { key } = await createApiKey(system, { owner: DEMO_KEY_OWNER, plan: 'PRO', scopes, name: 'demo key (first start)' });
       demoKey = { key, owner: DEMO_KEY_OWNER, scopes };
     }
-    app = await createApp({ prisma, databaseUrl: db.url, logger, config });
+    app = await createApp({ prisma, databaseUrl: db.url, directUrl: db.directUrl, logger, config });
     await closeServer(reserved.server);
   } catch (error) {
     await closeServer(reserved.server);

@@ -6,10 +6,14 @@
 // own connection. PostgreSQL delivers a notification to every listener as the change commits.
 // While this instance is not listening (starting, connection lost, reconnecting) it keeps
 // nothing, so a change it could miss cannot leave a stale key behind. An age limit is a last
-// resort against a connection that died without saying so.
+// resort against a connection that died without saying so. The connection must be a session
+// (DATABASE_DIRECT_URL): one through a transaction pooler hears nothing, which the listener finds
+// out by sending itself a probe after LISTEN (src/db/listen-check.ts); it then keeps nothing,
+// says so, and tries again later.
 
 import { LRUCache } from 'lru-cache';
 import pg from 'pg';
+import { confirmHearing, DeafListenerError, isProbe } from '../db/listen-check.js';
 
 /** The channel the "ApiKey" trigger notifies: a key's hash, or '*' for every key. */
 export const KEY_CHANGED_CHANNEL = 'api_key_changed';
@@ -20,14 +24,17 @@ const FIRST_RETRY_MS = 1000;
 const MAX_RETRY_MS = 30_000;
 
 export interface KeyCacheOptions {
-  /** The database to LISTEN on (a connection of its own, outside the pool). */
+  /** The database to LISTEN on (a session connection of its own, outside the pool: DATABASE_DIRECT_URL). */
   databaseUrl: string;
   /** The longest a key is kept without being read again, in ms; 0 keeps nothing (and opens no connection). */
   maxAgeMs: number;
   /** How long opening the connection may take, in ms (a database that accepts and never answers). */
   connectMs: number;
-  /** Told when the cache starts or stops listening, with a message for the log. */
-  onEvent?: (event: { type: 'listening' | 'lost'; message: string }) => void;
+  /**
+   * Told when the cache starts or stops listening, with a message for the log; `unheard` when
+   * LISTEN was accepted but its probe never arrived (a transaction pooler): a configuration error.
+   */
+  onEvent?: (event: { type: 'listening' | 'lost' | 'unheard'; message: string }) => void;
 }
 
 export interface KeyCache<T extends { id: string }> {
@@ -55,6 +62,8 @@ export function createKeyCache<T extends { id: string }>({
   let retry: NodeJS.Timeout | undefined;
   let closed = maxAgeMs <= 0;
   let nextRetryMs = FIRST_RETRY_MS;
+  // Said once until the cache listens again, not at every retry.
+  let saidUnheard = false;
 
   function forget(hash: string) {
     generation++;
@@ -75,31 +84,37 @@ export function createKeyCache<T extends { id: string }>({
     const connection = new pg.Client({ connectionString: databaseUrl, keepAlive: true, connectionTimeoutMillis: connectMs });
     client = connection;
     let ended = false;
-    const drop = (reason: string) => {
+    const drop = (reason: string, unheard = false) => {
       if (ended) return;
       ended = true;
       lost(reason);
+      if (unheard && !saidUnheard) {
+        saidUnheard = true;
+        onEvent?.({ type: 'unheard', message: `API key cache off: ${reason}; every request reads its key from the database until it hears` });
+      }
       connection.end().catch(() => undefined);
       if (closed) return;
       retry = setTimeout(() => void listen(), nextRetryMs).unref();
       nextRetryMs = Math.min(nextRetryMs * 2, MAX_RETRY_MS);
     };
     connection.on('notification', (n) => {
-      if (n.channel === KEY_CHANGED_CHANNEL) forget(n.payload || '*');
+      if (n.channel === KEY_CHANGED_CHANNEL && !isProbe(n.payload)) forget(n.payload || '*');
     });
     connection.on('error', (error) => drop(error.message));
     connection.on('end', () => drop('the connection ended'));
     try {
       await connection.connect();
       await connection.query(`LISTEN ${KEY_CHANGED_CHANNEL}`);
+      await confirmHearing(connection, databaseUrl, KEY_CHANGED_CHANNEL, { connectMs });
     } catch (error) {
-      drop(error instanceof Error ? error.message : String(error));
+      drop(error instanceof Error ? error.message : String(error), error instanceof DeafListenerError);
       return;
     }
     if (ended || closed) return;
     // Loads that began before LISTEN took effect may have missed a change: they are not kept.
     generation++;
     listening = true;
+    saidUnheard = false;
     nextRetryMs = FIRST_RETRY_MS;
     onEvent?.({ type: 'listening', message: 'API key cache on: listening for key changes' });
   }

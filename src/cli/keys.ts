@@ -287,7 +287,7 @@ async function main(argv: readonly string[], io: Output): Promise<void> {
   const config = loadConfig();
   const log = ['info', 'debug', 'trace'].includes(config.LOG_LEVEL) ? io.log : () => undefined;
 
-  await withMigratedDatabase(config, { log, interrupted: { say: io.log, message: 'Interrupted.' } }, async (url) => {
+  await withMigratedDatabase(config, { log, interrupted: { say: io.log, message: 'Interrupted.' } }, async ({ url }) => {
     const prisma = createPrisma({ url, poolMax: 1 });
     // The operator's context; stdout holds the result alone, so the services' logger says nothing.
     const operator = createContextFactory({ prisma, logger: createLogger('silent'), webhookPolicy: webhookPolicyOf(config) }).forOperator();

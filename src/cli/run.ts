@@ -48,10 +48,11 @@ export interface CliDatabaseOptions {
 }
 
 /**
- * Runs `work` on the database the server would use (same environment), migrated first. Ctrl-C
+ * Runs `work` on the database the server would use (same environment), migrated first (through
+ * the direct connection: the migrations hold a session's advisory lock). Ctrl-C
  * or SIGTERM meanwhile stops an embedded server this process started rather than orphaning it.
  */
-export async function withMigratedDatabase<T>(config: Config, opts: CliDatabaseOptions, work: (url: string) => Promise<T>): Promise<T> {
+export async function withMigratedDatabase<T>(config: Config, opts: CliDatabaseOptions, work: (db: { url: string; directUrl: string }) => Promise<T>): Promise<T> {
   const db = await openDatabase(config, { log: opts.log });
   const interrupt = () => {
     opts.interrupted.before?.();
@@ -61,9 +62,9 @@ export async function withMigratedDatabase<T>(config: Config, opts: CliDatabaseO
   process.once('SIGINT', interrupt);
   process.once('SIGTERM', interrupt);
   try {
-    const { applied } = await migrate(db.url, { log: opts.log });
+    const { applied } = await migrate(db.directUrl, { log: opts.log });
     if (applied.length > 0) opts.log(`Applied ${applied.length} migration(s).`);
-    return await work(db.url);
+    return await work({ url: db.url, directUrl: db.directUrl });
   } finally {
     process.off('SIGINT', interrupt);
     process.off('SIGTERM', interrupt);

@@ -88,8 +88,9 @@ async function main(argv: readonly string[]): Promise<void> {
   // Ctrl-C mid-run: what is committed stays, and the next run resumes.
   const interrupted = { say: log, message: 'Interrupted; run the same command again to resume.', before: stopBar };
   try {
-    await withMigratedDatabase(config, { log, interrupted }, async (url) => {
-      const summary = await seedDatabase(url, {
+    await withMigratedDatabase(config, { log, interrupted }, async ({ directUrl }) => {
+      // The seed holds an advisory lock and session settings: the direct connection.
+      const summary = await seedDatabase(directUrl, {
         seed,
         products,
         onProgress: (done, total) => {

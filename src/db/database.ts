@@ -1,10 +1,17 @@
+import crypto from 'node:crypto';
 import pg from 'pg';
+import { confirmHearing, DeafListenerError } from './listen-check.js';
 import type { Config } from '../runtime/config.js';
 import { startEmbeddedPostgres } from './embedded.js';
 
 export interface Database {
   /** Connection URL of the application database. Carries the password: never log it. */
   url: string;
+  /**
+   * A session connection to the same database (DATABASE_DIRECT_URL, else `url`), for what needs
+   * one: migrations, LISTEN, the demo data. Carries the password: never log it.
+   */
+  directUrl: string;
   /** True when the database is the embedded server under DATA_DIR. */
   embedded: boolean;
   /** Stops the embedded server if this process started it; otherwise does nothing. Idempotent. */
@@ -21,8 +28,14 @@ export const EMBEDDED_DATABASE_NAME = 'marketplace';
  */
 export async function openDatabase(config: Config, opts: { log?: (msg: string) => void } = {}): Promise<Database> {
   if (config.DATABASE_URL) {
-    await checkDatabaseUrl(config.DATABASE_URL);
-    return { url: config.DATABASE_URL, embedded: false, close: async () => undefined };
+    const directUrl = config.DATABASE_DIRECT_URL ?? config.DATABASE_URL;
+    const directName = config.DATABASE_DIRECT_URL ? 'DATABASE_DIRECT_URL' : 'DATABASE_URL';
+    await Promise.all([
+      checkDatabaseUrl(config.DATABASE_URL, 'DATABASE_URL'),
+      directUrl !== config.DATABASE_URL ? checkDatabaseUrl(directUrl, 'DATABASE_DIRECT_URL') : undefined,
+    ]);
+    await checkSession(directUrl, directName);
+    return { url: config.DATABASE_URL, directUrl, embedded: false, close: async () => undefined };
   }
   const server = await startEmbeddedPostgres({
     dataDir: config.DATA_DIR,
@@ -36,10 +49,11 @@ export async function openDatabase(config: Config, opts: { log?: (msg: string) =
     await server.stop();
     throw err;
   }
-  return { url: server.url(EMBEDDED_DATABASE_NAME), embedded: true, close: () => server.stop() };
+  const url = server.url(EMBEDDED_DATABASE_NAME);
+  return { url, directUrl: url, embedded: true, close: () => server.stop() };
 }
 
-/** DATABASE_URL names a server this process cannot use: the message says which (password hidden) and why. */
+/** DATABASE_URL (or DATABASE_DIRECT_URL) names a server this process cannot use: the message says which (password hidden) and why. */
 export class DatabaseUrlError extends Error {
   override name = 'DatabaseUrlError';
 }
@@ -51,7 +65,7 @@ const CONNECT_TIMEOUT_MS = 10_000;
  * a refused password or a missing database is one line naming DATABASE_URL and the cause rather
  * than whichever stack the first query happens to throw.
  */
-async function checkDatabaseUrl(url: string): Promise<void> {
+async function checkDatabaseUrl(url: string, name: 'DATABASE_URL' | 'DATABASE_DIRECT_URL'): Promise<void> {
   const client = new pg.Client({ connectionString: url });
   // A connection error after the attempt was given up must not become an unhandled 'error' event.
   client.on('error', () => undefined);
@@ -62,9 +76,38 @@ async function checkDatabaseUrl(url: string): Promise<void> {
   try {
     await Promise.race([client.connect().then(() => client.query('SELECT 1')), timedOut]);
   } catch (error) {
-    throw new DatabaseUrlError(`DATABASE_URL ${redactedUrl(url)}: ${connectionFailure(error)}`);
+    throw new DatabaseUrlError(`${name} ${redactedUrl(url)}: ${connectionFailure(error)}`);
   } finally {
     clearTimeout(timer);
+    void client.end().catch(() => undefined);
+  }
+}
+
+/**
+ * The direct connection must be a session of its own: migrations hold an advisory lock across
+ * statements (through a transaction pooler it would be taken on one server connection and
+ * released on another, or never), and LISTEN hears nothing through one. A transaction pooler is
+ * told apart the way that matters: a notification sent to a LISTEN made through it never arrives.
+ */
+async function checkSession(url: string, name: 'DATABASE_URL' | 'DATABASE_DIRECT_URL'): Promise<void> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
+  client.on('error', () => undefined);
+  const channel = `session_check_${crypto.randomBytes(6).toString('hex')}`;
+  try {
+    await client.connect();
+    await client.query(`LISTEN ${channel}`);
+    await confirmHearing(client, url, channel, { connectMs: CONNECT_TIMEOUT_MS });
+  } catch (error) {
+    if (!(error instanceof DeafListenerError)) throw new DatabaseUrlError(`${name} ${redactedUrl(url)}: ${connectionFailure(error)}`);
+    const fix =
+      name === 'DATABASE_URL'
+        ? 'set DATABASE_DIRECT_URL to the PostgreSQL server itself (or a session-mode pooler) and keep DATABASE_URL on the pooler'
+        : 'point DATABASE_DIRECT_URL at the PostgreSQL server itself (or a session-mode pooler)';
+    throw new DatabaseUrlError(
+      `${name} ${redactedUrl(url)} is not a session connection: a LISTEN through it heard nothing (a transaction pooler, such as PgBouncer with pool_mode = transaction?). ` +
+        `Migrations and LISTEN need a session: ${fix}`,
+    );
+  } finally {
     void client.end().catch(() => undefined);
   }
 }

@@ -1,3 +1,4 @@
+import net from 'node:net';
 import { PrismaPg } from '@prisma/adapter-pg';
 import { GraphQLError } from 'graphql';
 import pg from 'pg';
@@ -20,12 +21,15 @@ export interface DbTimeouts {
   connectMs: number;
   /** Waiting for a free connection of the pool when all are busy. */
   checkoutMs: number;
-  /** Server-side statement_timeout: a longer statement is cancelled (SQLSTATE 57014). */
+  /**
+   * A statement still running after this long is cancelled on the server (SQLSTATE 57014): the
+   * client sends PostgreSQL's cancel request (see createPrisma for why not statement_timeout).
+   */
   statementMs: number;
   /**
-   * Client-side bound on one query, a little above statementMs: the server's own cancel comes
-   * first and keeps the connection; this one catches a server that stopped answering at all
-   * (half-open socket), and the pool then drops that connection.
+   * Client-side bound on one query, a little above statementMs: the server's cancel comes first
+   * and keeps the connection; this one catches a server that stopped answering at all (half-open
+   * socket), and the pool then drops that connection.
    */
   queryMs: number;
   /** An idle connection is closed after this long, so a broken socket does not linger in the pool. */
@@ -62,9 +66,42 @@ export function createPrisma({ url, poolMax, onQuery, timeouts }: PrismaOptions)
   // pg-pool uses one connectionTimeoutMillis both for opening a connection and for waiting for a
   // free one. A free one may reasonably take longer under load (orders queue for the pool), so
   // the pool gets checkoutMs and each new client its own, shorter, connectMs.
+  //
+  // The statement bound is not the statement_timeout startup parameter: DATABASE_URL may be a
+  // transaction pooler, and PgBouncer refuses that parameter by default ("unsupported startup
+  // parameter"), nor a session SET (a pooler hands the server connection to other clients). So
+  // each client cancels its own statement after statementMs with PostgreSQL's cancel request,
+  // which a pooler forwards to the server connection running it: the same 57014 on the server,
+  // with no startup parameter, no session state and no extra round trip, direct or pooled.
   class Client extends pg.Client {
     constructor(config?: pg.ClientConfig) {
       super({ ...config, connectionTimeoutMillis: t.connectMs });
+    }
+    // Overloads of pg.Client#query are many; every form ends by calling back or settling.
+    override query(...args: unknown[]): never {
+      const [config] = args;
+      // Submittable objects (cursors, streams) carry their own completion: left as they are.
+      if (typeof config === 'object' && config !== null && typeof (config as { submit?: unknown }).submit === 'function') {
+        return (super.query as (...a: unknown[]) => never)(...args);
+      }
+      let settled = false;
+      let timer: NodeJS.Timeout | undefined;
+      const settle = () => {
+        settled = true;
+        clearTimeout(timer);
+      };
+      const last = args.length - 1;
+      if (typeof args[last] === 'function') {
+        const callback = args[last] as (...r: unknown[]) => void;
+        args[last] = (...r: unknown[]) => {
+          settle();
+          callback(...r);
+        };
+      }
+      const result = (super.query as (...a: unknown[]) => unknown)(...args);
+      if (result && typeof (result as Promise<unknown>).then === 'function') (result as Promise<unknown>).then(settle, settle);
+      if (!settled) timer = setTimeout(() => settled || cancelRunningStatement(this, t.connectMs), t.statementMs);
+      return result as never;
     }
   }
   // Our own pool (rather than one the adapter makes) so its use can be reported: poolStats.
@@ -73,7 +110,6 @@ export function createPrisma({ url, poolMax, onQuery, timeouts }: PrismaOptions)
     max: poolMax,
     Client,
     connectionTimeoutMillis: t.checkoutMs,
-    statement_timeout: t.statementMs,
     query_timeout: t.queryMs,
     idleTimeoutMillis: t.idleMs,
     maxLifetimeSeconds: t.maxLifetimeSeconds,
@@ -95,6 +131,38 @@ export function createPrisma({ url, poolMax, onQuery, timeouts }: PrismaOptions)
 }
 
 const pools = new WeakMap<PrismaClient, pg.Pool>();
+
+/** PostgreSQL's CancelRequest code (protocol 3): 1234 << 16 | 5678. */
+const CANCEL_REQUEST_CODE = 80877102;
+/** The longest a cancel request's connection is kept open waiting for the server to close it. */
+const CANCEL_LINGER_MS = 10_000;
+
+/**
+ * Asks the server (or the pooler, which passes it on) to cancel what `client` is running: a
+ * CancelRequest on a new connection, identified by the key the server gave the client at
+ * start-up. Best effort, as in libpq: a failure to send it leaves the client-side bound.
+ */
+function cancelRunningStatement(client: pg.Client, connectMs: number): void {
+  const { processID, secretKey } = client as unknown as { processID: number | null; secretKey: number | null };
+  if (processID === null || secretKey === null) return;
+  const { host, port } = client;
+  const socket = host.startsWith('/') ? net.connect(`${host}/.s.PGSQL.${port}`) : net.connect(port, host);
+  socket.setTimeout(connectMs, () => socket.destroy());
+  socket.on('error', () => socket.destroy());
+  socket.on('connect', () => {
+    const message = Buffer.alloc(16);
+    message.writeInt32BE(16, 0);
+    message.writeInt32BE(CANCEL_REQUEST_CODE, 4);
+    message.writeInt32BE(processID, 8);
+    message.writeInt32BE(secretKey, 12);
+    // Then wait for the other side to close, as libpq does: PgBouncer 1.18 crashes when the
+    // requester hangs up while it is still passing the request on.
+    socket.setTimeout(CANCEL_LINGER_MS, () => socket.destroy());
+    socket.on('end', () => socket.destroy());
+    socket.resume();
+    socket.write(message);
+  });
+}
 
 /** Connections of a client made by createPrisma: open, idle, and requests waiting for one. */
 export function poolStats(prisma: PrismaClient): { total: number; idle: number; waiting: number; max: number } | undefined {
@@ -126,7 +194,7 @@ function unavailableSqlState(code: string): boolean {
     code === '57P02' || // crash_shutdown
     code === '57P03' || // cannot_connect_now (starting up, shutting down, recovering)
     code === '57P05' || // idle_session_timeout
-    code === '57014' || // query_canceled: statement_timeout (we cancel nothing else)
+    code === '57014' || // query_canceled: our statement bound (we cancel nothing else) or statement_timeout
     code === '53300' || // too_many_connections
     code === '55P03' // lock_not_available (lock_timeout)
   );

@@ -26,7 +26,10 @@ export type CheckStatus = 'ok' | 'failed' | 'timeout' | 'pending' | 'unknown';
 
 export interface HealthDeps {
   prisma: PrismaClient;
-  /** The database the app uses; the migration check opens its own short connection to it. */
+  /**
+   * A session connection to the database the app uses (DATABASE_DIRECT_URL): the migration check
+   * opens its own short connection to it.
+   */
   databaseUrl: string;
   /** Bound on the database's `SELECT 1`. Default 1000 ms. */
   timeoutMs?: number;

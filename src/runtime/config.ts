@@ -20,22 +20,31 @@ const MAX_CURSOR_SECRET_LENGTH = 1024;
 /** Every secret is tried on every refused cursor: a handful covers any rotation. */
 const MAX_CURSOR_SECRETS = 8;
 
+/**
+ * A PostgreSQL URL. Another scheme (mysql://) would be read as PostgreSQL's and fail later, on
+ * port 5432. The value itself is never echoed: it carries the password.
+ */
+const postgresUrl = z
+  .string()
+  .url()
+  .refine((url) => !URL.canParse(url) || POSTGRES_SCHEMES.includes(new URL(url).protocol), {
+    error: (issue) => `must be a postgresql:// or postgres:// URL (postgresql://user:pass@host:5432/db), not ${new URL(issue.input as string).protocol}//`,
+  });
+
 const envSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   PORT: z.coerce.number().int().min(0).max(65535).default(4000),
   HOST: z.string().min(1).default('0.0.0.0'),
   /** The address people reach the service at, for links it prints; unset: the running server's own address (keys invite), else http://localhost:PORT. */
   PUBLIC_URL: z.string().url().optional(),
-  /** Any PostgreSQL server; when unset the embedded server under DATA_DIR is used. */
-  DATABASE_URL: z
-    .string()
-    .url()
-    // Another scheme (mysql://) would be read as PostgreSQL's and fail later, on port 5432. The
-    // value itself is never echoed: it carries the password.
-    .refine((url) => !URL.canParse(url) || POSTGRES_SCHEMES.includes(new URL(url).protocol), {
-      error: (issue) => `must be a postgresql:// or postgres:// URL (postgresql://user:pass@host:5432/db), not ${new URL(issue.input as string).protocol}//`,
-    })
-    .optional(),
+  /** Any PostgreSQL server, or a pooler in front of one; when unset the embedded server under DATA_DIR is used. */
+  DATABASE_URL: postgresUrl.optional(),
+  /**
+   * A session connection to the same database (the server itself, or a pooler in session mode),
+   * for what a transaction pooler cannot carry: migrations (advisory lock), LISTEN for key changes
+   * and the webhook outbox, the demo data. Unset: DATABASE_URL.
+   */
+  DATABASE_DIRECT_URL: postgresUrl.optional(),
   DATA_DIR: z.string().min(1).default('./.data'),
   /** Port of the embedded PostgreSQL; 0 picks a free one. */
   EMBEDDED_PG_PORT: z.coerce.number().int().min(0).max(65535).default(0),
@@ -148,6 +157,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`Invalid configuration: ${problems}`);
   }
   const { SEED_ON_START: _renamed, ...values } = parsed.data;
+  if (values.DATABASE_DIRECT_URL !== undefined && values.DATABASE_URL === undefined) {
+    throw new ConfigError('Invalid configuration: DATABASE_DIRECT_URL: set DATABASE_URL too (the direct connection is to the same database; unset both for the embedded server)');
+  }
   return Object.freeze({
     ...values,
     DATA_DIR: path.resolve(values.DATA_DIR),

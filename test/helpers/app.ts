@@ -39,6 +39,8 @@ export interface TestAppOptions {
   env?: Record<string, string>;
   /** Use this database instead of a fresh copy (e.g. two instances on one database). */
   url?: string;
+  /** The app's session connection (DATABASE_DIRECT_URL; default `url`), e.g. the server behind a pooler at `url`. */
+  directUrl?: string;
   logger?: Logger;
   /** Overrides of the pool's timeouts (DB_TIMEOUTS). */
   dbTimeouts?: Partial<DbTimeouts>;
@@ -59,7 +61,7 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
   // a trusted proxy (loopback), each with its own client address unless a test sets one.
   const config = loadConfig({ NODE_ENV: 'test', TRUSTED_PROXIES: 'loopback', ...opts.env });
   const logger = opts.logger ?? createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
-  const app = await createApp({ prisma, databaseUrl: db.url, logger, config, now: opts.now, usage: opts.usage, rateLimitStore: opts.rateLimitStore });
+  const app = await createApp({ prisma, databaseUrl: db.url, directUrl: opts.directUrl, logger, config, now: opts.now, usage: opts.usage, rateLimitStore: opts.rateLimitStore });
   const server: Server = createHttpServer(app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

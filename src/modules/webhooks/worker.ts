@@ -5,6 +5,7 @@ import type { Prisma } from '../../generated/prisma/client.js';
 import type { RequestContext } from '../../context/context.js';
 import type { Logger } from '../../runtime/logger.js';
 import { causeOf } from '../../shared/errors.js';
+import { confirmHearing, DeafListenerError, isProbe } from '../../db/listen-check.js';
 import { endpointKeyAllows, OUTBOX_CHANNEL } from './outbox.js';
 import { sendWebhook, type AttemptOutcome, type SendResult } from './send.js';
 
@@ -54,6 +55,7 @@ export interface WorkerMetrics {
 export interface WebhookWorkerOptions {
   /** The system's context (its database handle is the worker's own pool): the worker acts for nobody. */
   ctx: RequestContext;
+  /** A session connection (DATABASE_DIRECT_URL) to LISTEN on: through a transaction pooler nothing is heard. */
   databaseUrl: string;
   metrics: WorkerMetrics;
   /** Seconds before each retry (config WEBHOOK_RETRY_SCHEDULE): attempts = its length + 1. */
@@ -352,10 +354,15 @@ async function tripOrCloseBreaker(tx: Prisma.TransactionClient, endpointId: stri
     WHERE id = ${endpointId}`;
 }
 
-/** LISTENs for the outbox's NOTIFY on a connection of its own, reconnecting after a failure. */
+/**
+ * LISTENs for the outbox's NOTIFY on a connection of its own, reconnecting after a failure. A
+ * connection that accepts LISTEN but hears nothing (a transaction pooler) is said once, as an
+ * error, and tried again like a lost one; meanwhile the worker polls every POLL_MS.
+ */
 function listen(databaseUrl: string, connectMs: number, onNotify: () => void, logger: Logger, stopped: () => boolean) {
   let client: pg.Client | undefined;
   let retry: NodeJS.Timeout | undefined;
+  let saidUnheard = false;
   async function connect() {
     retry = undefined;
     if (stopped()) return;
@@ -370,12 +377,21 @@ function listen(databaseUrl: string, connectMs: number, onNotify: () => void, lo
     };
     connection.on('error', again);
     connection.on('end', again);
-    connection.on('notification', onNotify);
+    connection.on('notification', (n) => {
+      if (!isProbe(n.payload)) onNotify();
+    });
     try {
       await connection.connect();
       await connection.query(`LISTEN ${OUTBOX_CHANNEL}`);
+      await confirmHearing(connection, databaseUrl, OUTBOX_CHANNEL, { connectMs });
+      saidUnheard = false;
     } catch (error) {
-      logger.debug({ err: error }, 'webhook worker: not listening for new events; polling');
+      if (error instanceof DeafListenerError && !saidUnheard) {
+        saidUnheard = true;
+        logger.error(`webhook worker: ${error.message}; deliveries wait for the next poll (up to ${POLL_MS / 1000} s) until it hears`);
+      } else {
+        logger.debug({ err: error }, 'webhook worker: not listening for new events; polling');
+      }
       again();
     }
   }
