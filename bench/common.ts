@@ -1,9 +1,18 @@
-import type { ChildProcess } from 'node:child_process';
+import { execFileSync, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
+import pg from 'pg';
+import { createApiKey } from '../src/accounts/api-keys.js';
+import { createContextFactory } from '../src/context/context.js';
+import { openDatabase, type Database } from '../src/db/database.js';
+import { migrate } from '../src/db/migrate.js';
+import { createPrisma } from '../src/db/prisma.js';
+import { loadConfig } from '../src/runtime/config.js';
+import { createLogger } from '../src/runtime/logger.js';
+import { seedDatabase } from '../src/seed/seed.js';
 
-// What the bench scripts (run.ts, deep-pages.ts) share: where they run, and how they start and
+// What the bench scripts (run.ts, deep-pages.ts, cluster.ts) share: where they run, and how they start and
 // listen to the programs they measure.
 
 export const ROOT = path.resolve(import.meta.dirname, '..');
@@ -51,3 +60,74 @@ export function startFlags(): string[] {
   if (!match) throw new Error(`package.json's start script is not "node [--flags] dist/server.js": ${pkg.scripts.start}`);
   return match[1]!.split(/\s+/).filter(Boolean);
 }
+
+/** Seed value of every bench catalogue. */
+export const BENCH_SEED = 42;
+
+/**
+ * The bench's own embedded database for a catalogue of `products` (under .data-bench-<products>,
+ * never the development .data, whatever DATABASE_URL and DATA_DIR say): started or joined,
+ * migrated, seeded (topping up what is there) and analysed after an insert.
+ */
+export async function openBenchDatabase(products: number, log: (msg: string) => void): Promise<Database> {
+  const env: Record<string, string | undefined> = { ...process.env, DATA_DIR: path.join(ROOT, `.data-bench-${products}`), LOG_LEVEL: 'warn' };
+  delete env.DATABASE_URL;
+  const db = await openDatabase(loadConfig(env), { log });
+  try {
+    await migrate(db.url, { log });
+    log(`seeding to ${products} products (tops up what is there)`);
+    const seeded = await seedDatabase(db.url, { seed: BENCH_SEED, products });
+    log(`seed: ${seeded.inserted.products} products added in ${(seeded.durationMs / 1000).toFixed(1)} s`);
+    if (seeded.inserted.products > 0) {
+      // Right after a bulk insert the first run would measure a cold, unanalysed database.
+      log('VACUUM (ANALYZE) after seeding');
+      const client = new pg.Client({ connectionString: db.url });
+      await client.connect();
+      await client.query('VACUUM (ANALYZE)').finally(() => client.end());
+    }
+    return db;
+  } catch (error) {
+    await db.close();
+    throw error;
+  }
+}
+
+/** A new enterprise key with every scope and a limit no bench run reaches. */
+export async function createBenchKey(url: string): Promise<string> {
+  const prisma = createPrisma({ url, poolMax: 2 });
+  try {
+    const operator = createContextFactory({ prisma, logger: createLogger('silent'), webhookPolicy: { allowPrivate: false, requireHttps: false } }).forOperator();
+    const { key } = await createApiKey(operator, {
+      owner: 'bench@example.com',
+      plan: 'ENTERPRISE',
+      scopes: ['admin:all'],
+      rateLimit: 10_000_000,
+      rateWindowSeconds: 3600,
+      name: `bench ${new Date().toISOString()}`,
+    });
+    return key;
+  } finally {
+    await prisma.$disconnect();
+  }
+}
+
+/** Short hash of the checked-out commit, with "dirty" when tracked files or new files differ from it. */
+export function gitCommit(): string {
+  try {
+    const git = (...a: string[]) => execFileSync('git', a, { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    const hash = git('rev-parse', '--short', 'HEAD');
+    // node_modules is a symlink in worktrees (not matched by .gitignore's node_modules/): not a change.
+    const changes = git('status', '--porcelain').split('\n').filter((l) => l && !/^\?\? node_modules$/.test(l));
+    return changes.length ? `${hash} (dirty)` : hash;
+  } catch {
+    return 'unknown (not a git checkout)';
+  }
+}
+
+/**
+ * The bench's nested GraphQL query: one page of 50 products, each with its supplier, category and
+ * 3 newest reviews, and the list's total; the page is a variable.
+ */
+export const NESTED_QUERY = `query BenchNested($page: Int) { products(limit: 50, page: $page) { items { id name slug price
+  supplier { id companyName verified rating } category { id name slug }
+  reviews(limit: 3) { id rating title createdAt } } meta { total } } }`;

@@ -18,6 +18,7 @@ import { useGraphqlResponseCache } from './http/graphql-response-cache.js';
 import { createHealthHandler } from './http/health.js';
 import { useIdempotentReplayHeader } from './http/idempotent-replay.js';
 import { createMetrics } from './http/metrics.js';
+import type { Registry } from 'prom-client';
 import { useObservability } from './http/observe.js';
 import { createOverloadLog } from './http/overload-log.js';
 import { createRouteNamer, createRouteTable, useRouteTable } from './http/routes.js';
@@ -74,6 +75,12 @@ export interface AppDeps {
    * `usage`, the app closes only a store it made.
    */
   rateLimitStore?: RateLimitStore;
+  /**
+   * What /metrics answers, given this process's registry; default that registry's own text. A
+   * worker of several (WEB_CONCURRENCY, src/cluster.ts) answers the whole instance's
+   * (src/http/cluster-metrics.ts).
+   */
+  metricsText?: (registry: Registry) => () => Promise<string>;
 }
 
 export type App = YogaServerInstance<ServerContext, ApiContext>;
@@ -103,6 +110,7 @@ export async function createApp({ prisma, databaseUrl, directUrl = databaseUrl, 
   // an unreachable Redis does not stop the start (the store says so and counts in memory).
   await store.waitUntilReady();
   const metrics = createMetrics(store, () => poolStats(prisma), () => outboxBacklog(prisma));
+  const metricsText = injected.metricsText?.(metrics.registry) ?? (() => metrics.registry.metrics());
   const webhookPolicy = webhookPolicyOf(config);
   const listTotals = createListTotals(prisma, (error) => logger.error({ err: error }, 'saving list totals failed'));
   // The one context factory of every face this process serves (API, dashboard, webhook worker).
@@ -193,7 +201,7 @@ export async function createApp({ prisma, databaseUrl, directUrl = databaseUrl, 
   const health = createHealthHandler({ prisma, databaseUrl: directUrl, logger });
   const routes = createRouteTable({
     health,
-    metrics: async () => new Response(await metrics.registry.metrics(), { headers: { 'content-type': metrics.registry.contentType } }),
+    metrics: async () => new Response(await metricsText(), { headers: { 'content-type': metrics.registry.contentType } }),
     docs: createDocsHandler(),
     graphiqlAsset: serveGraphiQLAsset,
     rest: (request, url, state) => rest.handle(request, url, state),

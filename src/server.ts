@@ -1,4 +1,6 @@
+import cluster from 'node:cluster';
 import net from 'node:net';
+import type { App } from './app.js';
 import { ConfigError, loadConfig, webhookPolicyOf, type Config } from './runtime/config.js';
 import { createContextFactory } from './context/context.js';
 import { DatabaseUrlError, openDatabase } from './db/database.js';
@@ -7,7 +9,9 @@ import { createLogger, writeBesideLogs, type Logger } from './runtime/logger.js'
 import { recordServerAddress } from './runtime/running-server.js';
 
 // Process entry point: configuration, database, HTTP listener, and an orderly shutdown.
-// Run as compiled JavaScript (`npm start` = node dist/server.js).
+// Run as compiled JavaScript (`npm start` = node dist/server.js). With WEB_CONCURRENCY above 1
+// the same program is the cluster's primary (start-up work once, then src/cluster.ts) and each of
+// its workers (serveAsWorker).
 
 const SHUTDOWN_GRACE_MS = 10_000;
 
@@ -17,25 +21,33 @@ class StartupError extends Error {}
 async function main() {
   const config = loadConfig();
   const logger = createLogger(config.LOG_LEVEL, config.NODE_ENV);
+  // A worker of several (WEB_CONCURRENCY): the primary has done the start-up work below.
+  if (cluster.isWorker) return serveAsWorker(config, logger);
+  const single = config.WEB_CONCURRENCY === 1;
   // A port in use is reported before a database is started or a data directory created for it,
-  // and the port stays held until the service listens on it.
+  // and the port stays held until the service (or its first worker) listens on it.
   const reserved = await reservePort(config);
-  // The service's modules load while PostgreSQL starts: neither waits for the other.
+  // The service's modules load while PostgreSQL starts: neither waits for the other. A primary
+  // serves nothing itself: it needs only what migrates and seeds.
   const modules = loadServiceModules();
   modules.catch(() => undefined);
+  const appModule = single ? import('./app.js') : undefined;
+  appModule?.catch(() => undefined);
+  const primaryModule = single ? undefined : import('./cluster.js');
+  primaryModule?.catch(() => undefined);
   const db = await openDatabase(config, { log: (msg) => logger.info(msg) }).catch(async (error: unknown) => {
     await closeServer(reserved.server);
     throw error;
   });
-  const { createApp, createPrisma, migrate, MigrationError } = await modules;
-  const prisma = createPrisma({ url: db.url, poolMax: config.DB_POOL_MAX });
+  const { createPrisma, migrate, MigrationError } = await modules;
+  const prisma = createPrisma({ url: db.url, poolMax: single ? config.DB_POOL_MAX : 1 });
   const closeData = async () => {
     await prisma.$disconnect();
     await db.close();
   };
 
   let demoKey: DemoKey | undefined;
-  let app: Awaited<ReturnType<typeof createApp>>;
+  let app: App | undefined;
   try {
     // Migrations hold an advisory lock for their whole run: a session, so the direct connection.
     const { applied } = await migrate(db.directUrl, { log: (msg) => logger.info(msg) });
@@ -53,7 +65,7 @@ async function main() {
       const { key } = await createApiKey(system, { owner: DEMO_KEY_OWNER, plan: 'PRO', scopes, name: 'demo key (first start)' });
       demoKey = { key, owner: DEMO_KEY_OWNER, scopes };
     }
-    app = await createApp({ prisma, databaseUrl: db.url, directUrl: db.directUrl, logger, config });
+    if (appModule) app = await (await appModule).createApp({ prisma, databaseUrl: db.url, directUrl: db.directUrl, logger, config });
     await closeServer(reserved.server);
   } catch (error) {
     await closeServer(reserved.server);
@@ -62,8 +74,65 @@ async function main() {
     throw error instanceof MigrationError ? new StartupError(error.message) : error;
   }
 
+  /** Once the service listens: where it can be reached, for `keys invite`, the log and the demo key. */
+  const announce = async (port: number, fields: Record<string, unknown> = {}) => {
+    const base = baseUrl(config.HOST, port);
+    // Before the "listening" line: a command run on seeing it finds the address.
+    const forget = await recordServerAddress(config.DATA_DIR, base, (error) =>
+      logger.warn({ err: error }, 'could not record the listening address in DATA_DIR: `keys invite` links fall back to PUBLIC_URL or PORT'),
+    );
+    logger.info({ port, ...fields, rest: `${base}/api`, graphql: `${base}/graphql` }, 'marketplace API listening');
+    if (demoKey) printDemoKey(logger, demoKey, base);
+    return forget;
+  };
+
+  if (!app) {
+    // The primary of several workers: they open their own pools on the database resolved here.
+    await prisma.$disconnect();
+    let forgetAddress: () => Promise<void> = async () => undefined;
+    const { runPrimary } = await primaryModule!;
+    await runPrimary({
+      workers: config.WEB_CONCURRENCY,
+      logger,
+      databaseUrl: db.url,
+      directUrl: db.directUrl,
+      port: reserved.port,
+      shareRateLimits: !config.REDIS_URL,
+      onListening: async () => {
+        forgetAddress = await announce(reserved.port, { workers: config.WEB_CONCURRENCY });
+      },
+      // The embedded PostgreSQL is stopped only now, after every worker has answered its last request.
+      onStopped: async () => {
+        await forgetAddress();
+        await db.close();
+      },
+    }).catch((error: unknown) => {
+      throw new StartupError(error instanceof Error ? error.message : String(error));
+    });
+    return;
+  }
+
+  const serving = await serve(app, { port: reserved.port, host: config.HOST, logger, closeData, stoppedMessage: 'stopped' });
+  serving.beforeDispose = await announce(serving.port);
+}
+
+interface Serving {
+  /** The port listened on. */
+  port: number;
+  /** Run at shutdown once the last request is answered, before the app is disposed of. */
+  beforeDispose: () => Promise<void>;
+}
+
+/**
+ * Listens on `port` and serves `app` until SIGTERM or SIGINT, then stops accepting, lets in-flight
+ * requests finish (cutting idle keep-alive connections at once and every connection after the
+ * grace period), disposes of the app, runs `closeData` and exits 0. The whole service does this
+ * with WEB_CONCURRENCY=1; each worker does with more.
+ */
+async function serve(app: App, opts: { port: number; host: string; logger: Logger; closeData: () => Promise<void>; stoppedMessage: string }): Promise<Serving> {
+  const { logger } = opts;
   const server = createHttpServer(app);
-  let forgetAddress: () => Promise<void> = async () => undefined;
+  const serving: Serving = { port: opts.port, beforeDispose: async () => undefined };
   let stopping = false;
   const shutdown = async (signal: string) => {
     // A second signal (npm relaying the Ctrl-C the terminal also sent to node) changes nothing.
@@ -76,11 +145,11 @@ async function main() {
     const timer = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
     await closed;
     clearTimeout(timer);
-    await forgetAddress();
+    await serving.beforeDispose();
     await app.dispose();
     // The embedded PostgreSQL is stopped only now, after the last request has been answered.
-    await closeData();
-    logger.info('stopped');
+    await opts.closeData();
+    logger.info(opts.stoppedMessage);
     process.exit(0);
   };
   // Installed before the "listening" line: a Ctrl-C or SIGTERM sent on seeing it always meets them.
@@ -88,34 +157,63 @@ async function main() {
   process.on('SIGINT', () => void shutdown('SIGINT'));
 
   try {
-    await listen(server, reserved.port, config.HOST);
+    await listen(server, opts.port, opts.host);
   } catch (error) {
     stopping = true;
     await app.dispose();
-    await closeData();
+    await opts.closeData();
     throw error;
   }
   const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : reserved.port;
-  const base = baseUrl(config.HOST, port);
-  // Before the "listening" line: a command run on seeing it finds the address.
-  forgetAddress = await recordServerAddress(config.DATA_DIR, base, (error) =>
-    logger.warn({ err: error }, 'could not record the listening address in DATA_DIR: `keys invite` links fall back to PUBLIC_URL or PORT'),
-  );
-  logger.info({ port, rest: `${base}/api`, graphql: `${base}/graphql` }, 'marketplace API listening');
-  if (demoKey) {
-    printDemoKey(logger, demoKey, base);
-  }
+  serving.port = typeof address === 'object' && address ? address.port : opts.port;
+  return serving;
 }
 
-/** Everything past configuration and the database, imported in parallel with starting it. */
-async function loadServiceModules() {
-  const [{ createApp }, { createPrisma }, { migrate, MigrationError }] = await Promise.all([
+/**
+ * A worker of several: the primary (src/cluster.ts) has migrated and seeded, resolved the
+ * database and the port. Counts rate limits in the primary's store unless REDIS_URL is set, and
+ * runs the webhook worker only as worker 1 (one per instance).
+ */
+async function serveAsWorker(config: Config, baseLogger: Logger) {
+  const [{ createApp }, { createPrisma }, { LISTENING, workerSettings }, { instanceMetrics }, { ClusterRateLimitStore }] = await Promise.all([
     import('./app.js'),
     import('./db/prisma.js'),
-    import('./db/migrate.js'),
+    import('./cluster.js'),
+    import('./http/cluster-metrics.js'),
+    import('./ratelimit/cluster-store.js'),
   ]);
-  return { createApp, createPrisma, migrate, MigrationError };
+  const { index, databaseUrl, directUrl } = workerSettings();
+  const logger = baseLogger.child({ worker: index, pid: process.pid });
+  const prisma = createPrisma({ url: databaseUrl, poolMax: config.DB_POOL_MAX });
+  const store = config.REDIS_URL ? undefined : new ClusterRateLimitStore();
+  const closeData = async () => {
+    await store?.close();
+    await prisma.$disconnect();
+  };
+  let app: App;
+  try {
+    app = await createApp({
+      prisma,
+      databaseUrl,
+      directUrl,
+      logger,
+      config: { ...config, WEBHOOK_WORKER: config.WEBHOOK_WORKER && index === 1 },
+      rateLimitStore: store,
+      metricsText: instanceMetrics,
+    });
+  } catch (error) {
+    await closeData();
+    throw error;
+  }
+  // PORT is the port the primary resolved.
+  await serve(app, { port: config.PORT, host: config.HOST, logger, closeData, stoppedMessage: 'worker stopped' });
+  process.send!(LISTENING);
+}
+
+/** What migrates the database and opens a pool on it, imported in parallel with starting it. */
+async function loadServiceModules() {
+  const [{ createPrisma }, { migrate, MigrationError }] = await Promise.all([import('./db/prisma.js'), import('./db/migrate.js')]);
+  return { createPrisma, migrate, MigrationError };
 }
 
 /** Needed on a first start only: not loaded on the others. */

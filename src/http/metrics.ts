@@ -2,13 +2,19 @@ import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { poolStats } from '../db/prisma.js';
 import type { RateLimitStore } from '../ratelimit/store.js';
 
-/** The Prometheus registry served at /metrics; one per app, so tests and instances never mix. */
 /** What the webhook outbox holds now: deliveries not yet made, and how long the oldest has waited. */
 export interface OutboxBacklog {
   pending: number;
   oldestSeconds: number;
 }
 
+/**
+ * The Prometheus registry served at /metrics; one per app, so tests and instances never mix.
+ * With several worker processes /metrics serves every worker's registry merged
+ * (src/http/cluster-metrics.ts): counters, histograms and the gauges counting things (hits,
+ * errors, pool connections: each worker has its own pool) are summed; `aggregator` says how the
+ * others are merged.
+ */
 export function createMetrics(store: RateLimitStore, pool: () => ReturnType<typeof poolStats>, outbox: () => Promise<OutboxBacklog>) {
   const registry = new Registry();
   const httpRequests = new Counter({
@@ -33,6 +39,7 @@ export function createMetrics(store: RateLimitStore, pool: () => ReturnType<type
   new Gauge({
     name: 'ratelimit_store_fallback',
     help: '1 while Redis is unreachable and limits are counted in process memory',
+    aggregator: 'max',
     registers: [registry],
     collect() {
       this.set(store.usingFallback ? 1 : 0);
@@ -84,6 +91,7 @@ export function createMetrics(store: RateLimitStore, pool: () => ReturnType<type
   new Gauge({
     name: 'webhook_outbox_backlog',
     help: 'Webhook deliveries not yet made (due or waiting for a retry), all instances',
+    aggregator: 'max',
     registers: [registry],
     async collect() {
       const now = await outbox().catch(() => null);
@@ -93,6 +101,7 @@ export function createMetrics(store: RateLimitStore, pool: () => ReturnType<type
   new Gauge({
     name: 'webhook_outbox_oldest_seconds',
     help: 'How long the oldest webhook delivery not yet made has waited, in seconds',
+    aggregator: 'max',
     registers: [registry],
     async collect() {
       const now = await outbox().catch(() => null);

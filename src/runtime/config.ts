@@ -1,3 +1,4 @@
+import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import { createClientIpResolver } from '../shared/client-ip.js';
@@ -13,6 +14,9 @@ const DEFAULT_RETRY_SCHEDULE = [10, 60, 300, 1800, 3600, 7200, 14_400, 28_800, 4
 
 /** The schemes libpq and node-postgres read as PostgreSQL. */
 const POSTGRES_SCHEMES = ['postgresql:', 'postgres:'];
+
+/** More worker processes than this is a typo, not a machine. */
+const MAX_WEB_CONCURRENCY = 256;
 
 /** A cursor secret shorter than this could be guessed offline from one issued cursor. */
 const MIN_CURSOR_SECRET_LENGTH = 32;
@@ -141,6 +145,20 @@ const envSchema = z.object({
   WEBHOOK_WORKER: flag.default(true),
   /** How long a receiver has to answer one webhook delivery. */
   WEBHOOK_TIMEOUT_SECONDS: z.coerce.number().min(0.1).max(60).default(10),
+  /**
+   * Worker processes serving the one port (node:cluster): a number, or `auto` for one per core
+   * (os.availableParallelism()). 1: a single process, no cluster primary at all.
+   */
+  WEB_CONCURRENCY: z
+    .string()
+    .default('1')
+    .transform((text, ctx) => {
+      const value = text.trim();
+      if (value === 'auto') return os.availableParallelism();
+      if (/^[0-9]+$/.test(value) && Number(value) >= 1 && Number(value) <= MAX_WEB_CONCURRENCY) return Number(value);
+      ctx.addIssue({ code: 'custom', message: `must be a whole number of worker processes from 1 to ${MAX_WEB_CONCURRENCY}, or auto (one per core)` });
+      return z.NEVER;
+    }),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
