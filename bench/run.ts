@@ -13,7 +13,7 @@ import { openDatabase, type Database } from '../src/db/database.js';
 import { migrate } from '../src/db/migrate.js';
 import { createPrisma } from '../src/db/prisma.js';
 import { seedDatabase } from '../src/seed/seed.js';
-import { freePort, HOST, nextLine, ROOT, startFlags } from './common.js';
+import { freePort, gitCommit, HOST, NESTED_QUERY, nextLine, ROOT, startFlags } from './common.js';
 import { profileSplit, renderSplit } from './profile.js';
 import { createContextFactory } from '../src/context/context.js';
 import { createLogger } from '../src/runtime/logger.js';
@@ -595,9 +595,6 @@ function ensurePeerInstalled() {
  * (PostGraphile: offset (page − 1) × 50, same order).
  */
 const NESTED_LIMIT = 50;
-const NESTED_QUERY = `query BenchNested($page: Int) { products(limit: ${NESTED_LIMIT}, page: $page) { items { id name slug price
-  supplier { id companyName verified rating } category { id name slug }
-  reviews(limit: 3) { id rating title createdAt } } meta { total } } }`;
 const PEER_QUERY = (total: boolean) => `query BenchNested($offset: Int) { allProducts(first: ${NESTED_LIMIT}, offset: $offset, orderBy: [CREATED_AT_DESC, ID_ASC], condition: { isActive: true }) {
   nodes { id name slug price
     supplierBySupplierId { id companyName verified rating } categoryByCategoryId { id name slug }
@@ -647,19 +644,6 @@ function shuffled<T>(items: T[], seed = SEED): T[] {
 
 /** The first, the middle and the last of a list (in its natural order: the last is the deepest). */
 const firstMiddleLast = <T>(items: T[]): T[] => [...new Set([items[0]!, items[Math.floor(items.length / 2)]!, items.at(-1)!])];
-
-/** Short hash of the checked-out commit, with "dirty" when tracked files or new files differ from it. */
-function gitCommit(): string {
-  try {
-    const git = (...a: string[]) => execFileSync('git', a, { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
-    const hash = git('rev-parse', '--short', 'HEAD');
-    // node_modules is a symlink in worktrees (not matched by .gitignore's node_modules/): not a change.
-    const changes = git('status', '--porcelain').split('\n').filter((l) => l && !/^\?\? node_modules$/.test(l));
-    return changes.length ? `${hash} (dirty)` : hash;
-  } catch {
-    return 'unknown (not a git checkout)';
-  }
-}
 
 // ---------------------------------------------------------------------------------------------
 // The targets of issue 27, checked against this run's figures.
