@@ -105,7 +105,10 @@ export async function startReplication(prepare: (primaryUrl: string) => Promise<
       }
     }
     fs.rmSync(root, { recursive: true, force: true });
+    process.off('exit', stopAll);
   };
+  // A test process that ends without afterAll (a crash, a timeout) leaves no server behind.
+  process.once('exit', stopAll);
   try {
     run('initdb', ['-D', primary.dir, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--locale=C', '--no-sync']);
     fs.appendFileSync(
