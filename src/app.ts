@@ -1,6 +1,8 @@
 import { createYoga, type YogaServerInstance } from 'graphql-yoga';
 import { createResponseCache, type ResponseCache } from './cache/response-cache.js';
-import { createRevisionSource } from './cache/revision.js';
+import { createRevisionSource, type RevisionSource } from './cache/revision.js';
+import { createReplicas, type Replica } from './db/replicas.js';
+import { createReadRouting } from './http/read-routing.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createKeyCache } from './auth/key-cache.js';
 import { authenticateKey, type CheckedKey } from './auth/keys.js';
@@ -109,8 +111,36 @@ export async function createApp({ prisma, databaseUrl, directUrl = databaseUrl, 
   // Start counting in Redis from the first request rather than in the fallback while it connects;
   // an unreachable Redis does not stop the start (the store says so and counts in memory).
   await store.waitUntilReady();
-  const metrics = createMetrics(store, () => poolStats(prisma), () => outboxBacklog(prisma));
+  // Read replicas (DATABASE_READ_URLS): the catalogue's reads go to them (src/db/replicas.ts).
+  const replicas = config.DATABASE_READ_URLS
+    ? createReplicas({
+        urls: config.DATABASE_READ_URLS,
+        primaryUrl: databaseUrl,
+        directUrl,
+        maxLagSeconds: config.DATABASE_REPLICA_MAX_LAG_SECONDS,
+        poolMax: config.DB_POOL_MAX,
+        onEvent: (e) => logger[e.level](e.message),
+      })
+    : undefined;
+  // As with the key cache: replicas are used from the first request once their first check is in.
+  await replicas?.ready;
+  const metrics = createMetrics(store, () => poolStats(prisma), () => outboxBacklog(prisma), replicas && (() => replicas.status()));
   const metricsText = injected.metricsText?.(metrics.registry) ?? (() => metrics.registry.metrics());
+  const replicaRevisions = new Map<Replica, RevisionSource>(
+    (config.RESPONSE_CACHE === 'on' ? (replicas?.replicas ?? []) : []).map((r) => [r, createRevisionSource(r.url, { connectMs: DB_TIMEOUTS.connectMs, queryMs: DB_TIMEOUTS.queryMs })]),
+  );
+  const readRouting =
+    replicas &&
+    createReadRouting({
+      replicas,
+      primary: prisma,
+      revisions: replicaRevisions,
+      onRead: (replica) => metrics.databaseReads.inc({ target: replica ? 'replica' : 'primary', replica: replica?.name ?? '' }),
+      onFallback: (replica, error) => {
+        metrics.replicaFallbacks.inc({ replica: replica.name });
+        logger.warn({ err: error, replica: replica.name }, 'a read on a replica failed: answered by the primary');
+      },
+    });
   const webhookPolicy = webhookPolicyOf(config);
   const listTotals = createListTotals(prisma, (error) => logger.error({ err: error }, 'saving list totals failed'));
   // The one context factory of every face this process serves (API, dashboard, webhook worker).
@@ -197,8 +227,8 @@ export async function createApp({ prisma, databaseUrl, directUrl = databaseUrl, 
           },
         })
       : undefined;
-  const rest = createRestRouter({ schema, routes: restRoutes, maskError, responseCache });
-  const health = createHealthHandler({ prisma, databaseUrl: directUrl, logger });
+  const rest = createRestRouter({ schema, routes: restRoutes, maskError, responseCache, revisionFor: readRouting?.revisionOf });
+  const health = createHealthHandler({ prisma, databaseUrl: directUrl, logger, replicas: replicas && (() => replicas.status()) });
   const routes = createRouteTable({
     health,
     metrics: async () => new Response(await metricsText(), { headers: { 'content-type': metrics.registry.contentType } }),
@@ -248,8 +278,10 @@ export async function createApp({ prisma, databaseUrl, directUrl = databaseUrl, 
       useIdempotentReplayHeader(),
       // After the gate: a refused document is still a counted request with rate-limit headers.
       ...hardening.plugins,
+      // Before the response cache: the request's reads are routed, and its revision read, alike.
+      ...(readRouting ? [readRouting.plugin] : []),
       // Last: a kept answer is looked up once the document has passed every rule above.
-      ...(responseCache ? [useGraphqlResponseCache(responseCache, schema)] : []),
+      ...(responseCache ? [useGraphqlResponseCache(responseCache, schema, readRouting?.revisionOf)] : []),
       {
         async onDispose() {
           overload.close();
@@ -257,6 +289,8 @@ export async function createApp({ prisma, databaseUrl, directUrl = databaseUrl, 
           await webhookPrisma?.$disconnect();
           await keyCache.close();
           await responseCache?.close();
+          await Promise.all([...replicaRevisions.values()].map((r) => r.close()));
+          await replicas?.close();
           await lastUsed.stop();
           await listTotals.close();
           if (!injected.usage) await usage.stop();

@@ -114,6 +114,11 @@ export interface AnswerParts {
   /** Its variables or parameters as text (spelt differently, they only miss: never a wrong answer). */
   variables: string;
   caller: Caller | undefined;
+  /**
+   * Where this request's revision is read: the read replica its reads go to (src/db/replicas.ts),
+   * so an answer made there is kept under the revision it was made at; default the primary's.
+   */
+  revision?: RevisionSource;
 }
 
 /** A request the cache may answer: its hit, or where to keep its answer once made. */
@@ -149,11 +154,14 @@ export function createResponseCache({ revision, maxBytes, redisUrl, events }: Re
     async lookup(parts) {
       let now: string;
       try {
-        now = await revision.current();
+        now = await (parts.revision ?? revision).current();
       } catch {
         // Unknown revision, unknown freshness: the request is answered afresh (and fails there if the database is away).
         return null;
       }
+      // A replica behind the newest revision seen (or the primary behind nothing): its answers
+      // are made afresh and not kept, and those kept at the newest revision stay.
+      if (lastRevision !== null && BigInt(now) < BigInt(lastRevision)) return null;
       if (now !== lastRevision) {
         if (lastRevision !== null) events.invalidated();
         lastRevision = now;

@@ -16,6 +16,11 @@ import type { Logger } from '../runtime/logger.js';
 /** What every face's context holds: who asks, the database, the request's loaders, logger and clock. */
 export interface RequestContext {
   actor: Actor;
+  /**
+   * The database: the primary, except in an API request whose operation only reads the catalogue,
+   * which src/http/read-routing.ts points at a read replica before it executes (src/db/replicas.ts
+   * decides which, once for every face).
+   */
   prisma: PrismaClient;
   /** The request's DataLoaders by name (src/context/loaders.ts); the supplier membership is one. */
   loaders: Map<string, DataLoader<unknown, unknown>>;
@@ -54,6 +59,12 @@ export interface ApiContext extends RequestContext {
   limitField(resolver: Parameters<FieldLimiter>[1], limit: FieldLimitName): Promise<void>;
   /** Signs the connection cursors the API hands out and opens the ones it is given (src/graphql/cursors.ts). */
   cursors: CursorSealSource;
+  /**
+   * Points the request's reads (`prisma`, and the list totals it reads) at `client`: a read
+   * replica's for a read-only catalogue operation, the primary's again if that replica fails
+   * (src/http/read-routing.ts). Call it on the context the operation executes with.
+   */
+  readFrom(client: PrismaClient): void;
 }
 
 /** A connection cursor sealed for clients, and opened back to the raw one plugin-prisma pages with. */
@@ -129,7 +140,8 @@ export interface ApiDeps {
   /** Made from the factory itself: an event's data is read in a context of the factory's (forEvent). */
   events: (factory: ContextFactory) => EventsOfChange;
   limitField: FieldLimiter;
-  listTotals: { forRequest(): TotalsOfRequest };
+  /** `reader`: the client the request reads with at the time (a replica's, or the primary's). */
+  listTotals: { forRequest(reader: () => PrismaClient): TotalsOfRequest };
   cursors: CursorSealSource;
 }
 
@@ -166,14 +178,21 @@ export function createContextFactory(deps: ContextDeps, api?: ApiDeps) {
       const { limitField, listTotals, cursors, events: eventsFrom } = apiDeps();
       events ??= eventsFrom(factory);
       const actor = request.actor ?? request.anonymous();
+      // The client the request reads with: the primary unless readFrom says otherwise. Kept here,
+      // not only on the context, because the context a face executes with may be a copy of this one.
+      let reads = deps.prisma;
       return {
         ...common(actor, request.requestId ?? crypto.randomUUID()),
         actor,
         idempotencyKey: request.idempotencyKey,
-        totals: listTotals.forRequest(),
+        totals: listTotals.forRequest(() => reads),
         events,
         limitField: (resolver, name) => limitField(actor, resolver, name),
         cursors,
+        readFrom(this: ApiContext, client: PrismaClient) {
+          reads = client;
+          this.prisma = client;
+        },
       };
     },
 

@@ -2,6 +2,7 @@ import { Kind, print, type DocumentNode, type GraphQLSchema, type OperationDefin
 import type { ExecutionResult } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { ResponseCache } from '../cache/response-cache.js';
+import type { RevisionSource } from '../cache/revision.js';
 import { fieldRulesOf } from '../graphql/field-rules.js';
 import type { RequestState } from './request-state.js';
 
@@ -13,13 +14,13 @@ import type { RequestState } from './request-state.js';
 // only answers without errors.
 
 /** The operation a request runs: the named one, or the only one. */
-function operationOf(document: DocumentNode, name: string | null | undefined): OperationDefinitionNode | undefined {
+export function operationOf(document: DocumentNode, name: string | null | undefined): OperationDefinitionNode | undefined {
   const operations = document.definitions.filter((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION);
   return name ? operations.find((o) => o.name?.value === name) : operations.length === 1 ? operations[0] : undefined;
 }
 
 /** The root fields a selection set asks for, through its fragments (named or inline). */
-function rootFieldNames(document: DocumentNode, set: SelectionSetNode, seen = new Set<string>()): string[] {
+export function rootFieldNames(document: DocumentNode, set: SelectionSetNode, seen = new Set<string>()): string[] {
   return set.selections.flatMap((s) => {
     if (s.kind === Kind.FIELD) return [s.name.value];
     if (s.kind === Kind.INLINE_FRAGMENT) return rootFieldNames(document, s.selectionSet, seen);
@@ -45,7 +46,10 @@ function textOf(variables: unknown): string | undefined {
 /** A result Yoga sends as the text its `stringify` gives. */
 type SerializedResult = ExecutionResult & { stringify: (result: ExecutionResult) => string };
 
-export function useGraphqlResponseCache(cache: ResponseCache, schema: GraphQLSchema): Plugin {
+/** Where a request's data revision is read: the replica its reads go to (src/http/read-routing.ts), or undefined for the primary. */
+export type RevisionFor = (request: Request, caller: RequestState['actor'], document: DocumentNode, operationName?: string | null) => RevisionSource | undefined;
+
+export function useGraphqlResponseCache(cache: ResponseCache, schema: GraphQLSchema, revisionFor?: RevisionFor): Plugin {
   const queryFields = schema.getQueryType()!.getFields();
   /** Per parsed document (Yoga hands the same object for the same text): may it be kept, and its text. */
   const decisions = new WeakMap<DocumentNode, Map<string, { operation: string } | null>>();
@@ -79,7 +83,9 @@ export function useGraphqlResponseCache(cache: ResponseCache, schema: GraphQLSch
       if (!kept) return;
       const variables = textOf(args.variableValues);
       if (variables === undefined) return;
-      const lookup = await cache.lookup({ face: 'graphql', operation: kept.operation, variables, caller: (args.contextValue as RequestState).actor });
+      const caller = (args.contextValue as RequestState).actor;
+      const revision = revisionFor?.((args.contextValue as { request: Request }).request, caller, args.document, args.operationName);
+      const lookup = await cache.lookup({ face: 'graphql', operation: kept.operation, variables, caller, revision });
       if (!lookup) return;
       if (lookup.hit) {
         const body = lookup.hit.body;

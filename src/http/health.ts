@@ -1,5 +1,6 @@
 import { pendingMigrations } from '../db/migrate.js';
 import type { PrismaClient } from '../db/prisma.js';
+import type { ReplicaStatus } from '../db/replicas.js';
 import type { Logger } from '../runtime/logger.js';
 import { Response } from '../shared/fetch-api.js';
 
@@ -10,6 +11,8 @@ import { Response } from '../shared/fetch-api.js';
 //   GET|HEAD /readyz   the process can serve: the database answers `SELECT 1` and every migration
 //                      in prisma/migrations is applied. 200, or 503 + Retry-After naming the
 //                      failed check, so traffic is held back rather than the process killed.
+//                      With read replicas, `replicas` lists each (host:port/database, state,
+//                      whether used, lag): a skipped replica leaves the service ready.
 //
 // A probe must answer quickly and never hang, whatever the database does: the database check is
 // bounded by `timeoutMs`, the whole probe by `deadlineMs`, and at most one query per check is ever
@@ -37,6 +40,11 @@ export interface HealthDeps {
   deadlineMs?: number;
   /** Failed checks are logged (at warn) with their cause; the response only names the check. */
   logger?: Logger;
+  /**
+   * The read replicas (DATABASE_READ_URLS) as their last check found them: reported by /readyz,
+   * never a reason to be unready (their reads go to the primary while they are skipped).
+   */
+  replicas?: () => ReplicaStatus[];
   /** Which migrations are not applied yet; defaults to src/db/migrate.ts on `databaseUrl`. */
   pendingMigrations?: () => Promise<string[]>;
 }
@@ -100,8 +108,9 @@ export function createHealthHandler(deps: HealthDeps): HealthHandler {
     const left = Math.max(0, deadlineMs - (performance.now() - started));
     const migrations = migrationsOk ? 'ok' : database === 'ok' ? await checkMigrations(left) : 'unknown';
     const checks = { database, migrations };
-    if (database === 'ok' && migrations === 'ok') return json(request, 200, { status: 'ready', checks });
-    return json(request, 503, { status: 'not_ready', checks }, { 'retry-after': '1' });
+    const replicas = deps.replicas ? { replicas: deps.replicas() } : {};
+    if (database === 'ok' && migrations === 'ok') return json(request, 200, { status: 'ready', checks, ...replicas });
+    return json(request, 503, { status: 'not_ready', checks, ...replicas }, { 'retry-after': '1' });
   };
 }
 

@@ -1,5 +1,6 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { poolStats } from '../db/prisma.js';
+import type { ReplicaStatus } from '../db/replicas.js';
 import type { RateLimitStore } from '../ratelimit/store.js';
 
 /** What the webhook outbox holds now: deliveries not yet made, and how long the oldest has waited. */
@@ -15,8 +16,51 @@ export interface OutboxBacklog {
  * errors, pool connections: each worker has its own pool) are summed; `aggregator` says how the
  * others are merged.
  */
-export function createMetrics(store: RateLimitStore, pool: () => ReturnType<typeof poolStats>, outbox: () => Promise<OutboxBacklog>) {
+export function createMetrics(
+  store: RateLimitStore,
+  pool: () => ReturnType<typeof poolStats>,
+  outbox: () => Promise<OutboxBacklog>,
+  /** The read replicas' state (DATABASE_READ_URLS), when there are any. */
+  replicas?: () => ReplicaStatus[],
+) {
   const registry = new Registry();
+  const databaseReads = new Counter({
+    name: 'db_reads_total',
+    help: 'Read-only API operations (GraphQL queries, REST GETs) executed, by where they read: target primary or replica (and which replica)',
+    labelNames: ['target', 'replica'] as const,
+    registers: [registry],
+  });
+  const replicaFallbacks = new Counter({
+    name: 'db_replica_fallbacks_total',
+    help: 'Reads that failed on a read replica (gone between two checks) and were answered by the primary, by replica',
+    labelNames: ['replica'] as const,
+    registers: [registry],
+  });
+  if (replicas) {
+    new Gauge({
+      name: 'db_replica_up',
+      help: 'Per read replica: 1 while reads are sent to it, 0 while it is skipped (down, not a standby, or lagging beyond DATABASE_REPLICA_MAX_LAG_SECONDS)',
+      labelNames: ['replica', 'state'] as const,
+      registers: [registry],
+      // Every worker checks the same replicas: their view, not a sum.
+      aggregator: 'min',
+      collect() {
+        this.reset();
+        for (const r of replicas()) this.set({ replica: r.name, state: r.state }, r.used ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: 'db_replica_lag_seconds',
+      help: 'Per read replica: how far its replay is behind the primary, in seconds, at the last check (absent while unknown)',
+      labelNames: ['replica'] as const,
+      registers: [registry],
+      aggregator: 'max',
+      collect() {
+        this.reset();
+        for (const r of replicas()) if (r.lagSeconds !== null) this.set({ replica: r.name }, r.lagSeconds);
+      },
+    });
+  }
   const httpRequests = new Counter({
     name: 'http_requests_total',
     help: 'HTTP requests answered, by route pattern, method and status',
@@ -130,7 +174,7 @@ export function createMetrics(store: RateLimitStore, pool: () => ReturnType<type
     help: 'Response cache reads and writes that failed in Redis (each read answered afresh instead)',
     registers: [registry],
   });
-  return { registry, rateLimitRejections, httpRequests, httpDuration, webhookAttempts, webhookDeliveries, responseCacheHits, responseCacheMisses, responseCacheInvalidations, responseCacheStoreErrors };
+  return { registry, databaseReads, replicaFallbacks, rateLimitRejections, httpRequests, httpDuration, webhookAttempts, webhookDeliveries, responseCacheHits, responseCacheMisses, responseCacheInvalidations, responseCacheStoreErrors };
 }
 
 export type Metrics = ReturnType<typeof createMetrics>;

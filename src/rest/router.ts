@@ -1,4 +1,4 @@
-import { GraphQLError, type ExecutionArgs, type ExecutionResult, type GraphQLSchema } from 'graphql';
+import { GraphQLError, type DocumentNode, type ExecutionArgs, type ExecutionResult, type GraphQLSchema } from 'graphql';
 import { requireMembership } from '../auth/membership.js';
 import { requireScopes } from '../auth/scopes.js';
 import type { Caller } from '../context/actor.js';
@@ -8,6 +8,7 @@ import { ILL_FORMED_MESSAGE, illFormedStringAt } from '../shared/validation.js';
 import { readLimited } from '../shared/request-body.js';
 import type { PaginationMeta } from '../shared/pagination.js';
 import type { Lookup, ResponseCache } from '../cache/response-cache.js';
+import type { RevisionSource } from '../cache/revision.js';
 import { cacheControl, conditionalJson } from './caching.js';
 import { pathPattern, withoutTrailingSlash } from '../shared/paths.js';
 import { errorResponse, jsonTextResponse, type SuccessBody } from './envelope.js';
@@ -27,6 +28,8 @@ export interface RestRouterDeps {
   maskError: (error: unknown) => Error;
   /** Keeps and answers again the GETs of cacheable routes; absent: every request runs. */
   responseCache?: ResponseCache;
+  /** Where a GET's data revision is read: the read replica its reads go to (src/http/read-routing.ts); default the primary. */
+  revisionFor?: (request: Request, caller: Caller | undefined, document: DocumentNode) => RevisionSource | undefined;
 }
 
 function compile(route: RestRoute, schema: GraphQLSchema): CompiledRoute {
@@ -120,7 +123,7 @@ function requestText(url: URL): string {
   return JSON.stringify([withoutTrailingSlash(url.pathname), query]);
 }
 
-export function createRestRouter({ schema, routes, maskError, responseCache }: RestRouterDeps) {
+export function createRestRouter({ schema, routes, maskError, responseCache, revisionFor }: RestRouterDeps) {
   const compiled = routes.map((r) => compile(r, schema));
   let getEnveloped: GetEnveloped | undefined;
 
@@ -204,7 +207,10 @@ export function createRestRouter({ schema, routes, maskError, responseCache }: R
         // A kept answer is the one this caller got for this request at the current data revision:
         // nothing runs (the gate has already admitted and charged the request).
         const { actor } = state;
-        const lookup = found.route.cacheable && responseCache ? await responseCache.lookup({ face: 'rest', operation: found.route.path, variables: requestText(url), caller: actor }) : null;
+        const lookup =
+          found.route.cacheable && responseCache
+            ? await responseCache.lookup({ face: 'rest', operation: found.route.path, variables: requestText(url), caller: actor, revision: revisionFor?.(request, actor, found.route.operation) })
+            : null;
         if (lookup?.hit) return conditionalJson(request, lookup.hit.status, lookup.hit.body, cacheControl(found.route, actor), lookup.hit.etag);
         // As Yoga does for /graphql: the request joins its state, which becomes the context.
         const pipeline = getEnveloped(Object.assign(state, { request }));

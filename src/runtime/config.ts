@@ -49,6 +49,27 @@ const envSchema = z.object({
    * and the webhook outbox, the demo data. Unset: DATABASE_URL.
    */
   DATABASE_DIRECT_URL: postgresUrl.optional(),
+  /**
+   * Streaming replicas of the primary, comma-separated, each validated like DATABASE_URL: the
+   * catalogue's reads go to them (src/db/replicas.ts). Never echoed: they carry passwords.
+   */
+  DATABASE_READ_URLS: z
+    .string()
+    .optional()
+    .transform((text, ctx) => {
+      if (text === undefined) return undefined;
+      const urls = text.split(',').map((part) => part.trim()).filter(Boolean);
+      for (const [i, url] of urls.entries()) {
+        const checked = postgresUrl.safeParse(url);
+        if (!checked.success) {
+          ctx.addIssue({ code: 'custom', message: `URL ${i + 1}: ${checked.error.issues[0]?.message ?? 'invalid'}` });
+          return z.NEVER;
+        }
+      }
+      return urls.length ? urls : undefined;
+    }),
+  /** A replica whose replay is further behind the primary than this, in seconds, is skipped. */
+  DATABASE_REPLICA_MAX_LAG_SECONDS: z.coerce.number().min(0.5).max(3600).default(5),
   DATA_DIR: z.string().min(1).default('./.data'),
   /** Port of the embedded PostgreSQL; 0 picks a free one. */
   EMBEDDED_PG_PORT: z.coerce.number().int().min(0).max(65535).default(0),
@@ -177,6 +198,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const { SEED_ON_START: _renamed, ...values } = parsed.data;
   if (values.DATABASE_DIRECT_URL !== undefined && values.DATABASE_URL === undefined) {
     throw new ConfigError('Invalid configuration: DATABASE_DIRECT_URL: set DATABASE_URL too (the direct connection is to the same database; unset both for the embedded server)');
+  }
+  if (values.DATABASE_READ_URLS !== undefined && values.DATABASE_URL === undefined) {
+    throw new ConfigError('Invalid configuration: DATABASE_READ_URLS: set DATABASE_URL too (replicas follow the primary DATABASE_URL names; the embedded server has none)');
   }
   return Object.freeze({
     ...values,

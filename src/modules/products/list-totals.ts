@@ -26,8 +26,13 @@ import type { TotalsOfRequest } from '../../context/context.js';
 // put back by hand), so totals kept under another lineage are never carried over.
 
 export interface ListTotals {
-  /** A view for one request: the revision is read once, however many totals it asks for. */
-  forRequest(): TotalsOfRequest;
+  /**
+   * A view for one request: the revision is read once per client, however many totals it asks
+   * for. `reader` is the client the request reads with (a read replica's, or the primary's, as the
+   * request's reads were routed: src/db/replicas.ts); totals brought up to date through a replica
+   * are kept in memory but not saved, so that the primary sees no write from catalogue reads.
+   */
+  forRequest(reader?: () => PrismaClient): TotalsOfRequest;
   /** Saves the totals not saved yet (waits for a save under way). */
   flush(): Promise<void>;
   /** Stops the periodic save, after a last one. */
@@ -81,30 +86,30 @@ export function createListTotals(prisma: PrismaClient, log: (error: unknown) => 
   let saves = 0;
 
   // null when the row is missing (a database not migrated by us): every total is counted then.
-  const readCatalogue = async () => toCatalogue(await prisma.$queryRawUnsafe<CatalogueRow[]>(READ_CATALOGUE));
+  const readCatalogue = async (db: PrismaClient) => toCatalogue(await db.$queryRawUnsafe<CatalogueRow[]>(READ_CATALOGUE));
 
-  const countProducts = (conditions: ListedCondition[]) => prisma.product.count({ where: { AND: conditions } });
+  const countProducts = (db: PrismaClient, conditions: ListedCondition[]) => db.product.count({ where: { AND: conditions } });
 
   /** Counted in one snapshot with the revision it is exact at. */
-  const countNow = async (conditions: ListedCondition[]): Promise<{ at: Catalogue | null; total: number }> => {
-    const [rows, total] = await prisma.$transaction(
-      [prisma.$queryRawUnsafe<CatalogueRow[]>(READ_CATALOGUE), countProducts(conditions)],
+  const countNow = async (db: PrismaClient, conditions: ListedCondition[]): Promise<{ at: Catalogue | null; total: number }> => {
+    const [rows, total] = await db.$transaction(
+      [db.$queryRawUnsafe<CatalogueRow[]>(READ_CATALOGUE), countProducts(db, conditions)],
       { isolationLevel: 'RepeatableRead' },
     );
     return { at: toCatalogue(rows), total };
   };
 
   /** The net number of matching products that entered the catalogue after `from`, up to `to`. */
-  const changesBetween = async (conditions: ListedCondition[], from: bigint, to: bigint) => {
-    const { _sum } = await prisma.catalogChange.aggregate({
+  const changesBetween = async (db: PrismaClient, conditions: ListedCondition[], from: bigint, to: bigint) => {
+    const { _sum } = await db.catalogChange.aggregate({
       _sum: { sign: true },
       where: { AND: [...conditions, { revision: { gt: from, lte: to } }] },
     });
     return _sum.sign ?? 0;
   };
 
-  const loadSaved = (key: string): Promise<Kept | null> =>
-    prisma.listTotal.findUnique({ where: { key }, select: { epoch: true, revision: true, total: true } });
+  const loadSaved = (db: PrismaClient, key: string): Promise<Kept | null> =>
+    db.listTotal.findUnique({ where: { key }, select: { epoch: true, revision: true, total: true } });
 
   // One statement for every unsaved total (no transaction around it: it may land between a
   // request's statements). A slower instance never overwrites a newer total with an older one. A
@@ -148,34 +153,34 @@ export function createListTotals(prisma: PrismaClient, log: (error: unknown) => 
   const carriable = (k: Kept | null | undefined, now: Catalogue) =>
     k && k.epoch === now.epoch && k.revision >= now.changesFrom ? k : null;
 
-  const bringUpToDate = async (now: Catalogue, key: string, conditions: ListedCondition[], known: Kept | undefined) => {
-    const base = carriable(known, now) ?? carriable(await loadSaved(key), now);
+  const bringUpToDate = async (db: PrismaClient, now: Catalogue, key: string, conditions: ListedCondition[], known: Kept | undefined) => {
+    const base = carriable(known, now) ?? carriable(await loadSaved(db, key), now);
     let current: Kept;
     if (base && base.revision >= now.revision) {
       // Already as new as this request's view of the catalogue (or newer: another request's).
       current = base;
     } else if (base) {
-      const added = await changesBetween(conditions, base.revision, now.revision);
+      const added = await changesBetween(db, conditions, base.revision, now.revision);
       current = { epoch: now.epoch, revision: now.revision, total: base.total + added };
     } else {
-      const { at, total } = await countNow(conditions);
+      const { at, total } = await countNow(db, conditions);
       if (!at) return total;
       current = { epoch: at.epoch, revision: at.revision, total };
     }
     kept.set(key, current);
-    if (current !== base) unsaved.set(key, current);
+    if (current !== base && db === prisma) unsaved.set(key, current);
     return current.total;
   };
 
-  const products = async (now: Catalogue | null, conditions: ListedCondition[]) => {
-    if (!now) return countProducts(conditions);
+  const products = async (db: PrismaClient, now: Catalogue | null, conditions: ListedCondition[]) => {
+    if (!now) return countProducts(db, conditions);
     const key = keyOf(conditions);
     const known = kept.get(key);
     if (known && known.epoch === now.epoch && known.revision === now.revision) return known.total;
     const id = `${now.epoch}/${now.revision}/${key}`;
     let total = pending.get(id);
     if (!total) {
-      total = bringUpToDate(now, key, conditions, known).finally(() => pending.delete(id));
+      total = bringUpToDate(db, now, key, conditions, known).finally(() => pending.delete(id));
       pending.set(id, total);
     }
     return total;
@@ -187,10 +192,16 @@ export function createListTotals(prisma: PrismaClient, log: (error: unknown) => 
       clearInterval(timer);
       await flush();
     },
-    forRequest() {
-      let catalogue: Promise<Catalogue | null> | undefined;
+    forRequest(reader = () => prisma) {
+      // Per client: a read that fell back from a replica to the primary reads the primary's revision.
+      const catalogue = new Map<PrismaClient, Promise<Catalogue | null>>();
       return {
-        products: async (conditions) => products(await (catalogue ??= readCatalogue()), conditions),
+        products: async (conditions) => {
+          const db = reader();
+          let at = catalogue.get(db);
+          if (!at) catalogue.set(db, (at = readCatalogue(db)));
+          return products(db, await at, conditions);
+        },
       };
     },
   };
