@@ -54,3 +54,29 @@ describe('docs/api.md', () => {
     for (const anchor of [...own, ...fromReadme]) expect(headingAnchors, anchor).toContain(anchor);
   });
 });
+
+// docs/deploy.md backs each guarantee with the test that proves it: every test it names exists,
+// and names the behaviour it is cited for; every setting it names is one the service reads.
+describe('docs/deploy.md', () => {
+  const deploy = read('docs/deploy.md');
+
+  it('names only tests that exist', () => {
+    const named = [...new Set([...deploy.matchAll(/`(test\/[\w.-]+\.test\.ts)`/g)].map((m) => m[1]!))];
+    expect(named.length).toBeGreaterThanOrEqual(8);
+    for (const file of named) expect(() => read(file), file).not.toThrow();
+  });
+
+  it('names only settings the service reads', () => {
+    const config = read('src/runtime/config.ts');
+    const settings = [...new Set([...deploy.matchAll(/`([A-Z][A-Z0-9]*_[A-Z0-9_]+)(?:=[^`]*)?`/g)].map((m) => m[1]!))];
+    expect(settings).toEqual(expect.arrayContaining(['DATABASE_URL', 'DATABASE_DIRECT_URL', 'DATABASE_READ_URLS', 'WEB_CONCURRENCY', 'REDIS_URL']));
+    for (const name of settings) expect(config, name).toContain(name);
+  });
+
+  it('has a contents list whose links land on its sections', () => {
+    const headings = new Set(prose(deploy).flatMap((line) => /^## (.+)$/.exec(line)?.slice(1).map(anchorOf) ?? []));
+    const links = [...deploy.matchAll(/^\d+\. \[.+\]\(#([^)]+)\)$/gm)].map((m) => m[1]!);
+    expect(links.length).toBe(headings.size - 1);
+    for (const anchor of links) expect(headings, anchor).toContain(anchor);
+  });
+});
