@@ -1,6 +1,7 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pg from 'pg';
+import { inject } from 'vitest';
 import { createApp } from '../../src/app.js';
 import { loadConfig } from '../../src/runtime/config.js';
 import { createPrisma, type DbTimeouts } from '../../src/db/prisma.js';
@@ -9,6 +10,21 @@ import type { RateLimitStore } from '../../src/ratelimit/store.js';
 import { createLogger, type Logger } from '../../src/runtime/logger.js';
 import type { UsageRecorder } from '../../src/usage/recorder.js';
 import { createTestDatabase } from './db.js';
+import { HAS_PGBOUNCER, startPgbouncer, type Pgbouncer } from './pgbouncer.js';
+
+/**
+ * TEST_POOLER=1 runs every app of the suite behind Debian's PgBouncer in transaction mode with its
+ * default settings (DATABASE_URL on the pooler, DATABASE_DIRECT_URL on the server), as
+ * docs/deploy.md has it: each existing test then proves its behaviour holds behind the pooler.
+ * One pooler per test file, in front of the suite's server; the tests' own SQL (`sql`) stays direct.
+ */
+const BEHIND_POOLER = process.env.TEST_POOLER === '1';
+if (BEHIND_POOLER && !HAS_PGBOUNCER) throw new Error('TEST_POOLER=1 needs Debian\'s pgbouncer (/usr/sbin/pgbouncer; .ci/run installs it)');
+let pooler: Promise<Pgbouncer> | undefined;
+const serverOf = (url: string) => new URL(url).host;
+/** `url` through the pooler when it is on the suite's own server; a test's other servers (one that is down, one that never answers) are reached as the test set them up. */
+const throughPooler = async (url: string) =>
+  serverOf(url) === serverOf(inject('pgAdminUrl')) ? (await (pooler ??= startPgbouncer(url))).url(url) : url;
 
 export interface TestApp {
   /** http://127.0.0.1:<port> */
@@ -56,12 +72,14 @@ export interface TestAppOptions {
 export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> {
   const db = opts.url ? { url: opts.url, drop: async () => undefined } : await createTestDatabase(opts.template ?? 'seeded');
   const statements: string[] = [];
-  const prisma = createPrisma({ url: db.url, poolMax: 5, timeouts: opts.dbTimeouts, onQuery: (sql) => statements.push(sql) });
+  const requestUrl = BEHIND_POOLER && !opts.directUrl ? await throughPooler(db.url) : db.url;
+  const directUrl = requestUrl !== db.url ? db.url : opts.directUrl;
+  const prisma = createPrisma({ url: requestUrl, poolMax: 5, timeouts: opts.dbTimeouts, onQuery: (sql) => statements.push(sql) });
   // The suite sends far more anonymous requests than one IP may (60/min). Requests come through
   // a trusted proxy (loopback), each with its own client address unless a test sets one.
   const config = loadConfig({ NODE_ENV: 'test', TRUSTED_PROXIES: 'loopback', ...opts.env });
   const logger = opts.logger ?? createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
-  const app = await createApp({ prisma, databaseUrl: db.url, directUrl: opts.directUrl, logger, config, now: opts.now, usage: opts.usage, rateLimitStore: opts.rateLimitStore });
+  const app = await createApp({ prisma, databaseUrl: requestUrl, directUrl, logger, config, now: opts.now, usage: opts.usage, rateLimitStore: opts.rateLimitStore });
   const server: Server = createHttpServer(app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

@@ -78,6 +78,10 @@ export async function startPgbouncer(serverUrl: string): Promise<Pgbouncer> {
     child = proc;
     proc.stderr!.on('data', (d) => (stderr += d));
     exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
+    // Never outlives the test process that started it.
+    const orphaned = () => proc.kill('SIGTERM');
+    process.once('exit', orphaned);
+    proc.once('exit', () => process.off('exit', orphaned));
     const deadline = Date.now() + 10_000;
     while (!(await accepts(port))) {
       if (proc.exitCode !== null || Date.now() > deadline) {
