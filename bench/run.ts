@@ -7,16 +7,12 @@ import { parseArgs } from 'node:util';
 import autocannon, { type Options as AutocannonOptions } from 'autocannon';
 import * as loadtest from 'loadtest';
 import pg from 'pg';
-import { createApiKey } from '../src/accounts/api-keys.js';
 import { loadConfig } from '../src/runtime/config.js';
 import { openDatabase, type Database } from '../src/db/database.js';
 import { migrate } from '../src/db/migrate.js';
-import { createPrisma } from '../src/db/prisma.js';
 import { seedDatabase } from '../src/seed/seed.js';
-import { freePort, gitCommit, HOST, NESTED_QUERY, nextLine, ROOT, startFlags } from './common.js';
+import { createBenchKey, freePort, gitCommit, HOST, NESTED_QUERY, nextLine, ROOT, startFlags } from './common.js';
 import { profileSplit, renderSplit } from './profile.js';
-import { createContextFactory } from '../src/context/context.js';
-import { createLogger } from '../src/runtime/logger.js';
 
 // `npm run bench -- [--products 100000] [--duration 10] [--connections 10] [--only list,slug-distinct,…]
 //                   [--response-cache on|off] [--soak S] [--cpu-prof] [--no-report]`
@@ -686,7 +682,6 @@ async function main() {
   execFileSync('taskset', ['-a', '-cp', '1', String(process.pid)], { stdio: 'ignore' });
 
   // 2. Fixtures: a key, a product to order (ample stock), a category, a search word, a slug.
-  const prisma = createPrisma({ url: db.url, poolMax: 2 });
   const client = new pg.Client({ connectionString: db.url });
   await client.connect();
   let key: string;
@@ -694,14 +689,7 @@ async function main() {
   let pgVersion: string;
   let activeProducts: number;
   try {
-    ({ key } = await createApiKey(createContextFactory({ prisma, logger: createLogger('silent'), webhookPolicy: { allowPrivate: false, requireHttps: false } }).forOperator(), {
-      owner: 'bench@example.com',
-      plan: 'ENTERPRISE',
-      scopes: ['admin:all'],
-      rateLimit: 10_000_000,
-      rateWindowSeconds: 3600,
-      name: `bench ${new Date().toISOString()}`,
-    }));
+    key = await createBenchKey(db.url);
     const newest = await client.query<{ slug: string; name: string }>(
       `SELECT slug, name FROM "Product" WHERE "isActive" ORDER BY "createdAt" DESC, id LIMIT 1`,
     );
@@ -733,7 +721,6 @@ async function main() {
     activeProducts = (await client.query<{ n: number }>('SELECT count(*)::int AS n FROM "Product" WHERE "isActive"')).rows[0]!.n;
   } finally {
     await client.end();
-    await prisma.$disconnect();
   }
 
   // 3. Service, baselines and peer, all on core 0 (loaded one at a time: they take turns). The

@@ -10,6 +10,7 @@ import { createTestDatabase, type TestDatabase } from './helpers/db.js';
 import { runKeysCli } from './helpers/keys-cli.js';
 import { killGroup, listeningPort, npmStart, waitForText, type Service } from './helpers/npm-start.js';
 import { makeOrderFixture, type OrderFixture } from './helpers/orders.js';
+import { eventually } from './helpers/eventually.js';
 import { HAS_PGBOUNCER, startPgbouncer, startRelay, type Pgbouncer } from './helpers/pgbouncer.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
 
@@ -30,15 +31,6 @@ function logSink() {
   return { logger, text: () => text };
 }
 
-async function eventually<T>(what: string, read: () => Promise<T>, ok: (value: T) => boolean, ms = 10_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await read();
-    if (ok(value)) return value;
-    if (Date.now() > deadline) throw new Error(`${what}: still ${JSON.stringify(value)} after ${ms} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
 
 describe.skipIf(!HAS_PGBOUNCER)('behind PgBouncer in transaction mode with its default settings', () => {
   let db: TestDatabase;

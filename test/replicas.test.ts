@@ -6,6 +6,7 @@ import { REPLICA_FIELDS } from '../src/db/replicas.js';
 import { schema } from '../src/modules/schema.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { createTestKey, type TestKey } from './helpers/keys.js';
+import { eventually as pollUntil } from './helpers/eventually.js';
 import { makeOrderFixture, type OrderFixture } from './helpers/orders.js';
 import { HAS_PG15, PASSWORD, startReplication, type Replication } from './helpers/replication.js';
 
@@ -17,15 +18,8 @@ import { HAS_PG15, PASSWORD, startReplication, type Replication } from './helper
 const SHIP_TO = { fullName: 'Ana Pop', phone: '0700000000', address: 'Str. 1', city: 'Cluj-Napoca', county: 'Cluj', postalCode: '400001' };
 const MAX_LAG = 5;
 
-async function eventually<T>(what: string, read: () => Promise<T>, ok: (value: T) => boolean, ms = 20_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await read();
-    if (ok(value)) return value;
-    if (Date.now() > deadline) throw new Error(`${what}: still ${JSON.stringify(value)} after ${ms} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
+/** Replicas catch up on their own time: up to 20 s, read every 0.1 s. */
+const eventually = <T>(what: string, read: () => Promise<T>, ok: (value: T) => boolean, ms = 20_000) => pollUntil(what, read, ok, ms, 100);
 
 describe('the replica rule', () => {
   it('names only Query fields, and every Query field not named reads the primary (a new field must be placed)', () => {

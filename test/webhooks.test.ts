@@ -6,6 +6,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createPrisma, type PrismaClient } from '../src/db/prisma.js';
 import { pruneOutbox } from '../src/modules/webhooks/worker.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
+import { eventually } from './helpers/eventually.js';
 import { createTestKey, type TestKey } from './helpers/keys.js';
 import { killGroup, listeningPort, npmStart, type Service } from './helpers/npm-start.js';
 import { makeOrderFixture, type OrderFixture } from './helpers/orders.js';
@@ -89,15 +90,6 @@ async function placeOrder(key = buyer, quantity = 1, productId = f.a.id) {
 
 const deliveriesOf = async (key: TestKey, endpointId: string) => (await send('GET', `/api/webhooks/${endpointId}/deliveries?limit=100`, key)).body.data as any[];
 
-async function eventually<T>(what: string, read: () => Promise<T>, ok: (value: T) => boolean, ms = 10_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await read();
-    if (ok(value)) return value;
-    if (Date.now() > deadline) throw new Error(`${what}: still ${JSON.stringify(value)} after ${ms} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 /** Verifies a received request with the standardwebhooks package, as a receiver would; throws if it fails. */
 const verify = (secret: string, r: { body: string; headers: Record<string, unknown> }) =>

@@ -4,7 +4,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { unusedPort } from './processes.js';
+import { isExecutable, unusedPort } from './processes.js';
 
 // Debian's PgBouncer (installed by .ci/run) as a child process, in transaction mode with its
 // default settings otherwise: no ignore_startup_parameters, no server_reset_query in transaction
@@ -12,14 +12,7 @@ import { unusedPort } from './processes.js';
 // Where the binary is missing, the tests that need it report themselves skipped.
 
 export const PGBOUNCER = '/usr/sbin/pgbouncer';
-export const HAS_PGBOUNCER = (() => {
-  try {
-    fs.accessSync(PGBOUNCER, fs.constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-})();
+export const HAS_PGBOUNCER = isExecutable(PGBOUNCER);
 
 export interface Pgbouncer {
   port: number;

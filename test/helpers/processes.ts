@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import net from 'node:net';
 
 /** True while the process (or, for a negative id, any process of the group) exists. */
@@ -17,4 +18,14 @@ export async function unusedPort(): Promise<number> {
   const { port } = server.address() as net.AddressInfo;
   await new Promise<void>((resolve) => server.close(() => resolve()));
   return port;
+}
+
+/** True when `file` exists and may be run: a real component the tests start, present on this machine. */
+export function isExecutable(file: string): boolean {
+  try {
+    fs.accessSync(file, fs.constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
 }

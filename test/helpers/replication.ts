@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { unusedPort } from './processes.js';
+import { isExecutable, unusedPort } from './processes.js';
 
 // A primary and a streaming replica of Debian's PostgreSQL 15 (package postgresql-15, installed by
 // .ci/run), each a child cluster in a temporary directory on a free loopback port: the primary
@@ -13,14 +13,7 @@ import { unusedPort } from './processes.js';
 // them report themselves skipped.
 
 export const PG15_BIN = '/usr/lib/postgresql/15/bin';
-export const HAS_PG15 = ['initdb', 'pg_ctl', 'postgres', 'pg_basebackup'].every((bin) => {
-  try {
-    fs.accessSync(path.join(PG15_BIN, bin), fs.constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-});
+export const HAS_PG15 = ['initdb', 'pg_ctl', 'postgres', 'pg_basebackup'].every((bin) => isExecutable(path.join(PG15_BIN, bin)));
 
 /** The password in every URL handed out: trust authentication ignores it; the service must never show it. */
 export const PASSWORD = 'replica-secret-pw';
