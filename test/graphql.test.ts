@@ -2,7 +2,7 @@ import { getNullableType, isListType, isNonNullType, isObjectType } from 'graphq
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { schema } from '../src/modules/schema.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
-import { byTable } from './helpers/statements.js';
+import { byTable, sentSince } from './helpers/statements.js';
 
 let app: TestApp;
 beforeAll(async () => {
@@ -49,7 +49,7 @@ async function statementsFor(query: string, variables: Record<string, unknown>) 
   const res = await app.graphql(query, variables);
   expect(res.status).toBe(200);
   expect(res.body.errors).toBeUndefined();
-  const sent = app.statements.slice(before);
+  const sent = sentSince(app.statements, before);
   return { count: sent.length, tables: byTable(sent), data: res.body.data };
 }
 

@@ -4,7 +4,7 @@ import { restRoutes } from '../src/rest/routes.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { createTestKey } from './helpers/keys.js';
 import { makeOrderFixture, type OrderFixture } from './helpers/orders.js';
-import { byTable, classify, TABLES, tablesOf } from './helpers/statements.js';
+import { byTable, classify, sentSince, TABLES, tablesOf } from './helpers/statements.js';
 
 // Every list of both interfaces answers any page size with the same number of SQL statements:
 // relations, relation counts and totals are loaded per list, never per item. Each list is read
@@ -262,22 +262,12 @@ const cases: ListCase[] = [
   },
 ];
 
-/**
- * The statements the app sends that are not part of any request, written on timers, may land
- * while a request is being measured: the write of API keys' lastUsedAt (src/auth/last-used.ts,
- * every 30 s), the only statement that writes "ApiKey", the flush of the keys' hourly usage
- * (src/usage/recorder.ts, every 10 s), the only one that writes "KeyUsage", and the save of the
- * list totals brought up to date (src/modules/products/list-totals.ts, every second), the only
- * one that writes "ListTotal". They are the only ones left out; the key lookup of each keyed
- * request (a read of "ApiKey") is counted like every other statement.
- */
-const isTimedFlush = (sql: string) => classify(sql).writes.some((table) => table === 'ApiKey' || table === 'KeyUsage' || table === 'ListTotal');
 
 /** The SQL statements one request sends, and its answer. */
 async function measure(c: ListCase, limit: number, pageNumber = 1) {
   const before = app.statements.length;
   const page = await c.request(limit, pageNumber);
-  const sent = app.statements.slice(before).filter((sql) => !isTimedFlush(sql));
+  const sent = sentSince(app.statements, before);
   return { page, sent };
 }
 

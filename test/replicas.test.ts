@@ -9,6 +9,7 @@ import { createTestKey, type TestKey } from './helpers/keys.js';
 import { eventually as pollUntil } from './helpers/eventually.js';
 import { makeOrderFixture, type OrderFixture } from './helpers/orders.js';
 import { HAS_PG15, PASSWORD, startReplication, type Replication } from './helpers/replication.js';
+import { sentSince } from './helpers/statements.js';
 
 // DATABASE_READ_URLS with a real streaming replica: Debian's PostgreSQL 15 primary and a
 // pg_basebackup -R replica of it (test/helpers/replication.ts), two instances of the app in this
@@ -137,8 +138,8 @@ describe.skipIf(!HAS_PG15)('with a streaming replica (Debian PostgreSQL 15)', ()
     }
     const answers = await Promise.all(requests);
     expect(answers.map((r) => r.status).filter((s) => s !== 200)).toEqual([]);
-    // The app's primary client sent nothing at all.
-    expect(a.statements.slice(sentBefore)).toEqual([]);
+    // The app's primary client sent nothing for the requests (its timed flushes are writes).
+    expect(sentSince(a.statements, sentBefore)).toEqual([]);
     const onPrimary = diff(primaryBefore, await statements(primarySql));
     expect(onPrimary.filter((s) => /^\s*(insert|update|delete|merge)\b/i.test(s.query))).toEqual([]);
     expect(onPrimary.filter((s) => /"(Product|Category|Supplier|Review|DataRevision|CatalogRevision|CatalogChange|ListTotal)"/.test(s.query))).toEqual([]);

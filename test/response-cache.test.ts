@@ -4,6 +4,7 @@ import { createTestDatabase, type TestDatabase } from './helpers/db.js';
 import { createTestKey, type TestKey } from './helpers/keys.js';
 import { makeOrderFixture, type OrderFixture } from './helpers/orders.js';
 import { HAS_REDIS_SERVER, startRedisServer, type RedisServer } from './helpers/redis.js';
+import { sentSince } from './helpers/statements.js';
 
 // The response cache as its users meet it, over real HTTP on a real database: a repeated read is
 // answered without a statement, with the same bytes; the first read after any write — through
@@ -44,7 +45,7 @@ async function sent(app: TestApp, path: string, init: RequestInit = {}) {
   const before = app.statements.length;
   const res = await fetch(app.base + path, init);
   const text = await res.text();
-  return { status: res.status, headers: res.headers, text, statements: app.statements.length - before };
+  return { status: res.status, headers: res.headers, text, statements: sentSince(app.statements, before).length };
 }
 
 const gql = (app: TestApp, key: TestKey | null, query: string, variables: Record<string, unknown> = {}) =>

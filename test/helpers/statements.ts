@@ -103,3 +103,15 @@ export function byTable(statements: readonly string[]): Record<string, number> {
 export function without(tally: Record<string, number>, ...keys: string[]): Record<string, number> {
   return Object.fromEntries(Object.entries(tally).filter(([key]) => !keys.includes(key)));
 }
+
+/**
+ * The statements the app sends on timers, not for any request, which may land while a request is
+ * being measured: the write of API keys' lastUsedAt (src/auth/last-used.ts, every 30 s), the only
+ * statement that writes "ApiKey"; the flush of the keys' hourly usage (src/usage/recorder.ts,
+ * every 10 s), the only one that writes "KeyUsage"; and the save of the list totals brought up to
+ * date (src/modules/products/list-totals.ts, every second), the only one that writes "ListTotal".
+ */
+export const isTimedFlush = (sql: string) => classify(sql).writes.some((table) => table === 'ApiKey' || table === 'KeyUsage' || table === 'ListTotal');
+
+/** The statements sent since `before` (an index into `statements`) for requests, timed flushes left out. */
+export const sentSince = (statements: readonly string[], before: number) => statements.slice(before).filter((sql) => !isTimedFlush(sql));
