@@ -1,6 +1,7 @@
-import { isObjectType } from 'graphql';
+import { isObjectType, parse } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_NODE_IDS } from '../src/graphql/nodes.js';
+import { estimateCost } from '../src/http/graphql-cost.js';
 import { schema } from '../src/modules/schema.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { createTestKey, type TestKey } from './helpers/keys.js';
@@ -241,6 +242,18 @@ describe('nodes(ids:)', () => {
     expect(body.data.nodes).toHaveLength(MAX_NODE_IDS);
     expect(body.data.nodes.slice(0, -1)).toEqual(products.rows.map((r) => ({ __typename: 'Product', id: r.id })));
     expect(body.data.nodes.at(-1)).toBeNull();
+  });
+
+  it('costs one per id given, as a list of that size would', () => {
+    const cost = (n: number) =>
+      estimateCost({
+        schema,
+        document: parse(`query($ids: [ID!]!) { nodes(ids: $ids) { ... on Product { supplier { id } category { id } } } }`),
+        variables: { ids: Array.from({ length: n }, () => encode('Product', f.a.id)) },
+      });
+    // Each node, its supplier and its category: three objects per id.
+    expect(cost(1)).toBe(3);
+    expect(cost(MAX_NODE_IDS)).toBe(3 * MAX_NODE_IDS);
   });
 
   it(`refuses more than ${MAX_NODE_IDS} ids, and names each that is no global id`, async () => {
