@@ -6,6 +6,7 @@ import { schema } from '../src/modules/schema.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { createTestKey, type TestKey } from './helpers/keys.js';
 import { makeOrderFixture, type OrderFixture } from './helpers/orders.js';
+import { byTable, sentSince } from './helpers/statements.js';
 
 // Relay conventions: every type with a database id is a Node (`globalId`), refetched by node(id:)
 // and nodes(ids:) under its own lookup's scopes and ownership; the lists have cursor connections.
@@ -242,6 +243,24 @@ describe('nodes(ids:)', () => {
     expect(body.data.nodes).toHaveLength(MAX_NODE_IDS);
     expect(body.data.nodes.slice(0, -1)).toEqual(products.rows.map((r) => ({ __typename: 'Product', id: r.id })));
     expect(body.data.nodes.at(-1)).toBeNull();
+  });
+
+  it('loads any number of nodes in the same SQL statements: per type, never per id', async () => {
+    const products = await app.sql.query(`SELECT id FROM "Product" WHERE "isActive" ORDER BY id LIMIT 50`);
+    const query = `query($ids: [ID!]!) { nodes(ids: $ids) { __typename
+      ... on Order { id status total items { id quantity product { name } } buyer { email } supplier { companyName } }
+      ... on Product { id name price supplier { companyName } category { name } } } }`;
+    const tally = async (orders: number, productCount: number) => {
+      const ids = [...orderIds.slice(0, orders).map((id) => encode('Order', id)), ...products.rows.slice(0, productCount).map((r) => encode('Product', r.id))];
+      const before = app.statements.length;
+      const { body } = await gql(query, { ids });
+      expect(body.errors).toBeUndefined();
+      expect(body.data.nodes.filter((n: unknown) => n !== null)).toHaveLength(ids.length);
+      return byTable(sentSince(app.statements, before));
+    };
+    const one = await tally(1, 1);
+    expect(one.Order, JSON.stringify(one)).toBeGreaterThan(0);
+    expect(await tally(orderIds.length, 50)).toEqual(one);
   });
 
   it('costs one per id given, as a list of that size would', () => {
