@@ -29,7 +29,8 @@ let endpointId: string;
 const BUYER_SCOPES = ['read:orders', 'write:orders', 'write:webhooks', 'read:stock', 'read:prices'];
 
 beforeAll(async () => {
-  app = await startTestApp({ env: { ORDER_CREATE_LIMIT: '100000' } });
+  // No worker: the test delivery below only needs its row, never an attempt to send it out.
+  app = await startTestApp({ env: { ORDER_CREATE_LIMIT: '100000', WEBHOOK_WORKER: 'false' } });
   f = await makeOrderFixture(app.sql);
   buyer = await createTestKey(app.url, { owner: 'relay-buyer@example.com', scopes: BUYER_SCOPES });
   buyerCatalogueOnly = await createTestKey(app.url, { owner: 'relay-buyer@example.com', scopes: ['read:products'] });
