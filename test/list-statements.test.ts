@@ -14,7 +14,7 @@ import { byTable, classify, sentSince, TABLES, tablesOf } from './helpers/statem
 let app: TestApp;
 let fixture: OrderFixture;
 /** Keys of one account that has ORDERS orders; one key per scope, as a client would hold them. */
-const keys = { orders: '', stock: '', prices: '' };
+const keys = { orders: '', stock: '', prices: '', member: '' };
 let ordersAccountId = '';
 /** The top-level category with the most active products in its subtree (the filtered product lists). */
 let filterCategoryId = '';
@@ -33,6 +33,10 @@ beforeAll(async () => {
   ordersAccountId = orders.accountId;
   keys.stock = (await createTestKey(app.url, { owner, scopes: ['read:stock'] })).key;
   keys.prices = (await createTestKey(app.url, { owner, scopes: ['read:prices'] })).key;
+  // A member of the orders' supplier, for its side of them.
+  const member = await createTestKey(app.url, { owner: 'lists-member@example.com', scopes: ['read:orders'] });
+  keys.member = member.key;
+  await app.sql.query(`INSERT INTO "SupplierMember" ("accountId", "supplierId") VALUES ($1, $2)`, [member.accountId, fixture.supplierId]);
 
   // Orders of one, two and three lines, so that a page's items, their products, the buyer and
   // the supplier all have something to load.
@@ -117,6 +121,7 @@ const TOTALS = {
   categories: () => countOf(`SELECT count(*)::int AS n FROM "Category" WHERE "isActive"`),
   suppliers: () => countOf(`SELECT count(*)::int AS n FROM "Supplier" WHERE "isActive"`),
   orders: () => countOf(`SELECT count(*)::int AS n FROM "Order" WHERE "buyerId" = $1`, [ordersAccountId]),
+  supplierOrders: () => countOf(`SELECT count(*)::int AS n FROM "Order" WHERE "supplierId" = $1`, [fixture.supplierId]),
   /** Stock and prices list every product, active or not. */
   records: () => countOf(`SELECT count(*)::int AS n FROM "Product"`),
 };
@@ -151,7 +156,8 @@ async function graphql(query: string, variables: Record<string, unknown>, pick: 
 }
 
 const list = (field: string) => (data: any) => ({ items: data[field].items, total: data[field].meta.total });
-const connection = (data: any) => ({ items: data.productsConnection.edges, total: data.productsConnection.totalCount });
+const connectionOf = (field: string) => (data: any) => ({ items: data[field].edges, total: data[field].totalCount });
+const connection = connectionOf('productsConnection');
 
 interface ListCase {
   iface: 'REST' | 'GraphQL';
@@ -243,6 +249,56 @@ const cases: ListCase[] = [
     total: TOTALS.orders, table: 'Order',
     request: (n, p = 1) =>
       graphql(`query($limit: Int!, $page: Int) { orders(limit: $limit, page: $page) { items ${ORDER.fields} ${META} } } ${ORDER.fragments}`, { limit: n, page: p }, list('orders'), keys.orders),
+  },
+  {
+    iface: 'GraphQL',
+    list: 'ordersConnection (read:orders)',
+    total: TOTALS.orders, table: 'Order',
+    paged: false,
+    request: (n) =>
+      graphql(
+        `query($first: Int!) { ordersConnection(first: $first) { totalCount edges { cursor node ${ORDER.fields} } pageInfo { hasNextPage endCursor } } } ${ORDER.fragments}`,
+        { first: n },
+        connectionOf('ordersConnection'),
+        keys.orders,
+      ),
+  },
+  {
+    iface: 'GraphQL',
+    list: 'supplierOrdersConnection (read:orders, a member)',
+    total: TOTALS.supplierOrders, table: 'Order',
+    paged: false,
+    request: (n) =>
+      graphql(
+        `query($first: Int!) { supplierOrdersConnection(first: $first) { totalCount edges { cursor node ${ORDER.fields} } pageInfo { hasNextPage endCursor } } } ${ORDER.fragments}`,
+        { first: n },
+        connectionOf('supplierOrdersConnection'),
+        keys.member,
+      ),
+  },
+  {
+    iface: 'GraphQL',
+    list: 'suppliersConnection',
+    total: TOTALS.suppliers, table: 'Supplier',
+    paged: false,
+    request: (n) =>
+      graphql(
+        `query($first: Int!) { suppliersConnection(first: $first) { totalCount edges { cursor node ${SUPPLIER.fields} } pageInfo { hasNextPage endCursor } } } ${SUPPLIER.fragments}`,
+        { first: n },
+        connectionOf('suppliersConnection'),
+      ),
+  },
+  {
+    iface: 'GraphQL',
+    list: 'categoriesConnection (with products(limit: 4))',
+    total: TOTALS.categories, table: 'Category',
+    paged: false,
+    request: (n) =>
+      graphql(
+        `query($first: Int!, $includeProducts: Boolean!) { categoriesConnection(first: $first) { totalCount edges { cursor node ${CATEGORY.fields} } pageInfo { hasNextPage endCursor } } } ${CATEGORY.fragments}`,
+        { first: n, includeProducts: true },
+        connectionOf('categoriesConnection'),
+      ),
   },
   {
     iface: 'GraphQL',
