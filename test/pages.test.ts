@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { findPage, pageIdsSql, pageReadSql, type PageQuery } from '../src/db/pages.js';
+import { findPage, findUnique, pageIdsSql, pageReadSql, uniqueReadSql, type PageQuery } from '../src/db/pages.js';
 import { createPrisma, type PrismaClient } from '../src/db/prisma.js';
 import { Prisma } from '../src/generated/prisma/client.js';
 import { productQuery, productSorts } from '../src/modules/products/products.service.js';
@@ -181,6 +181,20 @@ describe('a page read in one statement is the page Prisma reads', () => {
     const categories = (await findPage(prisma, 'Category', prisma.category as never, cases[4]![1] as never, cases[4]![2])) as unknown as { parent: unknown }[];
     expect(categories.some((c) => c.parent === null) && categories.some((c) => c.parent !== null)).toBe(true);
     expect(rows).toBeGreaterThan(200);
+  });
+
+  it('a product by its slug, as findFirst finds it: active, inactive and unknown', async () => {
+    const [active] = await prisma.$queryRawUnsafe<{ slug: string }[]>(`SELECT slug FROM "Product" WHERE "isActive" ORDER BY id LIMIT 1`);
+    const [inactive] = await prisma.$queryRawUnsafe<{ slug: string }[]>(`UPDATE "Product" SET "isActive" = false WHERE id = (SELECT id FROM "Product" WHERE "isActive" ORDER BY id DESC LIMIT 1) RETURNING slug`);
+    for (const slug of [active!.slug, inactive!.slug, 'no-such-product']) {
+      const where = { slug, isActive: true };
+      expect(uniqueReadSql('Product', where, REST_PRODUCT)).not.toBeNull();
+      const before = statements.length;
+      const ours = await findUnique(prisma, 'Product', prisma.product, where, REST_PRODUCT);
+      expect(statements.length - before, 'one statement').toBe(1);
+      expect(ours, slug).toStrictEqual(await prisma.product.findFirst({ ...REST_PRODUCT, where }));
+      expect(ours === null, slug).toBe(slug !== active!.slug);
+    }
   });
 
   it('leaves to Prisma what is more than columns, to-one relations and counts', () => {

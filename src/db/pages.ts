@@ -65,7 +65,7 @@ function parameter(value: unknown): string | number | boolean | undefined {
 }
 
 /** `where` as SQL over `fields` (its values appended to `values`), or null when it is not plain column conditions. */
-function conditionSql(where: unknown, fields: ReadonlySet<string>, values: unknown[]): string | null {
+function conditionSql(where: unknown, fields: ReadonlySet<string>, values: unknown[], qualifier = ''): string | null {
   if (where === undefined) return 'TRUE';
   if (typeof where !== 'object' || where === null || Array.isArray(where)) return null;
   const parts: string[] = [];
@@ -73,14 +73,14 @@ function conditionSql(where: unknown, fields: ReadonlySet<string>, values: unkno
     if (condition === undefined) continue;
     if (key === 'AND') {
       for (const member of Array.isArray(condition) ? condition : [condition]) {
-        const sql = conditionSql(member, fields, values);
+        const sql = conditionSql(member, fields, values, qualifier);
         if (sql === null) return null;
         parts.push(`(${sql})`);
       }
       continue;
     }
     if (!fields.has(key)) return null;
-    const column = `"${key}"`;
+    const column = `${qualifier}"${key}"`;
     if (condition === null) {
       parts.push(`${column} IS NULL`);
       continue;
@@ -322,35 +322,79 @@ function selectionSql(model: string, select: Record<string, unknown> | undefined
   };
 }
 
-/**
- * The statement that reads a whole page (see above) and how each of its rows becomes the result
- * object findMany would return, or null when the page cannot be read that way: its filters, its
- * order (which must end in a total order, by id, so that the page and its rows agree) or its
- * query are more than plain.
- */
-export function pageReadSql(
-  model: Prisma.ModelName,
-  page: PageQuery<unknown>,
-  query: object,
-): { text: string; values: unknown[]; row: (row: unknown[]) => Record<string, unknown> } | null {
+/** A read of our own: its statement, and how each row becomes the object findMany would return. */
+export interface DirectRead {
+  text: string;
+  values: unknown[];
+  row: (row: unknown[]) => Record<string, unknown>;
+}
+
+/** The columns and joins of `query` on `model` (aliased t), or null when it is more than plain. */
+function plainSelection(model: Prisma.ModelName, query: object): (Statement & { fill: Fill }) | null {
   const { select, include, ...rest } = query as { select?: Record<string, unknown>; include?: Record<string, unknown> };
   if (Object.keys(rest).length || (include && Object.keys(include).length)) return null;
-  const ids = pageIdsSql(model, page);
-  const order = orderSql(page.orderBy, SCALAR_FIELDS[model], 't.');
-  if (!ids || !order || !/"id" (ASC|DESC)$/.test(order)) return null;
   const statement: Statement = { columns: [], joins: [] };
   const fill = selectionSql(model, select, 't', statement);
-  if (!fill || !statement.columns.length) return null;
-  const text =
-    `SELECT ${statement.columns.join(', ')} FROM (${ids.text}) page JOIN "${model}" t ON t."id" = page."id"` +
-    `${statement.joins.map((join) => ` ${join}`).join('')} ORDER BY ${order}`;
+  return fill && statement.columns.length ? { ...statement, fill } : null;
+}
+
+function directRead(text: string, values: unknown[], fill: Fill): DirectRead {
   return {
     text,
-    values: ids.values,
+    values,
     row: (row) => {
       const result: Record<string, unknown> = {};
       fill(result, row);
       return result;
     },
   };
+}
+
+/**
+ * The statement that reads a whole page (see above) and how each of its rows becomes the result
+ * object findMany would return, or null when the page cannot be read that way: its filters, its
+ * order (which must end in a total order, by id, so that the page and its rows agree) or its
+ * query are more than plain.
+ */
+export function pageReadSql(model: Prisma.ModelName, page: PageQuery<unknown>, query: object): DirectRead | null {
+  const ids = pageIdsSql(model, page);
+  const order = orderSql(page.orderBy, SCALAR_FIELDS[model], 't.');
+  if (!ids || !order || !/"id" (ASC|DESC)$/.test(order)) return null;
+  const selection = plainSelection(model, query);
+  if (!selection) return null;
+  const text =
+    `SELECT ${selection.columns.join(', ')} FROM (${ids.text}) page JOIN "${model}" t ON t."id" = page."id"` +
+    `${selection.joins.map((join) => ` ${join}`).join('')} ORDER BY ${order}`;
+  return directRead(text, ids.values, selection.fill);
+}
+
+/**
+ * The statement that reads the one row `where` finds by a unique column (a product by its slug),
+ * as findFirst would answer it, or null when `where` or `query` is more than plain.
+ */
+export function uniqueReadSql(model: Prisma.ModelName, where: object, query: object): DirectRead | null {
+  const values: unknown[] = [];
+  const condition = conditionSql(where, SCALAR_FIELDS[model], values, 't.');
+  const selection = plainSelection(model, query);
+  if (condition === null || !selection) return null;
+  const text = `SELECT ${selection.columns.join(', ')} FROM "${model}" t${selection.joins.map((join) => ` ${join}`).join('')} WHERE ${condition} LIMIT 2`;
+  return directRead(text, values, selection.fill);
+}
+
+/**
+ * The row a unique column finds (`where` names one, with plain conditions beside it), with
+ * `query`'s relations, read in one statement of our own where it can be (see above); findFirst
+ * otherwise. More than one row would mean the column is not unique: findFirst then decides.
+ */
+export async function findUnique<Row>(
+  db: RawQuery,
+  model: Prisma.ModelName,
+  delegate: { findFirst(args: object): PromiseLike<Row | null> },
+  where: object,
+  query: object,
+): Promise<Row | null> {
+  const read = uniqueReadSql(model, where, query);
+  const rows = read && (await readDirect(db, read.text, read.values));
+  if (rows && rows.length <= 1) return (rows[0] ? read.row(rows[0]) : null) as Row | null;
+  return delegate.findFirst({ ...query, where });
 }

@@ -3,7 +3,7 @@ import type { ApiContext } from '../../context/context.js';
 import type { ListedCondition } from '../../db/catalog-changes.js';
 import type { Prisma } from '../../generated/prisma/client.js';
 import type { Money } from '../../shared/money.js';
-import { findPage, rowsInOrder } from '../../db/pages.js';
+import { findPage, findUnique, rowsInOrder } from '../../db/pages.js';
 import { pageParams, pageWindow, type PageInput } from '../../shared/pagination.js';
 import { searchWords } from './search.js';
 import { booleanParam, enumParam, moneyParam, idParam, textParam } from '../../shared/validation.js';
@@ -103,7 +103,7 @@ async function searchedPage<Q extends object>(ctx: ApiContext, q: ProductQuery, 
 export const countProducts = (ctx: ApiContext, q: ProductQuery) => ctx.totals.products(q.where.AND);
 
 export async function productBySlug<Q extends object>(ctx: ApiContext, slug: string, query: Q) {
-  return ctx.prisma.product.findFirst({ ...query, where: { slug, isActive: true } });
+  return findUnique(ctx.prisma, 'Product', ctx.prisma.product, { slug, isActive: true }, query);
 }
 
 /** The active products among `ids` (node refetch: product(slug:)'s rule, batched). */
