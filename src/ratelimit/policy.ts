@@ -1,6 +1,6 @@
 import ipaddr from 'ipaddr.js';
 import type { Caller, Plan } from '../context/actor.js';
-import { PLAN_LIMITS } from './plans.js';
+import { COST_BUDGETS, PLAN_LIMITS } from './plans.js';
 import type { RateLimitDecision } from './store.js';
 
 /** Which bucket a request is charged to, and that bucket's limit (docs/api.md, Rate limits). */
@@ -35,6 +35,21 @@ export function rateLimitPolicy(caller: Caller, config: PolicyConfig): RateLimit
     return { name: 'anonymous', bucket: anonymousBucket(caller.ip), limit: config.anonymousLimit, windowMs: ANONYMOUS_WINDOW_MS };
   }
   return keyRateLimitPolicy({ id: caller.keyId, plan: caller.plan, rateLimit: caller.rateLimit, rateWindowSeconds: caller.rateWindowSeconds });
+}
+
+/** A caller's GraphQL cost budget: the same bucket key as its request limit, sized by its plan. */
+export interface CostBudgetPolicy {
+  /** Name used in the RateLimit-Policy header of a refusal: `cost-<plan>`. */
+  name: string;
+  bucket: string;
+  limit: number;
+  restoreRate: number;
+}
+
+export function costBudgetPolicy(caller: Caller, maxCost: number): CostBudgetPolicy {
+  const request = caller.kind === 'anonymous' ? { name: 'anonymous', bucket: anonymousBucket(caller.ip) } : { name: caller.plan.toLowerCase(), bucket: `key:${caller.keyId}` };
+  const budget = COST_BUDGETS[caller.kind === 'anonymous' ? 'ANONYMOUS' : caller.plan];
+  return { name: `cost-${request.name}`, bucket: request.bucket, limit: budget.burst * maxCost, restoreRate: budget.restoreRate };
 }
 
 /** What an API key's own rules (its row) make of its bucket: the one the gate charges for it. */
