@@ -161,6 +161,13 @@ describe('trusted documents (PERSISTED_ONLY)', () => {
     expect(getById.body.data.categories.items.length).toBeGreaterThan(0);
   });
 
+  it('charges a browser\'s GET of a document to its client like any other (GraphiQL is off)', async () => {
+    const res = await trusted.get('/graphql?documentId=sha1-style-id', { headers: { accept: 'text/html' } });
+    expect(res.status).toBe(200);
+    expect(res.body.data.categories.items.length).toBeGreaterThan(0);
+    expect(res.headers.get('x-ratelimit-remaining')).toBe('59');
+  });
+
   it('refuses any query text, an unknown id and a request with no id', async () => {
     const text = await post(trusted, { query: CATALOGUE });
     expect(text.status).toBe(400);
