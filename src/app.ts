@@ -290,7 +290,7 @@ export async function createApp({ prisma, databaseUrl, directUrl = databaseUrl, 
       ...hardening.plugins,
       // Before the response cache, so that its answers are marked and charged like executed ones.
       useGraphqlHttpCaching(schema),
-      useCostBudget({ maxCost: config.GRAPHQL_MAX_COST, store, now }),
+      useCostBudget({ maxCost: config.GRAPHQL_MAX_COST, store, now, onRejected: (policy) => metrics.rateLimitRejections.inc({ policy }) }),
       // Before the response cache: the request's reads are routed, and its revision read, alike.
       ...(readRouting ? [readRouting.plugin] : []),
       // Last: a kept answer is looked up once the document has passed every rule above.

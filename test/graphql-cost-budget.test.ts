@@ -98,6 +98,8 @@ describe('an exhausted budget', () => {
     expect(Number(refused.headers.get('x-ratelimit-reset'))).toBe(clock.now() + 50);
     expect(refused.headers.get('ratelimit-policy')).toBe('"cost-basic";q=100;w=1');
     expect(refused.headers.get('ratelimit')).toBe('"cost-basic";r=16;t=1');
+    const metrics = await app.get('/metrics');
+    expect(metrics.body).toMatch(/ratelimit_rejections_total\{policy="cost-basic"\} 1\b/);
     clock.advance(50);
     const later = await ask(TWENTY, headers);
     expect(later.status).toBe(200);

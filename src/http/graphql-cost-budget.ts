@@ -43,6 +43,8 @@ export interface CostBudgetOptions {
   store: RateLimitStore;
   /** The clock of Retry-After and the headers' reset (the store's own, in tests a manual one). */
   now?: () => number;
+  /** An operation refused for its budget, by policy name (cost-anonymous, cost-basic, …). */
+  onRejected?: (policy: string) => void;
 }
 
 function exhausted(policy: CostBudgetPolicy, requested: number, budget: BudgetDecision, now: number): GraphQLError {
@@ -66,7 +68,7 @@ function exhausted(policy: CostBudgetPolicy, requested: number, budget: BudgetDe
  * Place it after the document rules (a refused document costs nothing) and before the response
  * cache, so that a kept answer is charged and reported like an executed one.
  */
-export function useCostBudget({ maxCost, store, now = Date.now }: CostBudgetOptions): Plugin {
+export function useCostBudget({ maxCost, store, now = Date.now, onRejected }: CostBudgetOptions): Plugin {
   /** Requests that came to /graphql: REST's routes execute through the same pipeline, uncharged (their sizes are bounded per route). */
   const graphqlRequests = new WeakSet<Request>();
   return {
@@ -88,6 +90,7 @@ export function useCostBudget({ maxCost, store, now = Date.now }: CostBudgetOpti
       const budget = await store.take(policy.bucket, tooDear ? 0 : requested, policy.limit, policy.restoreRate);
       const cost = report(requested, budget);
       if (tooDear || !budget.allowed) {
+        if (!tooDear) onRejected?.(policy.name);
         const refusal: WithCost = { errors: [tooDear ? overMaxCost(maxCost) : exhausted(policy, requested, budget, now())] };
         refusal[COST] = cost;
         setResultAndStopExecution(refusal);
@@ -129,5 +132,3 @@ function withCostExtension(result: WithCost): WithCost {
   return { ...result, extensions: { ...result.extensions, cost } };
 }
 
-/** The cost of a result, for the HTTP caching (./graphql-http-caching.ts): whether it has been marked. */
-export const costOf = (result: unknown): CostReport | undefined => (result as WithCost)[COST];
