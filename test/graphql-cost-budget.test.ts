@@ -73,6 +73,11 @@ describe('extensions.cost', () => {
 
   it('gives each plan its budget, and callers without a key one per address', async () => {
     expect((await ask(FIVE, { 'x-api-key': pro.key }, { n: 1 })).body.extensions.cost).toMatchObject({ limit: 250, restoreRate: 500 });
+    // An Enterprise key's own limit sets its budget: 50 000 an hour is 10 × Pro's 5000.
+    const enterprise = await createTestKey(app.url, { plan: 'enterprise', limit: 50_000, windowSeconds: 3600, scopes: ['read:products'] });
+    expect((await ask(FIVE, { 'x-api-key': enterprise.key }, { n: 1 })).body.extensions.cost).toMatchObject({ limit: 2500, restoreRate: 5000 });
+    const small = await createTestKey(app.url, { plan: 'enterprise', limit: 10, windowSeconds: 3600, scopes: ['read:products'] });
+    expect((await ask(FIVE, { 'x-api-key': small.key }, { n: 1 })).body.extensions.cost).toMatchObject({ limit: 250, restoreRate: 500 });
     const anonymous = { 'x-forwarded-for': '10.77.0.1' };
     expect((await ask(TWENTY, anonymous)).body.extensions.cost).toEqual({ requested: 21, limit: 50, remaining: 29, restoreRate: 50 });
     expect((await ask(TWENTY, anonymous)).body.extensions.cost).toMatchObject({ remaining: 8 });

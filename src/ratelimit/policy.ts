@@ -47,9 +47,22 @@ export interface CostBudgetPolicy {
 }
 
 export function costBudgetPolicy(caller: Caller, maxCost: number): CostBudgetPolicy {
-  const request = caller.kind === 'anonymous' ? { name: 'anonymous', bucket: anonymousBucket(caller.ip) } : { name: caller.plan.toLowerCase(), bucket: `key:${caller.keyId}` };
-  const budget = COST_BUDGETS[caller.kind === 'anonymous' ? 'ANONYMOUS' : caller.plan];
-  return { name: `cost-${request.name}`, bucket: request.bucket, limit: budget.burst * maxCost, restoreRate: budget.restoreRate };
+  if (caller.kind === 'anonymous') {
+    const budget = COST_BUDGETS.ANONYMOUS;
+    return { name: 'cost-anonymous', bucket: anonymousBucket(caller.ip), limit: budget.burst * maxCost, restoreRate: budget.restoreRate };
+  }
+  const request = keyRateLimitPolicy({ id: caller.keyId, plan: caller.plan, rateLimit: caller.rateLimit, rateWindowSeconds: caller.rateWindowSeconds });
+  const budget = COST_BUDGETS[caller.plan];
+  // An Enterprise key's own request limit sets its budget too: Pro's times how many more
+  // requests per second the key may send than a Pro key (never less than Pro's).
+  const pro = PLAN_LIMITS.PRO;
+  const scale = caller.plan === 'ENTERPRISE' ? Math.max(1, request.limit / request.windowMs / (pro.limit / (pro.windowSeconds * 1000))) : 1;
+  return {
+    name: `cost-${request.name}`,
+    bucket: request.bucket,
+    limit: Math.round(budget.burst * maxCost * scale),
+    restoreRate: Math.round(budget.restoreRate * scale),
+  };
 }
 
 /** What an API key's own rules (its row) make of its bucket: the one the gate charges for it. */
