@@ -34,10 +34,12 @@ describe('the schema declares its scopes on its fields', () => {
     expect(declared).toEqual({
       me: [],
       orders: ['read:orders'],
+      ordersConnection: ['read:orders'],
       order: ['read:orders'],
       createOrder: ['write:orders'],
       cancelOrder: ['write:orders'],
       supplierOrders: ['read:orders'],
+      supplierOrdersConnection: ['read:orders'],
       supplierOrder: ['read:orders'],
       updateOrderStatus: ['write:orders'],
       stockRecord: ['read:stock'],
@@ -58,7 +60,7 @@ describe('the schema declares its scopes on its fields', () => {
 
   it('exactly the supplier-side fields need the key’s account to act for a supplier', () => {
     expect(rootFields.filter((f) => fieldRulesOf(f).member).map((f) => f.name).sort()).toEqual(
-      ['supplierOrders', 'supplierOrder', 'updateOrderStatus', 'updateStock', 'updatePrice'].sort(),
+      ['supplierOrders', 'supplierOrdersConnection', 'supplierOrder', 'updateOrderStatus', 'updateStock', 'updatePrice'].sort(),
     );
   });
 

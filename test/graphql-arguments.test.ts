@@ -36,6 +36,19 @@ beforeAll(async () => {
   requiredValues.id = rows[0].id;
   requiredValues.slug = rows[0].slug;
   await app.sql.query(`INSERT INTO "SupplierMember" ("accountId", "supplierId") VALUES ($1, $2)`, [created.accountId, rows[0].id]);
+  // Orders of the key's account from that supplier: both sides of the orders' connections have pages to sweep.
+  const product = await app.sql.query(
+    `UPDATE "Product" SET stock = 1000, "minOrder" = 1 WHERE id = (SELECT id FROM "Product" WHERE "supplierId" = $1 AND "isActive" ORDER BY id LIMIT 1) RETURNING id`,
+    [rows[0].id],
+  );
+  for (let i = 0; i < 3; i++) {
+    const placed = await app.getInProcess('/api/orders', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': key },
+      body: JSON.stringify({ supplierId: rows[0].id, items: [{ productId: product.rows[0].id, quantity: 1 }] }),
+    });
+    expect(placed.status, JSON.stringify(placed.body)).toBe(201);
+  }
   // And a webhook endpoint of the key's under the same id: its delivery log is swept too.
   await app.sql.query(`INSERT INTO "WebhookEndpoint" (id, "accountId", "keyId", url, events, secret) VALUES ($1, $2, $3, 'https://example.com/hooks', ARRAY['order.created'], 'whsec_c3dlZXA=')`, [
     rows[0].id,

@@ -184,7 +184,8 @@ describe('GraphQL', () => {
       }
     }
     expect(notNullable).toEqual([]);
-    expect(nullableItems).toEqual([]);
+    // Relay's nodes(ids:) answers null in place of each id that finds nothing.
+    expect(nullableItems).toEqual(['Query.nodes']);
   });
 
   it('gives GraphQL syntax and validation errors the VALIDATION_ERROR code', async () => {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { pageIdsSql, type PageQuery } from '../src/db/pages.js';
+import { findPage, pageIdsSql, pageReadSql, type PageQuery } from '../src/db/pages.js';
 import { createPrisma, type PrismaClient } from '../src/db/prisma.js';
 import { Prisma } from '../src/generated/prisma/client.js';
 import { productQuery, productSorts } from '../src/modules/products/products.service.js';
@@ -13,12 +13,13 @@ import { testContexts } from './helpers/context.js';
 
 let db: TestDatabase;
 let prisma: PrismaClient;
+const statements: string[] = [];
 let close: () => Promise<void>;
 let contexts: ReturnType<typeof testContexts>['contexts'];
 
 beforeAll(async () => {
   db = await createTestDatabase('seeded');
-  prisma = createPrisma({ url: db.url, poolMax: 4 });
+  prisma = createPrisma({ url: db.url, poolMax: 4, onQuery: (sql) => statements.push(sql) });
   ({ contexts, close } = testContexts(prisma));
 });
 afterAll(async () => {
@@ -127,5 +128,74 @@ describe('the other lists', () => {
     }
     expect(pageIdsSql('Product', { where: {}, orderBy: [{ supplier: { companyName: 'asc' } }], ...window })).toBeNull();
     expect(pageIdsSql('Product', { where: {}, orderBy: [{ _relevance: { fields: ['name'], search: 'x', sort: 'asc' } }], ...window })).toBeNull();
+  });
+});
+
+// A page read whole in one statement of our own (pageReadSql, for plain queries) must be the rows
+// and values Prisma's findMany answers: the same ids in the same order, every column with the
+// same type (Decimal, Date, JSON, lists, enums, nulls), relations (a missing optional one as
+// null) and relation counts.
+describe('a page read in one statement is the page Prisma reads', () => {
+  const NEWEST: unknown = [{ createdAt: 'desc' }, { id: 'asc' }];
+  /** plugin-prisma's query for the REST product representation (src/modules/representations.ts). */
+  const REST_PRODUCT = {
+    select: {
+      supplier: { select: { id: true, companyName: true, verified: true, rating: true } },
+      category: { select: { id: true, name: true, slug: true } },
+      _count: { select: { reviews: true, favorites: true } },
+      id: true, name: true, nameEn: true, slug: true, description: true, price: true, compareAtPrice: true, minOrder: true,
+      stock: true, sku: true, images: true, specifications: true, isActive: true, isFeatured: true, viewCount: true,
+      vatRate: true, vatCategory: true, createdAt: true, updatedAt: true,
+    },
+  };
+  const cases: [Prisma.ModelName, PageQuery<unknown>, object][] = [
+    ['Product', { where: { isActive: true }, orderBy: NEWEST, skip: 0, take: 12 }, REST_PRODUCT],
+    ['Product', { where: { isActive: true }, orderBy: NEWEST, skip: 317, take: 100 }, REST_PRODUCT],
+    ['Product', { where: { AND: [{ isActive: true }, { isFeatured: false }] }, orderBy: [{ price: 'desc' }, { id: 'asc' }], skip: 30, take: 40 }, REST_PRODUCT],
+    // Every column, as findMany answers without a select.
+    ['Product', { where: { isActive: true }, orderBy: NEWEST, skip: 5, take: 20 }, {}],
+    // An optional relation (top-level categories have no parent: null), a count over a self-relation.
+    ['Category', { where: { isActive: true }, orderBy: [{ order: 'asc' }, { id: 'asc' }], skip: 0, take: 50 },
+      { select: { id: true, name: true, image: true, parent: { select: { id: true, name: true } }, _count: { select: { children: true, products: true } } } }],
+    // A relation within a relation, and a whole related row (`true`).
+    ['Review', { where: {}, orderBy: NEWEST, skip: 3, take: 25 },
+      { select: { id: true, rating: true, images: true, createdAt: true, product: { select: { id: true, supplier: { select: { companyName: true, rating: true } } } }, account: true } }],
+    ['Supplier', { where: { isActive: true }, orderBy: [{ rating: 'desc' }, { id: 'asc' }], skip: 2, take: 10 },
+      { select: { id: true, companyName: true, rating: true, shippingFee: true, freeShippingThreshold: true, website: true, _count: { select: { products: true, reviews: true } } } }],
+  ];
+
+  it('for products, categories, reviews and suppliers, first and deep pages', async () => {
+    let rows = 0;
+    for (const [model, page, query] of cases) {
+      const delegate = (prisma as unknown as Record<string, Delegate>)[model[0]!.toLowerCase() + model.slice(1)]!;
+      expect(pageReadSql(model, page, query), `${model} ${JSON.stringify(query)} is read in one statement`).not.toBeNull();
+      const before = statements.length;
+      const ours = await findPage(prisma, model, delegate as never, page as never, query);
+      expect(statements.length - before, 'one statement').toBe(1);
+      const theirs = await delegate.findMany({ ...query, where: page.where, orderBy: page.orderBy, skip: page.skip, take: page.take });
+      expect(ours.length, `${model} ${JSON.stringify(page)}`).toBeGreaterThan(0);
+      expect(ours, `${model} ${JSON.stringify(page)} ${JSON.stringify(query)}`).toStrictEqual(theirs);
+      rows += ours.length;
+    }
+    // The cases reach a missing optional relation and a product with reviews and favourites.
+    const categories = (await findPage(prisma, 'Category', prisma.category as never, cases[4]![1] as never, cases[4]![2])) as unknown as { parent: unknown }[];
+    expect(categories.some((c) => c.parent === null) && categories.some((c) => c.parent !== null)).toBe(true);
+    expect(rows).toBeGreaterThan(200);
+  });
+
+  it('leaves to Prisma what is more than columns, to-one relations and counts', () => {
+    const page = { where: { isActive: true }, orderBy: NEWEST, skip: 10, take: 10 };
+    for (const query of [
+      { include: { supplier: true } },
+      { select: { id: true, reviews: { select: { id: true } } } },
+      { select: { id: true, _count: { select: { reviews: { where: { rating: 5 } } } } } },
+      { select: { id: true, supplier: { select: { id: true }, where: { verified: true } } } },
+      { select: { id: true }, distinct: ['name'] },
+    ]) {
+      expect(pageReadSql('Product', page, query), JSON.stringify(query)).toBeNull();
+    }
+    // An order that is not total (no id at its end) could let the page and its rows disagree.
+    expect(pageReadSql('Product', { ...page, orderBy: [{ createdAt: 'desc' }] }, REST_PRODUCT)).toBeNull();
+    expect(pageReadSql('Product', { ...page, where: { OR: [{ isActive: true }] } }, REST_PRODUCT)).toBeNull();
   });
 });

@@ -27,7 +27,10 @@ describe('the replica rule', () => {
     const fields = Object.keys(schema.getQueryType()!.getFields());
     for (const field of REPLICA_FIELDS) expect(fields).toContain(field);
     expect(fields.filter((f) => !REPLICA_FIELDS.has(f)).sort()).toEqual(
-      ['me', 'order', 'orders', 'priceRecord', 'priceRecords', 'stockRecord', 'stockRecords', 'supplierOrder', 'supplierOrders', 'webhookDeliveries', 'webhookEndpoint', 'webhookEndpoints'].sort(),
+      [
+        'me', 'node', 'nodes', 'order', 'orders', 'ordersConnection', 'priceRecord', 'priceRecords', 'stockRecord', 'stockRecords',
+        'supplierOrder', 'supplierOrders', 'supplierOrdersConnection', 'webhookDeliveries', 'webhookEndpoint', 'webhookEndpoints',
+      ].sort(),
     );
   });
 

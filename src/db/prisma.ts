@@ -3,7 +3,7 @@ import { PrismaPg } from '@prisma/adapter-pg';
 import { GraphQLError } from 'graphql';
 import pg from 'pg';
 import { serviceUnavailable, type AppError } from '../shared/errors.js';
-import { PrismaClient } from '../generated/prisma/client.js';
+import { Prisma, PrismaClient } from '../generated/prisma/client.js';
 
 export type { PrismaClient };
 
@@ -127,10 +127,42 @@ export function createPrisma({ url, poolMax, onQuery, timeouts }: PrismaOptions)
     prisma = new PrismaClient({ adapter });
   }
   pools.set(prisma, pool);
+  if (onQuery) statementHooks.set(prisma, onQuery);
   return prisma;
 }
 
 const pools = new WeakMap<PrismaClient, pg.Pool>();
+const statementHooks = new WeakMap<PrismaClient, NonNullable<PrismaOptions['onQuery']>>();
+
+/**
+ * PostgreSQL's text as the JS values Prisma's results hold, for the columns a direct read may
+ * select (src/db/pages.ts): timestamp(3) (Prisma's DateTime, stored in UTC) as a Date, numeric as
+ * a Prisma Decimal, bigint as a BigInt; every other type as node-postgres reads it.
+ */
+const PRISMA_VALUES: pg.CustomTypesConfig = {
+  getTypeParser: ((oid: number, format?: string) => {
+    if (oid === pg.types.builtins.TIMESTAMP) return (text: string) => new Date(`${text.replace(' ', 'T')}Z`);
+    if (oid === pg.types.builtins.NUMERIC) return (text: string) => new Prisma.Decimal(text);
+    if (oid === pg.types.builtins.INT8) return (text: string) => BigInt(text);
+    return pg.types.getTypeParser(oid, format as 'text');
+  }) as pg.CustomTypesConfig['getTypeParser'],
+};
+
+/**
+ * Sends one read of our own on `client`'s pool, past Prisma, and answers its rows as arrays of
+ * Prisma's values (PRISMA_VALUES), or null when `client` is not one createPrisma made (a
+ * transaction's client, whose statements must stay on its connection). The statement is reported
+ * to the client's onQuery as Prisma's are. For hot reads whose Prisma cost is most of the
+ * request's (a list page: src/db/pages.ts); the pool's bounds and cancellation apply as to Prisma's.
+ */
+export async function readDirect(client: unknown, text: string, values: unknown[]): Promise<unknown[][] | null> {
+  const pool = pools.get(client as PrismaClient);
+  if (!pool) return null;
+  const started = performance.now();
+  const result = await pool.query<unknown[]>({ text, values, rowMode: 'array', types: PRISMA_VALUES });
+  statementHooks.get(client as PrismaClient)?.(text, performance.now() - started);
+  return result.rows;
+}
 
 /** PostgreSQL's CancelRequest code (protocol 3): 1234 << 16 | 5678. */
 const CANCEL_REQUEST_CODE = 80877102;

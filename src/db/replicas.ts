@@ -32,6 +32,7 @@ import { createPrisma, DB_TIMEOUTS, type PrismaClient } from './prisma.js';
 /** Root Query fields a replica may answer: the public catalogue. Every other field reads the primary. */
 export const REPLICA_FIELDS: ReadonlySet<string> = new Set([
   'categories',
+  'categoriesConnection',
   'category',
   'product',
   'productReviews',
@@ -40,6 +41,7 @@ export const REPLICA_FIELDS: ReadonlySet<string> = new Set([
   'supplier',
   'supplierReviews',
   'suppliers',
+  'suppliersConnection',
 ]);
 
 /** The channel writers announce themselves on: `writing <account>` and `wrote <account> <lsn>`. */

@@ -37,7 +37,12 @@ export const builder = new SchemaBuilder<{
     cursorFieldOptions: { issuesCursor: true },
     startCursorFieldOptions: { issuesCursor: true },
     endCursorFieldOptions: { issuesCursor: true },
-    // Types expose their database id as `id` (the same as REST), so there is no global-id node lookup.
+    // Types keep their database id as `id` (REST shares it; clients key caches on it): the Node
+    // interface's global id is `globalId`. `node`/`nodes` are declared in graphql/nodes.ts, where
+    // global ids are validated and each type's scopes and ownership apply.
+    idFieldName: 'globalId',
+    idFieldOptions: { description: 'The Node id, for node(id:) and nodes(ids:): opaque, unlike the database `id`' },
+    nodeTypeOptions: { description: 'An object node(id:) refetches by its globalId' },
     nodeQueryOptions: false,
     nodesQueryOptions: false,
   },

@@ -51,6 +51,8 @@ import type { ApiContext, CursorSeal } from '../context/context.js';
 
 /** Arguments that size a list. */
 export const SIZE_ARGUMENTS = ['limit', 'first', 'last'] as const;
+/** Arguments that list the items a field answers, one each (`nodes(ids:)`): the list's size is their length. */
+export const KEY_LIST_ARGUMENTS = ['ids'] as const;
 /** Arguments that hold a connection's cursor. */
 const CURSOR_ARGUMENTS = ['after', 'before'] as const;
 const LIST_ARGUMENTS: readonly string[] = [...SIZE_ARGUMENTS, ...CURSOR_ARGUMENTS];

@@ -18,7 +18,7 @@ import {
   type GraphQLSchema,
   type SelectionSetNode,
 } from 'graphql';
-import { SIZE_ARGUMENTS } from '../graphql/field-rules.js';
+import { KEY_LIST_ARGUMENTS, SIZE_ARGUMENTS } from '../graphql/field-rules.js';
 import { LIMIT_MAX } from '../shared/pagination.js';
 
 // An estimate of how many objects an operation can make the server load, before it runs.
@@ -36,7 +36,7 @@ import { LIMIT_MAX } from '../shared/pagination.js';
 //   sizes are kept within 1..MAX_LIST_SIZE, the largest page any field serves (a value outside is
 //   refused by the field itself, with a clearer message than a cost error);
 // - a list with no size argument at all (a category's children, an order's items) counts
-//   DEFAULT_LIST_SIZE;
+//   DEFAULT_LIST_SIZE; one that takes the keys of its items (`nodes(ids:)`) counts one per key;
 // - introspection (`__schema`, `__type`, `__typename`) is free: it is bounded by the schema and
 //   switched by GRAPHQL_INTROSPECTION;
 // - `@skip`/`@include` are ignored (counted as included): the estimate is an upper bound;
@@ -48,6 +48,7 @@ import { LIMIT_MAX } from '../shared/pagination.js';
 
 /** Arguments that set how many items a list field returns. */
 const SIZE_ARGUMENT_NAMES: ReadonlySet<string> = new Set(SIZE_ARGUMENTS);
+const KEY_LIST_ARGUMENT_NAMES: ReadonlySet<string> = new Set(KEY_LIST_ARGUMENTS);
 /** Size assumed for a list whose size is not given: Relay's default connection size. */
 export const DEFAULT_LIST_SIZE = 20;
 /** The largest page any list field serves. */
@@ -95,10 +96,11 @@ export function estimateCost({ schema, document, operationName, variables }: Cos
   const sizeArgument = (node: FieldNode, field: GraphQLField<unknown, unknown>): number | undefined => {
     let size: number | undefined;
     for (const arg of field.args) {
-      if (!SIZE_ARGUMENT_NAMES.has(arg.name)) continue;
+      const keys = KEY_LIST_ARGUMENT_NAMES.has(arg.name);
+      if (!SIZE_ARGUMENT_NAMES.has(arg.name) && !keys) continue;
       const given = node.arguments?.find((a) => a.name.value === arg.name);
       const value = given ? valueFromASTUntyped(given.value, values) : arg.defaultValue;
-      const n = typeof value === 'number' && Number.isFinite(value) ? value : DEFAULT_LIST_SIZE;
+      const n = keys && Array.isArray(value) ? value.length : typeof value === 'number' && Number.isFinite(value) ? value : DEFAULT_LIST_SIZE;
       size = Math.max(size ?? 1, n);
     }
     return size === undefined ? undefined : Math.min(Math.max(size, 1), MAX_LIST_SIZE);

@@ -1,5 +1,6 @@
 import { builder } from '../../graphql/builder.js';
-import { withInput } from '../../graphql/field-rules.js';
+import { withInput, withInputQuery } from '../../graphql/field-rules.js';
+import { implementNode } from '../../graphql/nodes.js';
 import { listLimitArgs, pageArgs, PaginationMetaRef, metaFor } from '../../graphql/pagination.js';
 import {
   productsByIds,
@@ -9,6 +10,9 @@ import {
   countCategories,
   listCategories,
   categoryListInput,
+  categoriesByIds,
+  categoryFilterInput,
+  categoryWindow,
   subtreeProductCount,
   subtreeProductSampleIds,
   type CategoryListInput,
@@ -53,6 +57,8 @@ export const Category = builder.prismaObject('Category', {
   }),
 });
 
+implementNode(Category, { load: categoriesByIds });
+
 const CategoryList = builder.objectRef<CategoryListInput>('CategoryList').implement({
   fields: (t) => ({
     items: t.prismaField({ type: ['Category'], resolve: (query, input, _args, ctx) => listCategories(ctx, input, query) }),
@@ -77,6 +83,14 @@ builder.queryFields((t) => ({
       parentOnly: t.arg.boolean({ required: false, description: 'Only top-level categories' }),
     },
     ...withInput(categoryListInput, (input) => input),
+  }),
+  categoriesConnection: t.prismaConnection({
+    type: 'Category',
+    cursor: 'id',
+    description: 'Active categories as a Relay connection, in display order (ties by id), with the same filter as `categories`',
+    args: { parentOnly: t.arg.boolean({ required: false, description: 'Only top-level categories' }) },
+    ...withInputQuery(categoryFilterInput, (query, filter, ctx) => categoryWindow(ctx, filter, query)),
+    totalCount: (_root, args, ctx) => countCategories(ctx, args as CategoryListInput),
   }),
   category: t.prismaField({
     type: 'Category',

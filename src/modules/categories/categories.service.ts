@@ -16,6 +16,9 @@ export const categoryListInput = z
 
 export type CategoryListInput = z.output<typeof categoryListInput>;
 
+/** A connection's filters: the offset list's, without its page. */
+export const categoryFilterInput = categoryListInput.omit({ page: true, limit: true });
+
 
 /** Without page or limit the whole list is returned (docs/api.md, Pagination: categories are a small tree). */
 export function categoryPage(input: CategoryListInput): PageInput | null {
@@ -41,6 +44,14 @@ export async function listCategories<Q extends object>(ctx: ApiContext, input: C
 
 export const countCategories = (ctx: ApiContext, input: CategoryListInput) =>
   ctx.prisma.category.count({ where: categoryWhere(input) });
+
+/** A connection's window of categories (plugin-prisma's cursor, skip and take in `query`), in display order. */
+export const categoryWindow = <Q extends object>(ctx: ApiContext, input: CategoryListInput, query: Q) =>
+  ctx.prisma.category.findMany({ ...query, where: categoryWhere(input), orderBy: categoryOrder });
+
+/** The active categories among `ids` (node refetch: category(slug:)'s rule, batched). */
+export const categoriesByIds = (ctx: ApiContext, ids: string[]) =>
+  ctx.prisma.category.findMany({ where: { id: { in: ids }, isActive: true }, select: { id: true } });
 
 export async function categoryBySlug<Q extends object>(ctx: ApiContext, slug: string, query: Q) {
   return ctx.prisma.category.findFirst({ ...query, where: { slug, isActive: true } });

@@ -1,10 +1,13 @@
 import { builder } from '../../graphql/builder.js';
 import { withInput } from '../../graphql/field-rules.js';
+import { implementNode } from '../../graphql/nodes.js';
 import { metaFor, pageArgs, PaginationMetaRef } from '../../graphql/pagination.js';
 import { pageInput, type PageInput } from '../../shared/pagination.js';
 import {
   countRecords,
   priceRecord,
+  priceRecordsByIds,
+  stockRecordsByIds,
   priceUpdateRule,
   STOCK_MAX,
   stockUpdateRule,
@@ -46,6 +49,9 @@ const PriceRecordRef = builder.objectRef<PriceRecord>('PriceRecord').implement({
     updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
   }),
 });
+
+implementNode(StockRecordRef, { scopes: [READ_STOCK], load: stockRecordsByIds });
+implementNode(PriceRecordRef, { scopes: [READ_PRICES], load: priceRecordsByIds });
 
 const StockRecordList = builder.objectRef<PageInput>('StockRecordList').implement({
   fields: (t) => ({

@@ -82,6 +82,12 @@ export async function priceRecords(ctx: ApiContext, page: PageInput): Promise<Pr
 
 export const countRecords = (ctx: ApiContext) => ctx.totals.products([]);
 
+/** The records of the products among `ids`, active or not (node refetch: stockRecord's and priceRecord's rule, batched). */
+export const stockRecordsByIds = (ctx: ApiContext, ids: string[]): Promise<StockRecord[]> =>
+  ctx.prisma.product.findMany({ where: { id: { in: ids } }, select: stockFields });
+export const priceRecordsByIds = (ctx: ApiContext, ids: string[]): Promise<PriceRecord[]> =>
+  ctx.prisma.product.findMany({ where: { id: { in: ids } }, select: priceFields });
+
 // ----- writing -----
 
 const countMessage = `must be an integer between 0 and ${STOCK_MAX}`;

@@ -2,6 +2,7 @@ import { ADDRESS_ORDER, PROFILE_SELECT } from '../../accounts/profile.js';
 import type { Plan } from '../../context/actor.js';
 import { keyCaller } from '../../context/actor.js';
 import { builder } from '../../graphql/builder.js';
+import { implementNode } from '../../graphql/nodes.js';
 import { PLAN_LIMITS } from '../../ratelimit/plans.js';
 import { keyRateLimitPolicy } from '../../ratelimit/policy.js';
 
@@ -31,10 +32,12 @@ export const AddressRef = builder.prismaObject('Address', {
   }),
 });
 
+// Never the hash: what is not loaded cannot leak.
+const API_KEY_SELECT = { id: true, prefix: true, name: true, plan: true, scopes: true, rateLimit: true, rateWindowSeconds: true, expiresAt: true } as const;
+
 export const ApiKeyRef = builder.prismaObject('ApiKey', {
   description: 'An API key, as its holder may see it: never the key itself',
-  // Never the hash: what is not loaded cannot leak.
-  select: { id: true, prefix: true, name: true, plan: true, scopes: true, rateLimit: true, rateWindowSeconds: true, expiresAt: true },
+  select: API_KEY_SELECT,
   fields: (t) => ({
     id: t.exposeID('id'),
     prefix: t.exposeString('prefix', { description: 'The first characters of the key, to tell keys apart' }),
@@ -67,6 +70,21 @@ export const MeRef = builder.prismaObject('Account', {
     }),
     addresses: t.relation('addresses', { description: 'The saved addresses, the default first, then oldest first', query: { orderBy: ADDRESS_ORDER } }),
   }),
+});
+
+// Refetched as `me` reads them: with any valid key, the caller's own account, saved addresses and
+// the key presenting the request only.
+implementNode(AddressRef, {
+  scopes: [],
+  load: (ctx, ids) => ctx.prisma.address.findMany({ where: { id: { in: ids }, accountId: keyCaller(ctx.actor).accountId } }),
+});
+implementNode(ApiKeyRef, {
+  scopes: [],
+  load: (ctx, ids) => ctx.prisma.apiKey.findMany({ where: { id: { in: ids, equals: keyCaller(ctx.actor).keyId } }, select: API_KEY_SELECT }),
+});
+implementNode(MeRef, {
+  scopes: [],
+  load: (ctx, ids) => ctx.prisma.account.findMany({ where: { id: { in: ids, equals: keyCaller(ctx.actor).accountId } }, select: PROFILE_SELECT }),
 });
 
 builder.queryFields((t) => ({

@@ -1,5 +1,7 @@
 import { builder } from '../../graphql/builder.js';
 import { withInput, withInputQuery } from '../../graphql/field-rules.js';
+import type { ApiContext } from '../../context/context.js';
+import { implementNode } from '../../graphql/nodes.js';
 import { metaFor, pageArgs, PaginationMetaRef } from '../../graphql/pagination.js';
 import { cancelOrder, cancelOrderInput, MAX_NOTE, orderStatusRule, supplierOwner, updateOrderStatus } from './lifecycle.js';
 import {
@@ -11,6 +13,12 @@ import {
   MAX_ITEMS,
   MAX_QUANTITY,
   orderById,
+  orderFilterInput,
+  orderFilterWhere,
+  orderWindow,
+  readableOrders,
+  type OrderFilter,
+  type OrderOwner,
   orderListInput,
   orderPage,
   orderStatuses,
@@ -116,6 +124,20 @@ export const Order = builder.prismaObject('Order', {
   }),
 });
 
+// Refetched with read:orders, as order(id:) and supplierOrder(id:): an order, its lines and its
+// buyer are seen only by that buyer and by the members of its supplier.
+implementNode(Order, {
+  scopes: [READ_ORDERS],
+  load: async (ctx, ids) => ctx.prisma.order.findMany({ where: { id: { in: ids }, ...(await readableOrders(ctx)) }, select: { id: true } }),
+});
+implementNode(OrderItem, {
+  scopes: [READ_ORDERS],
+  load: async (ctx, ids) => ctx.prisma.orderItem.findMany({ where: { id: { in: ids }, order: await readableOrders(ctx) }, select: { id: true } }),
+});
+implementNode(Buyer, {
+  scopes: [READ_ORDERS],
+  load: async (ctx, ids) => ctx.prisma.account.findMany({ where: { id: { in: ids }, orders: { some: await readableOrders(ctx) } }, select: { id: true } }),
+});
 
 const OrderList = builder.objectRef<OrderPage>('OrderList').implement({
   fields: (t) => ({
@@ -166,7 +188,36 @@ const OrderStatusInput = builder.inputType('OrderStatusInput', {
   }),
 });
 
+const orderFilterArgs = builder.args((t) => ({ status: t.field({ type: OrderStatusRef, required: false }) }));
+
+/** A Relay connection of an owner's orders, with the offset list's filters and order (newest first, ties by id). */
+function orderConnection(owner: (ctx: ApiContext) => OrderOwner | Promise<OrderOwner>) {
+  return {
+    ...withInputQuery(orderFilterInput, async (query, filter, ctx) => orderWindow(ctx, orderFilterWhere(await owner(ctx), filter), query)),
+    // Called with the arguments resolve received: the input rule's output (and the cursor arguments).
+    totalCount: async (_root: unknown, args: object, ctx: ApiContext) =>
+      ctx.prisma.order.count({ where: orderFilterWhere(await owner(ctx), args as OrderFilter) }),
+  };
+}
+
 builder.queryFields((t) => ({
+  ordersConnection: t.prismaConnection({
+    type: 'Order',
+    cursor: 'id',
+    description: "The caller's orders as a Relay connection, newest first (ties by id), with the same filter as `orders`",
+    args: orderFilterArgs,
+    scopes: [READ_ORDERS],
+    ...orderConnection(buyerOf),
+  }),
+  supplierOrdersConnection: t.prismaConnection({
+    type: 'Order',
+    cursor: 'id',
+    description: 'The orders of the supplier the caller acts for as a Relay connection, newest first (ties by id), with the same filter as `supplierOrders`',
+    args: orderFilterArgs,
+    scopes: [READ_ORDERS],
+    member: true,
+    ...orderConnection(supplierOwner),
+  }),
   orders: t.field({
     type: OrderList,
     description: "The caller's orders, newest first",

@@ -2,6 +2,7 @@ import { randomInt } from 'node:crypto';
 import { z } from 'zod';
 import { checkEmail, nameProblem } from '../../shared/text.js';
 import type { Scope } from '../../auth/scopes.js';
+import { memberSupplierId } from '../../auth/membership.js';
 import { keyCaller, type KeyCaller } from '../../context/actor.js';
 import type { ApiContext, EventsOfChange, StockChange } from '../../context/context.js';
 import { AppError, validationError, type ErrorDetails } from '../../shared/errors.js';
@@ -28,7 +29,11 @@ export const MAX_QUANTITY = 1_000_000;
 
 // ----- reading -----
 
-export const orderListInput = z.object({ ...pageParams, status: enumParam(orderStatuses).optional() }).strict();
+const orderFilterParams = { status: enumParam(orderStatuses).optional() };
+export const orderListInput = z.object({ ...pageParams, ...orderFilterParams }).strict();
+/** A connection's filters: the offset list's, without its page. */
+export const orderFilterInput = z.object(orderFilterParams).strict();
+export type OrderFilter = z.output<typeof orderFilterInput>;
 
 /** One page of orders, with whose they are (a buyer's, a supplier's) already fixed. */
 export interface OrderPage extends PageInput {
@@ -47,6 +52,16 @@ export function orderPage(owner: OrderOwner, { page, limit, status }: z.output<t
 /** A list of orders: newest first, ties broken by id. */
 const ORDERS_NEWEST_FIRST: Prisma.OrderOrderByWithRelationInput[] = [{ createdAt: 'desc' }, { id: 'asc' }];
 
+/** An owner's orders matching a connection's filters. */
+export const orderFilterWhere = (owner: OrderOwner, { status }: OrderFilter): Prisma.OrderWhereInput => ({
+  ...owner,
+  ...(status ? { status } : {}),
+});
+
+/** A connection's window of orders (plugin-prisma's cursor, skip and take in `query`), in the list's order. */
+export const orderWindow = <Q extends object>(ctx: ApiContext, where: Prisma.OrderWhereInput, query: Q) =>
+  ctx.prisma.order.findMany({ ...query, where, orderBy: ORDERS_NEWEST_FIRST });
+
 export async function listOrders<Q extends object>(ctx: ApiContext, page: OrderPage, query: Q) {
   const window = pageWindow(page);
   if (!window) return [];
@@ -61,6 +76,16 @@ export const countOrders = (ctx: ApiContext, page: OrderPage) => ctx.prisma.orde
  */
 export async function orderById<Q extends object>(ctx: ApiContext, owner: OrderOwner, id: string, query: Q) {
   return ctx.prisma.order.findFirst({ ...query, where: { id, ...owner } });
+}
+
+/**
+ * The orders the caller may read by id: its own as their buyer and, for an account acting for a
+ * supplier, that supplier's (what order(id:) and supplierOrder(id:) answer between them).
+ */
+export async function readableOrders(ctx: ApiContext): Promise<Prisma.OrderWhereInput> {
+  const own = buyerOf(ctx);
+  const supplierId = await memberSupplierId(ctx);
+  return supplierId === null ? own : { OR: [own, { supplierId }] };
 }
 
 // ----- the CreateOrder body -----

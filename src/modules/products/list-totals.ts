@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
-import type { PrismaClient } from '../../db/prisma.js';
+import { readDirect, type PrismaClient } from '../../db/prisma.js';
 import type { ListedCondition } from '../../db/catalog-changes.js';
 import type { TotalsOfRequest } from '../../context/context.js';
 
@@ -86,7 +86,12 @@ export function createListTotals(prisma: PrismaClient, log: (error: unknown) => 
   let saves = 0;
 
   // null when the row is missing (a database not migrated by us): every total is counted then.
-  const readCatalogue = async (db: PrismaClient) => toCatalogue(await db.$queryRawUnsafe<CatalogueRow[]>(READ_CATALOGUE));
+  // Read with every list request: past Prisma where it can be (its raw query costs several times the statement's own CPU).
+  const readCatalogue = async (db: PrismaClient) => {
+    const direct = await readDirect(db, READ_CATALOGUE, []);
+    if (!direct) return toCatalogue(await db.$queryRawUnsafe<CatalogueRow[]>(READ_CATALOGUE));
+    return toCatalogue(direct.map(([epoch, revision, changesFrom]) => ({ epoch, revision, changesFrom }) as CatalogueRow));
+  };
 
   const countProducts = (db: PrismaClient, conditions: ListedCondition[]) => db.product.count({ where: { AND: conditions } });
 

@@ -1,5 +1,6 @@
 import { builder } from '../../graphql/builder.js';
 import { withInput, withInputQuery } from '../../graphql/field-rules.js';
+import { implementNode } from '../../graphql/nodes.js';
 import { listLimitArgs, metaFor, pageArgs, PaginationMetaRef, sortEnum } from '../../graphql/pagination.js';
 import type { PageInput } from '../../shared/pagination.js';
 import { ReviewSummaryRef } from '../reviews/reviews.schema.js';
@@ -8,6 +9,7 @@ import {
   countProducts,
   listProducts,
   productBySlug,
+  productsByIdsVisible,
   productFilterInput,
   productListInput,
   type ProductCounts,
@@ -75,6 +77,8 @@ export const Product = builder.prismaObject('Product', {
     }),
   }),
 });
+
+implementNode(Product, { load: productsByIdsVisible });
 
 // The list's filters are resolved once (category subtree included) and shared by items and meta.
 interface ProductPage extends PageInput {

@@ -106,6 +106,10 @@ export async function productBySlug<Q extends object>(ctx: ApiContext, slug: str
   return ctx.prisma.product.findFirst({ ...query, where: { slug, isActive: true } });
 }
 
+/** The active products among `ids` (node refetch: product(slug:)'s rule, batched). */
+export const productsByIdsVisible = (ctx: ApiContext, ids: string[]) =>
+  ctx.prisma.product.findMany({ where: { id: { in: ids }, isActive: true }, select: { id: true } });
+
 export interface ProductCounts {
   reviews: number;
   favorites: number;

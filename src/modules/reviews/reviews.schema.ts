@@ -1,5 +1,6 @@
 import { builder } from '../../graphql/builder.js';
 import { withInput } from '../../graphql/field-rules.js';
+import { implementNode } from '../../graphql/nodes.js';
 import { metaFor, pageArgs, PaginationMetaRef, sortEnum } from '../../graphql/pagination.js';
 import {
   countReviews,
@@ -11,6 +12,7 @@ import {
   type RatingBucket,
   type ReviewPage,
   reviewSorts,
+  reviewsByIds,
   type ReviewSummary,
   supplierReviewPage,
   supplierReviewsInput,
@@ -32,6 +34,8 @@ export const Review = builder.prismaObject('Review', {
     product: t.relation('product'),
   }),
 });
+
+implementNode(Review, { load: reviewsByIds });
 
 export const ReviewSortRef = sortEnum('ReviewSort', reviewSorts);
 

@@ -42,6 +42,10 @@ const reviewOrders: Record<ReviewSort, Prisma.ReviewOrderByWithRelationInput[]> 
  */
 export const OF_ACTIVE_PRODUCTS = { product: { isActive: true } } as const satisfies Prisma.ReviewWhereInput;
 
+/** The reviews among `ids` of active products (node refetch: what an active product's reviews list shows). */
+export const reviewsByIds = (ctx: ApiContext, ids: string[]) =>
+  ctx.prisma.review.findMany({ where: { id: { in: ids }, ...OF_ACTIVE_PRODUCTS }, select: { id: true } });
+
 /** One page of an owner's reviews, with the owner already found. */
 export interface ReviewPage extends PageInput {
   where: Prisma.ReviewWhereInput;

@@ -1,5 +1,6 @@
 import { builder } from '../../graphql/builder.js';
-import { withInput } from '../../graphql/field-rules.js';
+import { withInput, withInputQuery } from '../../graphql/field-rules.js';
+import { implementNode } from '../../graphql/nodes.js';
 import type { PageInput } from '../../shared/pagination.js';
 import { listLimitArgs, metaFor, pageArgs, PaginationMetaRef, sortEnum } from '../../graphql/pagination.js';
 import { ReviewSummaryRef } from '../reviews/reviews.schema.js';
@@ -7,7 +8,11 @@ import { NEWEST_REVIEWS_FIRST, OF_ACTIVE_PRODUCTS, supplierReviewSummary } from 
 import {
   countSuppliers,
   listSuppliers,
+  supplierConnectionInput,
   supplierListInput,
+  suppliersByIds,
+  supplierWindow,
+  type SupplierFilter,
   supplierById,
   type SupplierCounts,
   supplierQuery,
@@ -82,6 +87,8 @@ export const Supplier = builder.prismaObject('Supplier', {
   }),
 });
 
+implementNode(Supplier, { load: suppliersByIds });
+
 interface SupplierPage extends PageInput {
   q: SupplierQuery;
 }
@@ -93,19 +100,29 @@ const SupplierList = builder.objectRef<SupplierPage>('SupplierList').implement({
   }),
 });
 
+const supplierFilterArgs = builder.args((t) => ({
+  search: t.string({ required: false, description: 'Words to find in company name, description, city or county' }),
+  verified: t.boolean({ required: false, description: 'true: only verified suppliers' }),
+  city: t.string({ required: false, description: 'Case- and diacritics-insensitive' }),
+  county: t.string({ required: false, description: 'Case- and diacritics-insensitive' }),
+  sortBy: t.field({ type: SupplierSortRef, required: false, description: 'Default RATING; ties broken by id' }),
+}));
+
 builder.queryFields((t) => ({
   suppliers: t.field({
     type: SupplierList,
     description: 'Active suppliers, offset-paginated, with the same filters and sorts as GET /api/suppliers',
-    args: {
-      ...pageArgs,
-      search: t.arg.string({ required: false, description: 'Words to find in company name, description, city or county' }),
-      verified: t.arg.boolean({ required: false, description: 'true: only verified suppliers' }),
-      city: t.arg.string({ required: false, description: 'Case- and diacritics-insensitive' }),
-      county: t.arg.string({ required: false, description: 'Case- and diacritics-insensitive' }),
-      sortBy: t.arg({ type: SupplierSortRef, required: false, description: 'Default RATING; ties broken by id' }),
-    },
+    args: { ...pageArgs, ...supplierFilterArgs },
     ...withInput(supplierListInput, ({ page, limit, ...filter }) => ({ page, limit, q: supplierQuery(filter) })),
+  }),
+  suppliersConnection: t.prismaConnection({
+    type: 'Supplier',
+    cursor: 'id',
+    description: 'Active suppliers as a Relay connection, with the same filters and sorts as `suppliers` but PRODUCTS (offset list only)',
+    args: supplierFilterArgs,
+    ...withInputQuery(supplierConnectionInput, (query, filter, ctx) => supplierWindow(ctx, supplierQuery(filter), query)),
+    // Called with the arguments resolve received: the input rule's output (and the cursor arguments).
+    totalCount: (_root, args, ctx) => countSuppliers(ctx, supplierQuery(args as SupplierFilter)),
   }),
   supplier: t.prismaField({
     type: 'Supplier',

@@ -21,6 +21,15 @@ export const supplierFilterInput = z.object(filterParams).strict();
 export const supplierListInput = z.object({ ...pageParams, ...filterParams }).strict();
 export type SupplierFilter = z.output<typeof supplierFilterInput>;
 
+/**
+ * A connection's filters: the offset list's. Its pages follow the cursor's row in a Prisma order,
+ * which the count of active products ("products") is not: that sort is the offset list's only.
+ */
+export const supplierConnectionInput = supplierFilterInput.refine((f) => f.sortBy !== 'products', {
+  path: ['sortBy'],
+  message: 'PRODUCTS is offered by the offset list (suppliers) only: use RATING, NAME or NEWEST here',
+});
+
 
 // "products" is ordered by the number of active products, which Prisma cannot express; see listSuppliers.
 const supplierOrders: Record<Exclude<SupplierSort, 'products'>, Prisma.SupplierOrderByWithRelationInput[]> = {
@@ -63,6 +72,14 @@ export async function listSuppliers<Q extends object>(ctx: ApiContext, q: Suppli
 }
 
 export const countSuppliers = (ctx: ApiContext, q: SupplierQuery) => ctx.prisma.supplier.count({ where: q.where });
+
+/** A connection's window of suppliers (plugin-prisma's cursor, skip and take in `query`), in the sort's order (ties by id). */
+export const supplierWindow = <Q extends object>(ctx: ApiContext, q: SupplierQuery, query: Q) =>
+  ctx.prisma.supplier.findMany({ ...query, where: q.where, orderBy: supplierOrders[q.sortBy === 'products' ? 'rating' : q.sortBy] });
+
+/** The active suppliers among `ids` (node refetch: supplier(id:)'s rule, batched). */
+export const suppliersByIds = (ctx: ApiContext, ids: string[]) =>
+  ctx.prisma.supplier.findMany({ where: { id: { in: ids }, isActive: true }, select: { id: true } });
 
 export async function supplierById<Q extends object>(ctx: ApiContext, id: string, query: Q) {
   return ctx.prisma.supplier.findFirst({ ...query, where: { id, isActive: true } });

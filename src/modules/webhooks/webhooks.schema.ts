@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { builder } from '../../graphql/builder.js';
 import { withInput } from '../../graphql/field-rules.js';
+import { implementNode } from '../../graphql/nodes.js';
 import { metaFor, pageArgs, PaginationMetaRef } from '../../graphql/pagination.js';
 import { idParam } from '../../shared/validation.js';
 import { MANAGE_WEBHOOKS, MAX_ENDPOINTS, TEST_EVENT, WEBHOOK_EVENT_NAMES } from './events.js';
@@ -11,7 +12,10 @@ import {
   deleteEndpoint,
   deliveryListInput,
   deliveryPage,
+  deliveriesByIds,
   endpointById,
+  endpointsByIds,
+  eventsByIds,
   endpointRule,
   enableEndpoint,
   listDeliveries,
@@ -58,6 +62,8 @@ function implementEndpoint(name: string, description: string, withSecret: boolea
 
 const WebhookEndpointRef = implementEndpoint('WebhookEndpoint', 'Where the account’s events are sent, signed per Standard Webhooks', false);
 const NewWebhookEndpointRef = implementEndpoint('NewWebhookEndpoint', 'An endpoint just registered, with its signing secret', true);
+// NewWebhookEndpoint is no Node: it is the one answer that holds the secret; its endpoint is refetched as a WebhookEndpoint.
+implementNode(WebhookEndpointRef, { scopes: [MANAGE_WEBHOOKS], load: endpointsByIds });
 
 const WebhookEndpointListRef = builder.objectRef<{ items: EndpointRow[] }>('WebhookEndpointList').implement({
   fields: (t) => ({ items: t.field({ type: [WebhookEndpointRef], resolve: (list) => list.items }) }),
@@ -71,6 +77,8 @@ const WebhookEventRef = builder.objectRef<DeliveryRow['event']>('WebhookEvent').
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
   }),
 });
+
+implementNode(WebhookEventRef, { scopes: [MANAGE_WEBHOOKS], load: eventsByIds });
 
 const WebhookDeliveryStatusRef = builder.enumType('WebhookDeliveryStatus', {
   values: {
@@ -111,6 +119,8 @@ const WebhookDeliveryRef = builder.objectRef<DeliveryRow>('WebhookDelivery').imp
     attemptLog: t.field({ type: [WebhookAttemptRef], description: 'Every attempt, oldest first', resolve: (d) => d.attemptLog }),
   }),
 });
+
+implementNode(WebhookDeliveryRef, { scopes: [MANAGE_WEBHOOKS], load: deliveriesByIds });
 
 const WebhookDeliveryListRef = builder.objectRef<DeliveryPage>('WebhookDeliveryList').implement({
   fields: (t) => ({

@@ -158,6 +158,12 @@ export async function endpointById(ctx: RequestContext, id: string): Promise<End
   return record && endpointRow(record, ctx.now());
 }
 
+/** The endpoints among `ids` the actor manages (node refetch: endpointById's rule, batched). */
+export async function endpointsByIds(ctx: RequestContext, ids: string[]): Promise<EndpointRow[]> {
+  const records = await ctx.prisma.webhookEndpoint.findMany({ where: { id: { in: ids }, ...managedBy(ctx.actor) }, select: endpointSelect });
+  return records.map((r) => endpointRow(r, ctx.now()));
+}
+
 /** Deletes the endpoint with its deliveries (nothing more is sent to it); answers it as it was, or null. */
 export async function deleteEndpoint(ctx: RequestContext, id: string): Promise<EndpointRow | null> {
   const where = { id, ...managedBy(ctx.actor) };
@@ -235,5 +241,13 @@ export async function listDeliveries(ctx: RequestContext, page: DeliveryPage): P
   const window = pageWindow(page);
   return window ? ctx.prisma.webhookDelivery.findMany({ where: page.where, select: deliverySelect, orderBy: [{ createdAt: 'desc' }, { id: 'asc' }], ...window }) : [];
 }
+
+/** The deliveries among `ids` to endpoints the actor manages (node refetch: what webhookDeliveries lists). */
+export const deliveriesByIds = (ctx: RequestContext, ids: string[]): Promise<DeliveryRow[]> =>
+  ctx.prisma.webhookDelivery.findMany({ where: { id: { in: ids }, endpoint: managedBy(ctx.actor) }, select: deliverySelect });
+
+/** The events among `ids` delivered to an endpoint the actor manages (node refetch: an event is seen through its deliveries). */
+export const eventsByIds = (ctx: RequestContext, ids: string[]): Promise<DeliveryRow['event'][]> =>
+  ctx.prisma.webhookEvent.findMany({ where: { id: { in: ids }, deliveries: { some: { endpoint: managedBy(ctx.actor) } } }, select: deliverySelect.event.select });
 
 export const countDeliveries = (ctx: RequestContext, page: DeliveryPage) => ctx.prisma.webhookDelivery.count({ where: page.where });
