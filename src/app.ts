@@ -17,6 +17,9 @@ import { renderLocalGraphiQL, serveGraphiQLAsset } from './http/graphiql.js';
 import { createMaskError, graphqlMethodNotAllowed, useContractErrorCodes } from './http/graphql-errors.js';
 import { graphqlHardening } from './http/graphql-limits.js';
 import { useGraphqlResponseCache } from './http/graphql-response-cache.js';
+import { useCostBudget } from './http/graphql-cost-budget.js';
+import { useGraphqlHttpCaching } from './http/graphql-http-caching.js';
+import { createPersistedQueryStore, loadTrustedDocuments, PERSISTED_PARAM_NAMES, useAutomaticPersistedQueries, useTrustedDocuments } from './http/graphql-persisted.js';
 import { createHealthHandler } from './http/health.js';
 import { useIdempotentReplayHeader } from './http/idempotent-replay.js';
 import { createMetrics } from './http/metrics.js';
@@ -242,12 +245,18 @@ export async function createApp({ prisma, databaseUrl, directUrl = databaseUrl, 
   });
   const routeOf = createRouteNamer(routes, restRoutes.map((r) => r.path));
   const hardening = graphqlHardening(config);
+  // Trusted documents only, or automatic persisted queries (src/http/graphql-persisted.ts).
+  const persisted = config.PERSISTED_ONLY
+    ? useTrustedDocuments(loadTrustedDocuments(config.PERSISTED_DOCUMENTS ?? failStart('PERSISTED_ONLY=true needs PERSISTED_DOCUMENTS (the manifest path)')))
+    : useAutomaticPersistedQueries(createPersistedQueryStore(prisma, config.PERSISTED_QUERIES_MAX));
 
   return createYoga<ServerContext, ApiContext>({
     schema,
     graphqlEndpoint: '/graphql',
     landingPage: false,
-    graphiql: { title: 'Marketplace API — GraphiQL', defaultQuery: DEFAULT_QUERY },
+    // Off with trusted documents only: it could run nothing typed into it.
+    graphiql: config.PERSISTED_ONLY ? false : { title: 'Marketplace API — GraphiQL', defaultQuery: DEFAULT_QUERY },
+    extraParamNames: PERSISTED_PARAM_NAMES,
     // GraphiQL from our own server, not a CDN: the playground works offline.
     renderGraphiQL: renderLocalGraphiQL,
     // Yoga reports the caller's mistakes (bad JSON, missing query) as errors; they are not ours.
@@ -276,8 +285,12 @@ export async function createApp({ prisma, databaseUrl, directUrl = databaseUrl, 
       useRouteTable(routes, gate),
       useContractErrorCodes(),
       useIdempotentReplayHeader(),
+      persisted,
       // After the gate: a refused document is still a counted request with rate-limit headers.
       ...hardening.plugins,
+      // Before the response cache, so that its answers are marked and charged like executed ones.
+      useGraphqlHttpCaching(schema),
+      useCostBudget({ maxCost: config.GRAPHQL_MAX_COST, store, now, onRejected: (policy) => metrics.rateLimitRejections.inc({ policy }) }),
       // Before the response cache: the request's reads are routed, and its revision read, alike.
       ...(readRouting ? [readRouting.plugin] : []),
       // Last: a kept answer is looked up once the document has passed every rule above.
@@ -299,6 +312,10 @@ export async function createApp({ prisma, databaseUrl, directUrl = databaseUrl, 
       },
     ],
   });
+}
+
+function failStart(message: string): never {
+  throw new Error(message);
 }
 
 /**

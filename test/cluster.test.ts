@@ -241,6 +241,28 @@ describe('WEB_CONCURRENCY=2 with the embedded database and no Redis', () => {
     }
   }, 120_000);
 
+  it('charges one GraphQL cost budget per key across both workers', async () => {
+    const created = await runKeysCli(['create', '--owner', 'budget@example.com', '--plan', 'basic', '--scopes', 'read:products', '--json'], { DATA_DIR: dataDir, DATABASE_URL: '' });
+    expect(created.code, created.stderr).toBe(0);
+    const { key } = JSON.parse(created.stdout) as { key: string };
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 8 });
+    try {
+      const query = `/graphql?query=${encodeURIComponent('{ products(limit: 100) { items { name } } }')}`;
+      const answers = await Promise.all(Array.from({ length: 24 }, () => get(port, query, agent, { 'x-api-key': key, accept: 'application/json' })));
+      const held = connectionsHeld(port, workers);
+      expect(held.get(workers[0]!)).toBeGreaterThan(0);
+      expect(held.get(workers[1]!)).toBeGreaterThan(0);
+      const costs = answers.map((a) => (JSON.parse(a.body) as { extensions: { cost: { requested: number; limit: number; remaining: number } } }).extensions.cost);
+      for (const cost of costs) expect(cost).toMatchObject({ requested: 101, limit: 20_000 });
+      // One bucket, charged 101 at a time (and refilled at 100 per second meanwhile): every answer
+      // saw a different balance. A bucket per worker would have started twice at 19 899.
+      expect(new Set(costs.map((c) => c.remaining)).size).toBe(24);
+      expect(Math.min(...costs.map((c) => c.remaining))).toBeLessThanOrEqual(20_000 - 24 * 101 + 100 * 30);
+    } finally {
+      agent.destroy();
+    }
+  });
+
   it('serves on /metrics the sum of both workers’ request counters', async () => {
     const line = 'http_requests_total{route="/api/suppliers",method="GET",status="200"}';
     const before = sample((await get(port, '/metrics', false)).body, line);

@@ -270,6 +270,7 @@ describe('cursors on every connection', () => {
     const body = await graphql(`{ productsConnection(first: 2, after: "${b64('GPC:N:5')}") { edges { cursor } } }`);
     expect(body).toEqual({
       data: { productsConnection: null },
+      extensions: { cost: expect.any(Object) },
       errors: [expect.objectContaining({ message: 'Invalid cursor', path: ['productsConnection'], extensions: { code: 'VALIDATION_ERROR', details: { after: expect.any(String) } } })],
     });
   });

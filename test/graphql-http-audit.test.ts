@@ -67,6 +67,6 @@ describe('a mutation sent with GET', () => {
     }
     const query = await viaGet('query Q { __typename } mutation M { cancelOrder(id: "x") { id } }', accept, 'Q');
     expect(query.status).toBe(200);
-    expect(query.body).toEqual({ data: { __typename: 'Query' } });
+    expect(query.body).toEqual({ data: { __typename: 'Query' }, extensions: { cost: expect.any(Object) } });
   });
 });

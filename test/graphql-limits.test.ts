@@ -185,10 +185,10 @@ describe('request bodies', () => {
     const json = JSON.stringify({ query });
     const padded = json.slice(0, -1) + ' '.repeat(MAX_BODY_BYTES - json.length) + '}';
     expect(Buffer.byteLength(padded)).toBe(MAX_BODY_BYTES);
-    expect((await post(app, padded)).body).toEqual({ data: { __typename: 'Query' } });
+    expect((await post(app, padded)).body).toEqual({ data: { __typename: 'Query' }, extensions: { cost: expect.any(Object) } });
     for (const type of ['Application/JSON; charset=UTF-8', 'application/json;charset=utf-8', 'application/graphql+json']) {
       const res = await app.get('/graphql', { method: 'POST', headers: { 'content-type': type }, body: json });
-      expect(res.body, type).toEqual({ data: { __typename: 'Query' } });
+      expect(res.body, type).toEqual({ data: { __typename: 'Query' }, extensions: { cost: expect.any(Object) } });
     }
   });
 
@@ -381,7 +381,7 @@ describe('with GRAPHQL_BATCH_LIMIT=3 and GRAPHQL_INTROSPECTION=false', () => {
     const op = (i: number) => ({ query: `query Op${i} { __typename }`, operationName: `Op${i}` });
     const three = await post(custom, [op(1), op(2), op(3)]);
     expect(three.status).toBe(200);
-    expect(three.body).toEqual([{ data: { __typename: 'Query' } }, { data: { __typename: 'Query' } }, { data: { __typename: 'Query' } }]);
+    expect(three.body).toEqual([0, 1, 2].map(() => ({ data: { __typename: 'Query' }, extensions: { cost: expect.any(Object) } })));
     const four = await post(custom, [op(1), op(2), op(3), op(4)]);
     expect(four.status).toBe(400);
     expect(four.body.errors[0]).toEqual({ message: expect.stringMatching(/1 to 3 operations; it has 4/), extensions: { code: 'VALIDATION_ERROR' } });
@@ -393,7 +393,7 @@ describe('with GRAPHQL_BATCH_LIMIT=3 and GRAPHQL_INTROSPECTION=false', () => {
       { query: '{ __typename }' },
       { query: `{ product(slug: "x") { ${Array.from({ length: 16 }, (_, i) => `a${i}: id`).join(' ')} } }` },
     ]);
-    expect(res.body[0]).toEqual({ data: { __typename: 'Query' } });
+    expect(res.body[0]).toEqual({ data: { __typename: 'Query' }, extensions: { cost: expect.any(Object) } });
     expect(res.body[1].errors[0].extensions).toEqual({ code: 'VALIDATION_ERROR' });
   });
 
@@ -401,7 +401,7 @@ describe('with GRAPHQL_BATCH_LIMIT=3 and GRAPHQL_INTROSPECTION=false', () => {
     const res = await gql(custom, '{ __schema { queryType { name } } }');
     expectRefused(res, /Introspection is disabled/);
     expectRefused(await gql(custom, '{ __type(name: "Product") { name } }'), /Introspection is disabled/);
-    expect((await gql(custom, '{ __typename }')).body).toEqual({ data: { __typename: 'Query' } });
+    expect((await gql(custom, '{ __typename }')).body).toEqual({ data: { __typename: 'Query' }, extensions: { cost: expect.any(Object) } });
   });
 });
 
@@ -456,6 +456,6 @@ describe('with NODE_ENV=production', () => {
   it('turns introspection off with GRAPHQL_INTROSPECTION=false', async () => {
     expectRefused(await gql(prodNoIntrospection, '{ __schema { queryType { name } } }'), /Introspection is disabled/);
     expectRefused(await gql(prodNoIntrospection, '{ __type(name: "Product") { name } }'), /Introspection is disabled/);
-    expect((await gql(prodNoIntrospection, '{ __typename }')).body).toEqual({ data: { __typename: 'Query' } });
+    expect((await gql(prodNoIntrospection, '{ __typename }')).body).toEqual({ data: { __typename: 'Query' }, extensions: { cost: expect.any(Object) } });
   });
 });

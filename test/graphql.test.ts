@@ -113,7 +113,7 @@ describe('GraphQL', () => {
 
   it('returns null for a product, category or supplier that is missing', async () => {
     const res = await app.graphql(`{ product(slug: "nope") { id } category(slug: "nope") { id } supplier(id: "nope") { id } }`);
-    expect(res.body).toEqual({ data: { product: null, category: null, supplier: null } });
+    expect(res.body).toEqual({ data: { product: null, category: null, supplier: null }, extensions: { cost: expect.any(Object) } });
   });
 
   it('walks a Relay connection to the end with stable cursors and a total count', async () => {

@@ -157,6 +157,36 @@ for (const backend of backends) {
       await Promise.all(Array.from({ length: 2 }, () => store.hit(bucket, 5, 60_000)));
       expect(await store.peek(bucket, 5, 60_000)).toMatchObject({ allowed: false, remaining: 0 });
     });
+
+    it('charges a cost budget atomically: a full bucket of 100 lets exactly 10 of 30 concurrent charges of 10 through, a refused one takes nothing', async () => {
+      const store = await backend.make();
+      const bucket = bucketName('budget');
+      // Restored at 1 point per second: the few ms this test takes restore less than a point.
+      const taken = await Promise.all(Array.from({ length: 30 }, () => store.take(bucket, 10, 100, 1)));
+      const allowed = taken.filter((d) => d.allowed);
+      expect(allowed).toHaveLength(10);
+      expect(allowed.map((d) => d.remaining).sort((x, y) => y - x)).toEqual([90, 80, 70, 60, 50, 40, 30, 20, 10, 0]);
+      for (const d of taken.filter((x) => !x.allowed)) {
+        expect(d).toMatchObject({ limit: 100, remaining: 0, restoreRate: 1 });
+        // 10 points short at 1 per second.
+        expect(d.availableAt - Date.now()).toBeGreaterThan(9_000);
+      }
+      // A charge of nothing is always allowed, and reads the bucket as it stands.
+      expect(await store.take(bucket, 0, 100, 1)).toMatchObject({ allowed: true, remaining: 0 });
+      await expect(store.take(bucket, -1, 100, 1)).rejects.toThrow(RangeError);
+      await expect(store.take(bucket, 1, 100, 0)).rejects.toThrow(RangeError);
+    });
+
+    it('refills a cost budget continuously at its restore rate, never past its size', async () => {
+      const store = await backend.make();
+      const bucket = bucketName('refill');
+      expect(await store.take(bucket, 100, 100, 1000)).toMatchObject({ allowed: true, remaining: 0 });
+      await sleep(60);
+      const later = await store.take(bucket, 0, 100, 1000);
+      expect(later.remaining).toBeGreaterThanOrEqual(50);
+      await sleep(150);
+      expect((await store.take(bucket, 0, 100, 1000)).remaining).toBe(100);
+    });
   });
 }
 

@@ -21,7 +21,6 @@ import type { Config } from '../runtime/config.js';
 import { asAppError, errorStatus, type ErrorCode } from '../shared/errors.js';
 import { MAX_BODY_BYTES, payloadTooLarge, readLimited } from '../shared/request-body.js';
 import { ILL_FORMED_MESSAGE, illFormedStringAt } from '../shared/validation.js';
-import { estimateCost } from './graphql-cost.js';
 
 // Limits and protocol rules for /graphql, in front of the schema:
 //
@@ -31,7 +30,8 @@ import { estimateCost } from './graphql-cost.js';
 // - Documents: at most GRAPHQL_MAX_TOKENS tokens and GRAPHQL_MAX_DEPTH + NESTING_HEADROOM levels of
 //   braces and brackets (both counted while parsing), GRAPHQL_MAX_DEPTH deep,
 //   GRAPHQL_MAX_ALIASES aliases, GRAPHQL_MAX_DIRECTIVES directives (graphql-armor's rules), and an
-//   estimated cost of at most GRAPHQL_MAX_COST objects (./graphql-cost.ts).
+//   estimated cost of at most GRAPHQL_MAX_COST objects (./graphql-cost.ts, checked and charged to
+//   the caller's cost budget by ./graphql-cost-budget.ts).
 // - Introspection per GRAPHQL_INTROSPECTION (default: on, production included: the schema is public,
 //   and GraphiQL needs it for its docs and autocompletion); "Did you mean …?" hints hidden in
 //   production, where they would let a client with introspection off rebuild the schema by guessing.
@@ -307,25 +307,8 @@ function useDocumentLimits(limits: GraphqlLimits): Plugin {
     },
     onValidate({ addValidationRule }) {
       for (const rule of rules) addValidationRule(rule);
-    },
-    onExecute({ args, setResultAndStopExecution }) {
-      // The cost depends on the variables (page sizes), so it is checked per execution, after
-      // the (cached) validation.
-      const cost = estimateCost(
-        { schema: args.schema, document: args.document, operationName: args.operationName, variables: args.variableValues },
-        limits.maxCost,
-      );
-      if (cost > limits.maxCost) {
-        setResultAndStopExecution({
-          errors: [
-            limitError(
-              `Query cost limit of ${limits.maxCost} exceeded: the query may load more than ${limits.maxCost} objects; ` +
-                'ask for smaller pages (limit, first, last) or fewer nested lists',
-            ),
-          ],
-        });
-      }
-    },
+    }
+    // The estimated cost is checked (and charged) per execution by ./graphql-cost-budget.ts.
   };
 }
 

@@ -1,4 +1,4 @@
-import { Kind, print, type DocumentNode, type GraphQLSchema, type OperationDefinitionNode, type SelectionSetNode } from 'graphql';
+import { Kind, print, type DocumentNode, type GraphQLFieldMap, type GraphQLSchema, type OperationDefinitionNode, type SelectionSetNode } from 'graphql';
 import type { ExecutionResult } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { ResponseCache } from '../cache/response-cache.js';
@@ -32,6 +32,19 @@ export function rootFieldNames(document: DocumentNode, set: SelectionSetNode, se
 }
 
 /**
+ * A query whose every root field may be kept (none is marked `uncached`: the caller's own data,
+ * orders, keys): its answer depends on the data and on what the caller may see, nothing else. The
+ * response cache keeps these; answered over GET to a caller without a key, CDNs may too.
+ */
+export function isCatalogueQuery(queryFields: GraphQLFieldMap<unknown, unknown>, document: DocumentNode, operationName: string | null | undefined): boolean {
+  const operation = operationOf(document, operationName);
+  return (
+    operation?.operation === 'query' &&
+    rootFieldNames(document, operation.selectionSet).every((field) => field.startsWith('__') || (queryFields[field] !== undefined && !fieldRulesOf(queryFields[field]).uncached))
+  );
+}
+
+/**
  * The variables as sent, as text; undefined when they cannot be written (nested deeper than
  * JSON.stringify's recursion goes): such a request runs, and is refused by the rule it breaks.
  */
@@ -61,11 +74,7 @@ export function useGraphqlResponseCache(cache: ResponseCache, schema: GraphQLSch
     const name = operationName ?? '';
     const decided = byName.get(name);
     if (decided !== undefined) return decided;
-    const operation = operationOf(document, operationName);
-    const mayKeep =
-      operation?.operation === 'query' &&
-      rootFieldNames(document, operation.selectionSet).every((field) => field.startsWith('__') || (queryFields[field] !== undefined && !fieldRulesOf(queryFields[field]).uncached));
-    const verdict = mayKeep ? { operation: `${name}\n${print(document)}` } : null;
+    const verdict = isCatalogueQuery(queryFields, document, operationName) ? { operation: `${name}\n${print(document)}` } : null;
     byName.set(name, verdict);
     return verdict;
   }

@@ -76,7 +76,7 @@ export function createMetrics(
   });
   const rateLimitRejections = new Counter({
     name: 'ratelimit_rejections_total',
-    help: 'Requests answered 429 by the request rate limit, by bucket kind',
+    help: 'Requests answered 429 by the request rate limit or the GraphQL cost budget, by bucket kind (cost-<plan> for the budget)',
     labelNames: ['policy'] as const,
     registers: [registry],
   });

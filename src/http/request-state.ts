@@ -17,6 +17,8 @@ export interface RequestState {
   actor?: Caller;
   /** The bucket the request was charged to and what it said, for the rate-limit headers. */
   rateLimit?: { policy: RateLimitPolicy; decision: RateLimitDecision };
+  /** A GraphQL GET's validator and caching rule, for its response's headers (src/http/graphql-http-caching.ts). */
+  getCaching?: { etag: string; cacheControl: string };
   /** Set by an operation that answered from an Idempotency-Key: the face marks the replay. */
   idempotency?: IdempotencyReport;
 }

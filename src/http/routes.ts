@@ -40,9 +40,15 @@ export interface RouteHandlers {
 const notFound = (message: string) => new AppError('NOT_FOUND', message);
 const outsideApi = () => notFound('Not found: the REST API is under /api, GraphQL at /graphql');
 
-/** GraphiQL's page is a browser's GET for HTML without a query: it is free, like the docs. */
+/**
+ * GraphiQL's page is a browser's GET for HTML without a query (text, persisted hash or trusted
+ * document id): it is free, like the docs. With trusted documents only GraphiQL is off, and such
+ * a GET runs its document.
+ */
 const wantsGraphiQL = (request: Request, url: URL) =>
-  request.method === 'GET' && !url.searchParams.has('query') && (request.headers.get('accept') ?? '').includes('text/html');
+  request.method === 'GET' &&
+  !['query', 'extensions', 'documentId'].some((name) => url.searchParams.has(name)) &&
+  (request.headers.get('accept') ?? '').includes('text/html');
 
 const isRead = (request: Request) => request.method === 'GET' || request.method === 'HEAD';
 

@@ -1,10 +1,10 @@
 import type { Worker } from 'node:cluster';
 import { MemoryRateLimitStore } from './memory-store.js';
-import type { RateLimitDecision, RateLimitStore } from './store.js';
+import type { BudgetDecision, RateLimitDecision, RateLimitStore } from './store.js';
 
 // Rate limits exact across the worker processes of one instance without Redis (WEB_CONCURRENCY
 // above 1, src/cluster.ts): the primary process holds the one MemoryRateLimitStore and every
-// worker's store forwards each operation to it over the cluster's IPC channel.
+// worker's store forwards each operation (hits, field calls, cost budgets) to it over the cluster's IPC channel.
 //
 // The primary runs each operation synchronously (the memory store's *Sync methods), one message
 // after another, so N concurrent hits from any mix of workers against a bucket with R left allow
@@ -15,8 +15,9 @@ import type { RateLimitDecision, RateLimitStore } from './store.js';
 /** Tags this protocol's messages among the others on the channel (prom-client's, the cluster's own). */
 const TAG = 'marketplace:ratelimit';
 
-type Operation = ['hit' | 'peek', string, number, number] | ['logCall', string, number, number, number];
-type Outcome = { ok: RateLimitDecision | number[] } | { error: string };
+type Operation = ['hit' | 'peek', string, number, number] | ['logCall' | 'take', string, number, number, number];
+type Answer = RateLimitDecision | BudgetDecision | number[];
+type Outcome = { ok: Answer } | { error: string };
 
 interface Request {
   mp: typeof TAG;
@@ -42,7 +43,7 @@ export interface ChannelToPrimary {
 
 interface Pending {
   op: Operation;
-  resolve(value: RateLimitDecision | number[]): void;
+  resolve(value: Answer): void;
   reject(error: Error): void;
 }
 
@@ -85,6 +86,10 @@ export class ClusterRateLimitStore implements RateLimitStore {
     return this.ask(['logCall', key, now, max, windowMs]) as Promise<number[]>;
   }
 
+  take(bucket: string, amount: number, capacity: number, restorePerSecond: number): Promise<BudgetDecision> {
+    return this.ask(['take', bucket, amount, capacity, restorePerSecond]) as Promise<BudgetDecision>;
+  }
+
   waitUntilReady(): Promise<boolean> {
     return Promise.resolve(true);
   }
@@ -103,7 +108,7 @@ export class ClusterRateLimitStore implements RateLimitStore {
     await this.fallback.close();
   }
 
-  private ask(op: Operation): Promise<RateLimitDecision | number[]> {
+  private ask(op: Operation): Promise<Answer> {
     return new Promise((resolve, reject) => {
       const pending = { op, resolve, reject };
       if (this.usingFallback || !this.channel.send) {
@@ -170,6 +175,8 @@ function run(store: MemoryRateLimitStore, op: Operation): Outcome {
         return { ok: store.peekSync(op[1], op[2], op[3]) };
       case 'logCall':
         return { ok: store.logCallSync(op[1], op[2], op[3], op[4]) };
+      case 'take':
+        return { ok: store.takeSync(op[1], op[2], op[3], op[4]) };
     }
   } catch (error) {
     return { error: error instanceof Error ? error.message : String(error) };

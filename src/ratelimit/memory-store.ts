@@ -1,10 +1,18 @@
-import type { RateLimitDecision, RateLimitStore } from './store.js';
+import type { BudgetDecision, RateLimitDecision, RateLimitStore } from './store.js';
 
 const DEFAULT_SWEEP_INTERVAL_MS = 60_000;
 
 interface Bucket {
   count: number;
   resetAt: number;
+}
+
+interface Budget {
+  /** Points held at `at` (fractional: refill is continuous). */
+  tokens: number;
+  at: number;
+  /** When the bucket is full again, and so no different from a bucket never seen: swept then. */
+  fullAt: number;
 }
 
 interface CallLog {
@@ -23,6 +31,33 @@ export function assertLimitArgs(limit: number, windowMs: number): void {
 
 export function decision(count: number, limit: number, resetAt: number): RateLimitDecision {
   return { allowed: count <= limit, limit, remaining: Math.max(0, limit - count), resetAt };
+}
+
+/** Throws for a charge or budget no store can honour: a programming or configuration error. */
+export function assertBudgetArgs(amount: number, capacity: number, restorePerSecond: number): void {
+  if (!Number.isFinite(amount) || amount < 0) throw new RangeError(`A cost must be a non-negative number, got ${amount}`);
+  if (!Number.isFinite(capacity) || capacity < 1) throw new RangeError(`A cost budget must be at least 1, got ${capacity}`);
+  if (!Number.isFinite(restorePerSecond) || restorePerSecond <= 0) throw new RangeError(`A restore rate must be positive, got ${restorePerSecond}`);
+}
+
+/**
+ * One token-bucket charge: `tokens` held at `at`, refilled up to `capacity` by `now`, less `amount`
+ * when it holds that much. The one rule of every store (the Redis script does the same sums).
+ */
+export function chargeBudget(tokens: number, at: number, now: number, amount: number, capacity: number, rate: number): { tokens: number; decision: BudgetDecision } {
+  const held = Math.min(capacity, tokens + (Math.max(0, now - at) * rate) / 1000);
+  const allowed = amount <= held;
+  const left = allowed ? held - amount : held;
+  return {
+    tokens: left,
+    decision: {
+      allowed,
+      limit: capacity,
+      remaining: Math.floor(left),
+      restoreRate: rate,
+      availableAt: allowed ? now : now + Math.ceil(((amount - held) * 1000) / rate),
+    },
+  };
 }
 
 /** A bucket read without counting: what is left for the next hit. */
@@ -58,6 +93,7 @@ export class MemoryRateLimitStore implements RateLimitStore {
 
   private readonly buckets = new Map<string, Bucket>();
   private readonly logs = new Map<string, CallLog>();
+  private readonly budgets = new Map<string, Budget>();
   private readonly sweeper: NodeJS.Timeout;
   private readonly now: () => number;
 
@@ -98,6 +134,18 @@ export class MemoryRateLimitStore implements RateLimitStore {
     return this.peekSync(bucket, limit, windowMs);
   }
 
+  takeSync(bucket: string, amount: number, capacity: number, restorePerSecond: number, now = this.now()): BudgetDecision {
+    assertBudgetArgs(amount, capacity, restorePerSecond);
+    const entry = this.budgets.get(bucket);
+    const { tokens, decision: taken } = chargeBudget(entry?.tokens ?? capacity, entry?.at ?? now, now, amount, capacity, restorePerSecond);
+    this.budgets.set(bucket, { tokens, at: now, fullAt: now + ((capacity - tokens) * 1000) / restorePerSecond });
+    return taken;
+  }
+
+  async take(bucket: string, amount: number, capacity: number, restorePerSecond: number): Promise<BudgetDecision> {
+    return this.takeSync(bucket, amount, capacity, restorePerSecond);
+  }
+
   logCallSync(key: string, now: number, max: number, windowMs: number): number[] {
     assertLimitArgs(max, windowMs);
     const entry = this.logs.get(key);
@@ -125,6 +173,12 @@ export class MemoryRateLimitStore implements RateLimitStore {
         dropped++;
       }
     }
+    for (const [key, entry] of this.budgets) {
+      if (entry.fullAt <= now) {
+        this.budgets.delete(key);
+        dropped++;
+      }
+    }
     for (const [key, entry] of this.logs) {
       if (entry.expiresAt <= now) {
         this.logs.delete(key);
@@ -136,13 +190,14 @@ export class MemoryRateLimitStore implements RateLimitStore {
 
   /** Buckets and call logs currently held (for tests and metrics). */
   get size(): number {
-    return this.buckets.size + this.logs.size;
+    return this.buckets.size + this.logs.size + this.budgets.size;
   }
 
   close(): Promise<void> {
     clearInterval(this.sweeper);
     this.buckets.clear();
     this.logs.clear();
+    this.budgets.clear();
     return Promise.resolve();
   }
 }

@@ -1,6 +1,6 @@
 import ipaddr from 'ipaddr.js';
 import type { Caller, Plan } from '../context/actor.js';
-import { PLAN_LIMITS } from './plans.js';
+import { COST_BUDGETS, PLAN_LIMITS } from './plans.js';
 import type { RateLimitDecision } from './store.js';
 
 /** Which bucket a request is charged to, and that bucket's limit (docs/api.md, Rate limits). */
@@ -35,6 +35,34 @@ export function rateLimitPolicy(caller: Caller, config: PolicyConfig): RateLimit
     return { name: 'anonymous', bucket: anonymousBucket(caller.ip), limit: config.anonymousLimit, windowMs: ANONYMOUS_WINDOW_MS };
   }
   return keyRateLimitPolicy({ id: caller.keyId, plan: caller.plan, rateLimit: caller.rateLimit, rateWindowSeconds: caller.rateWindowSeconds });
+}
+
+/** A caller's GraphQL cost budget: the same bucket key as its request limit, sized by its plan. */
+export interface CostBudgetPolicy {
+  /** Name used in the RateLimit-Policy header of a refusal: `cost-<plan>`. */
+  name: string;
+  bucket: string;
+  limit: number;
+  restoreRate: number;
+}
+
+export function costBudgetPolicy(caller: Caller, maxCost: number): CostBudgetPolicy {
+  if (caller.kind === 'anonymous') {
+    const budget = COST_BUDGETS.ANONYMOUS;
+    return { name: 'cost-anonymous', bucket: anonymousBucket(caller.ip), limit: budget.burst * maxCost, restoreRate: budget.restoreRate };
+  }
+  const request = keyRateLimitPolicy({ id: caller.keyId, plan: caller.plan, rateLimit: caller.rateLimit, rateWindowSeconds: caller.rateWindowSeconds });
+  const budget = COST_BUDGETS[caller.plan];
+  // An Enterprise key's own request limit sets its budget too: Pro's times how many more
+  // requests per second the key may send than a Pro key (never less than Pro's).
+  const pro = PLAN_LIMITS.PRO;
+  const scale = caller.plan === 'ENTERPRISE' ? Math.max(1, request.limit / request.windowMs / (pro.limit / (pro.windowSeconds * 1000))) : 1;
+  return {
+    name: `cost-${request.name}`,
+    bucket: request.bucket,
+    limit: Math.round(budget.burst * maxCost * scale),
+    restoreRate: Math.round(budget.restoreRate * scale),
+  };
 }
 
 /** What an API key's own rules (its row) make of its bucket: the one the gate charges for it. */

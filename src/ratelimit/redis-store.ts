@@ -1,12 +1,14 @@
 import { createHash } from 'node:crypto';
 import { Redis, type RedisOptions } from 'ioredis';
-import { MemoryRateLimitStore, assertLimitArgs, decision, peekDecision } from './memory-store.js';
-import type { RateLimitDecision, RateLimitStore, RateLimitStoreEvent } from './store.js';
+import { MemoryRateLimitStore, assertBudgetArgs, assertLimitArgs, chargeBudget, decision, peekDecision } from './memory-store.js';
+import type { BudgetDecision, RateLimitDecision, RateLimitStore, RateLimitStoreEvent } from './store.js';
 
 /** Every key this store writes starts with this, so the limiter can share a Redis with others. */
 export const KEY_PREFIX = 'rl:';
 /** Field call logs live under their own prefix: a bucket name can never collide with them. */
 export const FIELD_KEY_PREFIX = 'rl:field:';
+/** Cost budgets (token buckets) likewise. */
+export const BUDGET_KEY_PREFIX = 'rl:cost:';
 
 // One fixed window per bucket, counted and timed in one atomic step. The key is a hash:
 //   n  the hits counted in this window
@@ -45,6 +47,27 @@ redis.call('PEXPIRE', KEYS[1], window)
 return earlier
 `;
 
+// A cost budget (token bucket): t the points held at a (Unix ms of the last charge). Refilled,
+// charged and written back in one atomic step, with chargeBudget's sums (memory-store.ts); the key
+// expires when the bucket would be full again, being then no different from one never charged.
+// Returns the points held before the charge (as text: Lua would truncate a number reply).
+const TAKE_LUA = `
+local capacity = tonumber(ARGV[1])
+local rate = tonumber(ARGV[2])
+local now = tonumber(ARGV[3])
+local amount = tonumber(ARGV[4])
+local state = redis.call('HMGET', KEYS[1], 't', 'a')
+local held = capacity
+if state[1] and state[2] then
+  held = math.min(capacity, tonumber(state[1]) + math.max(0, now - tonumber(state[2])) * rate / 1000)
+end
+local left = held
+if amount <= held then left = held - amount end
+redis.call('HSET', KEYS[1], 't', string.format('%.17g', left), 'a', ARGV[3])
+redis.call('PEXPIRE', KEYS[1], math.ceil((capacity - left) * 1000 / rate) + 1000)
+return string.format('%.17g', held)
+`;
+
 interface Script {
   lua: string;
   sha: string;
@@ -53,6 +76,7 @@ interface Script {
 const script = (lua: string): Script => ({ lua, sha: createHash('sha1').update(lua).digest('hex') });
 const HIT_SCRIPT = script(HIT_LUA);
 const LOG_SCRIPT = script(LOG_LUA);
+const TAKE_SCRIPT = script(TAKE_LUA);
 
 /**
  * How long a command may go unanswered before Redis counts as hung and this instance counts in
@@ -164,6 +188,19 @@ export class RedisRateLimitStore implements RateLimitStore {
     return this.decide(
       async () => parseLogReply(await this.run(LOG_SCRIPT, FIELD_KEY_PREFIX + key, [now, max, windowMs])),
       () => this.fallback.logCallSync(key, now, max, windowMs),
+    );
+  }
+
+  async take(bucket: string, amount: number, capacity: number, restorePerSecond: number): Promise<BudgetDecision> {
+    assertBudgetArgs(amount, capacity, restorePerSecond);
+    return this.decide(
+      async () => {
+        const now = Date.now();
+        const held = parseBudgetReply(await this.run(TAKE_SCRIPT, BUDGET_KEY_PREFIX + bucket, [capacity, restorePerSecond, now, amount]));
+        // The script refilled already: charging what it held from `now` repeats its sums.
+        return chargeBudget(held, now, now, amount, capacity, restorePerSecond).decision;
+      },
+      () => this.fallback.takeSync(bucket, amount, capacity, restorePerSecond),
     );
   }
 
@@ -326,6 +363,12 @@ function toInt(value: unknown): number {
 function parseHitReply(reply: unknown): [number, number, number] {
   if (!Array.isArray(reply) || reply.length !== 3) throw new Error('Unexpected Redis reply to the rate-limit script');
   return [toInt(reply[0]), toInt(reply[1]), toInt(reply[2])];
+}
+
+function parseBudgetReply(reply: unknown): number {
+  const n = typeof reply === 'string' ? Number(reply) : NaN;
+  if (!Number.isFinite(n)) throw new Error('Unexpected Redis reply to the cost-budget script');
+  return n;
 }
 
 function parseLogReply(reply: unknown): number[] {

@@ -8,6 +8,19 @@ export interface RateLimitDecision {
   resetAt: number;
 }
 
+/** The outcome of one charge against a cost budget (a token bucket: full at `limit`, refilled at `restoreRate` per second). */
+export interface BudgetDecision {
+  allowed: boolean;
+  /** The bucket's size: what a full budget holds. */
+  limit: number;
+  /** Points left after this charge (or, when refused, before it: a refused charge takes nothing), rounded down. */
+  remaining: number;
+  /** Points restored per second. */
+  restoreRate: number;
+  /** Unix ms when the charge asked for is (or was) available: now when allowed. */
+  availableAt: number;
+}
+
 /** Something worth logging about the backend: Redis lost (`fallback`), back (`recovered`), or failing. */
 export interface RateLimitStoreEvent {
   type: 'fallback' | 'recovered' | 'error';
@@ -39,6 +52,12 @@ export interface RateLimitStore {
    * "Record and read in one step" is what makes concurrent calls exact.
    */
   logCall(key: string, now: number, max: number, windowMs: number): Promise<number[]>;
+  /**
+   * Charges `amount` points to the token bucket `bucket` (created full at `capacity`, refilled at
+   * `restorePerSecond`) when it holds that many, atomically like `hit`; a refused charge takes
+   * nothing. Never rejects: the Redis store decides in memory when Redis fails.
+   */
+  take(bucket: string, amount: number, capacity: number, restorePerSecond: number): Promise<BudgetDecision>;
   /**
    * Resolves true once the backend can answer (at once for memory), false after `timeoutMs`.
    * The server may await it at start so its first requests are not decided by the fallback.

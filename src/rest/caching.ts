@@ -23,6 +23,9 @@ export function matchesIfNoneMatch(header: string | null, etag: string): boolean
   return header.split(',').some((tag) => opaque(tag) === opaque(etag));
 }
 
+/** The caching headers of a GET's answer; responses vary by key, since a key changes what is allowed. */
+export const cachingHeaders = (etag: string, cache: string) => ({ etag, 'cache-control': cache, vary: 'Authorization, X-API-Key' });
+
 /**
  * The JSON answer to a GET, or 304 Not Modified when the client already holds it. Either way
  * with the ETag and caching headers; responses vary by key, since a key changes what is allowed.
@@ -33,7 +36,7 @@ export function conditionalJson(request: Request, status: number, json: string, 
   // A kept answer comes with its ETag.
   const bytes = Buffer.from(json, 'utf8');
   etag ??= etagOf(bytes);
-  const common = { etag, 'cache-control': cache, vary: 'Authorization, X-API-Key' };
+  const common = cachingHeaders(etag, cache);
   if (matchesIfNoneMatch(request.headers.get('if-none-match'), etag)) return new Response(null, { status: 304, headers: common });
   return new Response(bytes, { status, headers: { 'content-type': 'application/json; charset=utf-8', ...common } });
 }

@@ -76,7 +76,8 @@ function recordShape(one: string, list: string, notFound: string): RestShapeChoi
 // The catalogue read without a key, which shared caches may keep: categories and suppliers (the
 // spec advises clients to cache them) for five minutes, products and their reviews for one.
 const PUBLIC_FIVE_MINUTES: RestCache = { publicMaxAge: 300 };
-const PUBLIC_ONE_MINUTE: RestCache = { publicMaxAge: 60 };
+/** Also how long shared caches may keep a GraphQL catalogue query answered over GET (src/http/graphql-http-caching.ts). */
+export const PUBLIC_ONE_MINUTE: RestCache = { publicMaxAge: 60 };
 
 const recordSwitch = (q: Record<string, unknown>) => ({ one: q.productId !== undefined || q.sku !== undefined });
 

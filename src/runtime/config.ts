@@ -144,6 +144,12 @@ const envSchema = z.object({
   GRAPHQL_BATCH_LIMIT: z.coerce.number().int().min(0).max(100).default(0),
   /** Schema introspection (and so GraphiQL's docs and autocompletion); unset: on, production included (the schema is public). */
   GRAPHQL_INTROSPECTION: flag.optional(),
+  /** Documents the automatic persisted queries protocol may register (a table shared by every instance); the least recently used go first. */
+  PERSISTED_QUERIES_MAX: z.coerce.number().int().min(1).max(10_000_000).default(10_000),
+  /** Trusted documents only: /graphql runs the documents of PERSISTED_DOCUMENTS and nothing else. */
+  PERSISTED_ONLY: flag.default(false),
+  /** The trusted-documents manifest: a JSON file `{ "<hash>": "<document>" }` (GraphQL Codegen's client preset writes it). */
+  PERSISTED_DOCUMENTS: z.string().optional(),
   /**
    * Seconds to wait before each retry of a failed webhook delivery, comma-separated; after the
    * last one fails the delivery has failed, and an endpoint that failed throughout is disabled.

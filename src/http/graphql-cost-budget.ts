@@ -1,0 +1,134 @@
+import { GraphQLError, type ExecutionResult } from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+import { rateLimited } from '../shared/errors.js';
+import { costBudgetPolicy, rateLimitHeaders, secondsUntil, type CostBudgetPolicy } from '../ratelimit/policy.js';
+import type { BudgetDecision, RateLimitStore } from '../ratelimit/store.js';
+import { estimateCost } from './graphql-cost.js';
+import type { RequestState } from './request-state.js';
+
+// Calculated query costs (docs/api.md): every operation's cost is estimated before it runs
+// (./graphql-cost.ts), refused past GRAPHQL_MAX_COST, and charged to the caller's cost budget, a
+// token bucket per key (per client address without one) refilled every second by plan
+// (COST_BUDGETS, src/ratelimit/plans.ts) and kept in the rate-limit store, so shared like the
+// request limit (Redis, or the cluster's primary). An exhausted budget is a 429 in the GraphQL
+// envelope, RATE_LIMIT_EXCEEDED with Retry-After and X-RateLimit-* of the budget, as the request
+// limit's. Every /graphql answer of an estimated operation says so in `extensions.cost`, added
+// when the answer is sent: a kept answer (the response cache) is kept without it.
+
+/** What `extensions.cost` says. */
+export interface CostReport {
+  /** The operation's estimated cost (past GRAPHQL_MAX_COST: some value over it, the estimate stops there). */
+  requested: number;
+  /** The budget's size. */
+  limit: number;
+  /** Points left now: after the charge, or as they stand when nothing was charged. */
+  remaining: number;
+  /** Points restored per second. */
+  restoreRate: number;
+}
+
+/** The cost of the execution a result answers, set on the result until it is sent (JSON.stringify and the cache pass it by). */
+const COST = Symbol('cost');
+type WithCost = ExecutionResult & { [COST]?: CostReport; stringify?: (result: ExecutionResult) => string };
+
+const report = (requested: number, budget: BudgetDecision): CostReport => ({
+  requested,
+  limit: budget.limit,
+  remaining: budget.remaining,
+  restoreRate: budget.restoreRate,
+});
+
+export interface CostBudgetOptions {
+  maxCost: number;
+  store: RateLimitStore;
+  /** The clock of Retry-After and the headers' reset (the store's own, in tests a manual one). */
+  now?: () => number;
+  /** An operation refused for its budget, by policy name (cost-anonymous, cost-basic, …). */
+  onRejected?: (policy: string) => void;
+}
+
+function exhausted(policy: CostBudgetPolicy, requested: number, budget: BudgetDecision, now: number): GraphQLError {
+  const retryAfter = secondsUntil(budget.availableAt, now);
+  const headers = rateLimitHeaders(
+    {
+      policy: { name: policy.name, windowMs: Math.ceil(policy.limit / policy.restoreRate) * 1000 },
+      decision: { allowed: false, limit: budget.limit, remaining: budget.remaining, resetAt: budget.availableAt },
+    },
+    now,
+  );
+  return rateLimited(
+    `Query cost budget exceeded: this operation costs ${requested} points and ${budget.remaining} of ${budget.limit} are left ` +
+      `(${budget.restoreRate} restored per second); retry after ${retryAfter} s, or ask for less (smaller pages, fewer nested lists)`,
+    retryAfter,
+    headers,
+  );
+}
+
+/**
+ * Place it after the document rules (a refused document costs nothing) and before the response
+ * cache, so that a kept answer is charged and reported like an executed one.
+ */
+export function useCostBudget({ maxCost, store, now = Date.now, onRejected }: CostBudgetOptions): Plugin {
+  /** Requests that came to /graphql: REST's routes execute through the same pipeline, uncharged (their sizes are bounded per route). */
+  const graphqlRequests = new WeakSet<Request>();
+  return {
+    onParams({ request }) {
+      graphqlRequests.add(request);
+    },
+    async onExecute({ args, setResultAndStopExecution }) {
+      const requested = estimateCost({ schema: args.schema, document: args.document, operationName: args.operationName, variables: args.variableValues }, maxCost);
+      const tooDear = requested > maxCost;
+      const context = args.contextValue as RequestState & { request?: Request };
+      const caller = context.actor;
+      const charged = caller && context.request && graphqlRequests.has(context.request) && (caller.kind === 'anonymous' || caller.kind === 'key');
+      if (!charged) {
+        if (tooDear) setResultAndStopExecution({ errors: [overMaxCost(maxCost)] });
+        return;
+      }
+      const policy = costBudgetPolicy(caller, maxCost);
+      // Too dear to run at all: nothing is charged, the budget is reported as it stands.
+      const budget = await store.take(policy.bucket, tooDear ? 0 : requested, policy.limit, policy.restoreRate);
+      const cost = report(requested, budget);
+      if (tooDear || !budget.allowed) {
+        if (!tooDear) onRejected?.(policy.name);
+        const refusal: WithCost = { errors: [tooDear ? overMaxCost(maxCost) : exhausted(policy, requested, budget, now())] };
+        refusal[COST] = cost;
+        setResultAndStopExecution(refusal);
+        return;
+      }
+      return {
+        onExecuteDone({ result, setResult }) {
+          if (Symbol.asyncIterator in result) return;
+          setResult(Object.assign(result, { [COST]: cost }));
+        },
+      };
+    },
+    onResultProcess({ result, setResult }) {
+      if (Symbol.asyncIterator in result) return;
+      if (Array.isArray(result)) setResult(result.map((one: WithCost) => withCostExtension(one)));
+      else setResult(withCostExtension(result as WithCost));
+    },
+  };
+}
+
+function overMaxCost(maxCost: number): GraphQLError {
+  return new GraphQLError(
+    `Query cost limit of ${maxCost} exceeded: the query may load more than ${maxCost} objects; ask for smaller pages (limit, first, last) or fewer nested lists`,
+    { extensions: { code: 'VALIDATION_ERROR', http: { status: 400, spec: true } } },
+  );
+}
+
+/**
+ * The result with `extensions.cost`. A kept answer is text (`stringify`), always an object without
+ * extensions (the response cache keeps no other kind): the member is added at its end.
+ */
+function withCostExtension(result: WithCost): WithCost {
+  const cost = result[COST];
+  if (!cost) return result;
+  const stringify = result.stringify;
+  if (stringify) {
+    return { ...result, stringify: (r) => `${stringify(r).slice(0, -1)},"extensions":${JSON.stringify({ cost })}}` };
+  }
+  return { ...result, extensions: { ...result.extensions, cost } };
+}
+

@@ -1,0 +1,189 @@
+import { createHash } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from './helpers/app.js';
+import { createTestKey } from './helpers/keys.js';
+
+// Persisted queries on /graphql (src/http/graphql-persisted.ts), and HTTP caching of GET answers
+// (src/http/graphql-http-caching.ts): two instances on one database, over real HTTP.
+
+const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
+const persisted = (hash: string) => ({ persistedQuery: { version: 1, sha256Hash: hash } });
+const CATALOGUE = 'query Cheapest { products(limit: 2, sortBy: PRICE_ASC) { items { name price } } }';
+const ONE_CLIENT = { 'x-forwarded-for': '10.200.0.1' };
+
+const post = (app: TestApp, body: unknown, headers: Record<string, string> = {}) =>
+  app.get('/graphql', { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+const getByHash = (app: TestApp, hash: string, headers: Record<string, string> = {}, variables?: unknown) =>
+  app.get(
+    `/graphql?extensions=${encodeURIComponent(JSON.stringify(persisted(hash)))}${variables ? `&variables=${encodeURIComponent(JSON.stringify(variables))}` : ''}`,
+    { headers: { accept: 'application/json', ...headers } },
+  );
+
+let a: TestApp;
+let b: TestApp;
+beforeAll(async () => {
+  a = await startTestApp();
+  b = await startTestApp({ url: a.url });
+});
+afterAll(async () => {
+  await b?.close();
+  await a?.close();
+});
+
+describe('automatic persisted queries', () => {
+  it('answers an unknown hash with PersistedQueryNotFound', async () => {
+    const res = await getByHash(a, sha256('query Unknown { categories { items { name } } }'));
+    expect(res.status).toBe(404);
+    expect(res.body.errors).toHaveLength(1);
+    expect(res.body.errors[0]).toMatchObject({ message: 'PersistedQueryNotFound', extensions: { code: 'NOT_FOUND' } });
+  });
+
+  it('registers a query sent with its hash, and answers the hash over GET on another instance with ETag and 304', async () => {
+    const hash = sha256(CATALOGUE);
+    const registered = await post(a, { query: CATALOGUE, extensions: persisted(hash) });
+    expect(registered.status).toBe(200);
+    expect(registered.body.data.products.items).toHaveLength(2);
+    const rows = await a.sql.query(`SELECT document FROM "PersistedQuery" WHERE hash = $1`, [hash]);
+    expect(rows.rows).toEqual([{ document: CATALOGUE }]);
+
+    const other = await getByHash(b, hash);
+    expect(other.status).toBe(200);
+    expect(other.body.data).toEqual(registered.body.data);
+    const etag = other.headers.get('etag');
+    expect(etag).toMatch(/^W\/".+"$/);
+    expect(other.headers.get('cache-control')).toBe('public, max-age=60');
+    expect(other.headers.get('vary')).toMatch(/X-API-Key/i);
+
+    const again = await getByHash(b, hash, { 'if-none-match': etag! });
+    expect(again.status).toBe(304);
+    expect(again.body).toBe('');
+    expect(again.headers.get('etag')).toBe(etag);
+    expect(again.headers.get('x-ratelimit-remaining')).not.toBeNull();
+    // The first instance answers the same data with the same validator, whatever the cost says.
+    expect((await getByHash(a, hash)).headers.get('etag')).toBe(etag);
+
+    await a.sql.query(`UPDATE "Product" SET price = price - 0.01 WHERE id = (SELECT id FROM "Product" WHERE "isActive" ORDER BY price, id LIMIT 1)`);
+    const changed = await getByHash(b, hash, { 'if-none-match': etag! });
+    expect(changed.status).toBe(200);
+    expect(changed.headers.get('etag')).not.toBe(etag);
+  });
+
+  it('refuses a query that does not match its hash, and registers nothing', async () => {
+    const wrong = sha256('something else');
+    const res = await post(a, { query: CATALOGUE, extensions: persisted(wrong) });
+    expect(res.status).toBe(400);
+    expect(res.body.errors[0]).toMatchObject({ message: 'PersistedQueryMismatch', extensions: { code: 'VALIDATION_ERROR' } });
+    expect((await a.sql.query(`SELECT 1 FROM "PersistedQuery" WHERE hash = $1`, [wrong])).rowCount).toBe(0);
+    const malformed = await post(a, { query: CATALOGUE, extensions: { persistedQuery: { version: 1, sha256Hash: 'nope' } } });
+    expect(malformed.status).toBe(400);
+    expect(malformed.body.errors[0].extensions.code).toBe('VALIDATION_ERROR');
+  });
+
+  it('refuses to register an oversize document', async () => {
+    const huge = `query Huge { categories { items { name } } } # ${'x'.repeat(70_000)}`;
+    const res = await post(a, { query: huge, extensions: persisted(sha256(huge)) });
+    expect(res.status).toBe(413);
+    expect(res.body.errors[0].extensions.code).toBe('PAYLOAD_TOO_LARGE');
+    expect((await a.sql.query(`SELECT 1 FROM "PersistedQuery" WHERE hash = $1`, [sha256(huge)])).rowCount).toBe(0);
+  });
+
+  it('runs only queries over GET: a mutation, by hash or as text, is refused with 405', async () => {
+    const key = await createTestKey(a.url, { scopes: ['write:orders', 'read:orders'] });
+    const mutation = 'mutation Cancel($id: ID!) { cancelOrder(id: $id, reason: "by GET") { id status } }';
+    const hash = sha256(mutation);
+    await post(a, { query: mutation, variables: { id: 'none' }, extensions: persisted(hash) }, { 'x-api-key': key.key });
+    const res = await getByHash(b, hash, { 'x-api-key': key.key }, { id: 'none' });
+    expect(res.status).toBe(405);
+    expect(res.body.errors[0].extensions.code).toBe('METHOD_NOT_ALLOWED');
+    const text = await b.get(`/graphql?query=${encodeURIComponent(mutation)}&variables=${encodeURIComponent('{"id":"none"}')}`, { headers: { 'x-api-key': key.key } });
+    expect(text.status).toBe(405);
+  });
+
+  it('keeps keyed answers private, and caches no errors', async () => {
+    const key = await createTestKey(a.url, { scopes: ['read:products'] });
+    const hash = sha256(CATALOGUE);
+    const keyed = await getByHash(b, hash, { 'x-api-key': key.key });
+    expect(keyed.status).toBe(200);
+    expect(keyed.headers.get('cache-control')).toBe('private, no-cache');
+    expect(keyed.headers.get('etag')).toMatch(/^W\//);
+
+    const webhooks = 'query Hooks { webhookEndpoints { items { id } } }';
+    await post(a, { query: webhooks, extensions: persisted(sha256(webhooks)) });
+    const anonymous = await getByHash(b, sha256(webhooks));
+    expect(anonymous.body.errors[0].extensions.code).toBe('UNAUTHORIZED');
+    expect(anonymous.headers.get('etag')).toBeNull();
+    expect(anonymous.headers.get('cache-control') ?? '').not.toMatch(/public/);
+  });
+
+  it('keeps at most PERSISTED_QUERIES_MAX documents, evicting the least recently used', async () => {
+    const small = await startTestApp({ env: { PERSISTED_QUERIES_MAX: '2' } });
+    try {
+      const docs = ['query One { categories { items { name } } }', 'query Two { categories { items { slug } } }', 'query Three { categories { items { id } } }'];
+      for (const doc of docs) {
+        const res = await post(small, { query: doc, extensions: persisted(sha256(doc)) }, ONE_CLIENT);
+        expect(res.body.data.categories.items.length).toBeGreaterThan(0);
+        // Registered at distinct times: the eviction order is theirs.
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      const kept = await small.sql.query(`SELECT document FROM "PersistedQuery" ORDER BY document`);
+      expect(kept.rows.map((r) => r.document)).toEqual([docs[2], docs[1]].sort());
+    } finally {
+      await small.close();
+    }
+  });
+});
+
+describe('trusted documents (PERSISTED_ONLY)', () => {
+  let trusted: TestApp;
+  const manifest = { [sha256(CATALOGUE)]: CATALOGUE, 'sha1-style-id': 'query Categories { categories { items { slug } } }' };
+  beforeAll(async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'persisted-documents-'));
+    const file = path.join(dir, 'persisted-documents.json');
+    writeFileSync(file, JSON.stringify(manifest));
+    trusted = await startTestApp({ url: a.url, env: { PERSISTED_ONLY: 'true', PERSISTED_DOCUMENTS: file } });
+  });
+  afterAll(() => trusted?.close());
+
+  it('runs the manifest documents, by documentId or by hash, over POST and GET', async () => {
+    const byId = await post(trusted, { documentId: 'sha1-style-id' });
+    expect(byId.status).toBe(200);
+    expect(byId.body.data.categories.items.length).toBeGreaterThan(0);
+    const prefixed = await post(trusted, { documentId: `sha256:${sha256(CATALOGUE)}` });
+    expect(prefixed.body.data.products.items).toHaveLength(2);
+    const get = await getByHash(trusted, sha256(CATALOGUE));
+    expect(get.status).toBe(200);
+    expect(get.headers.get('cache-control')).toBe('public, max-age=60');
+    const getById = await trusted.get(`/graphql?documentId=sha1-style-id`, { headers: { accept: 'application/json' } });
+    expect(getById.status).toBe(200);
+    expect(getById.body.data.categories.items.length).toBeGreaterThan(0);
+  });
+
+  it('charges a browser\'s GET of a document to its client like any other (GraphiQL is off)', async () => {
+    const res = await trusted.get('/graphql?documentId=sha1-style-id', { headers: { accept: 'text/html' } });
+    expect(res.status).toBe(200);
+    expect(res.body.data.categories.items.length).toBeGreaterThan(0);
+    expect(res.headers.get('x-ratelimit-remaining')).toBe('59');
+  });
+
+  it('refuses any query text, an unknown id and a request with no id', async () => {
+    const text = await post(trusted, { query: CATALOGUE });
+    expect(text.status).toBe(400);
+    expect(text.body.errors[0].message).toMatch(/only trusted documents/);
+    expect(text.body.errors[0].extensions.code).toBe('VALIDATION_ERROR');
+    const registering = await post(trusted, { query: 'query New { categories { items { id } } }', extensions: persisted(sha256('query New { categories { items { id } } }')) });
+    expect(registering.status).toBe(400);
+    const unknown = await post(trusted, { documentId: 'nope' });
+    expect(unknown.status).toBe(404);
+    expect(unknown.body.errors[0]).toMatchObject({ message: expect.stringMatching(/^PersistedQueryNotFound/), extensions: { code: 'NOT_FOUND' } });
+    const none = await post(trusted, { variables: {} });
+    expect(none.status).toBe(400);
+    expect(none.body.errors[0].message).toMatch(/send a document's id/);
+  });
+
+  it('does not start without a manifest', async () => {
+    await expect(startTestApp({ url: a.url, env: { PERSISTED_ONLY: 'true' } })).rejects.toThrow(/PERSISTED_DOCUMENTS/);
+  });
+});
