@@ -5,6 +5,8 @@ import { MaxTokensParserWLexer } from '@escape.tech/graphql-armor-max-tokens';
 import {
   GraphQLError,
   type ConstListValueNode,
+  type DocumentNode,
+  type GraphQLSchema,
   type ConstObjectValueNode,
   type ExecutionResult,
   type ListValueNode,
@@ -308,7 +310,12 @@ function useDocumentLimits(limits: GraphqlLimits): Plugin {
     onValidate({ addValidationRule }) {
       for (const rule of rules) addValidationRule(rule);
     },
-    onExecute({ args, setResultAndStopExecution }) {
+    // A subscription is set up through onSubscribe, not onExecute: both are checked alike.
+    onExecute: checkCost,
+    onSubscribe: checkCost,
+  };
+
+  function checkCost({ args, setResultAndStopExecution }: LimitHookPayload) {
       // The cost depends on the variables (page sizes), so it is checked per execution, after
       // the (cached) validation.
       const cost = estimateCost(
@@ -325,8 +332,13 @@ function useDocumentLimits(limits: GraphqlLimits): Plugin {
           ],
         });
       }
-    },
-  };
+  }
+}
+
+/** What the onExecute and onSubscribe hooks both hand a plugin: the operation and a way to answer it instead. */
+interface LimitHookPayload {
+  args: { schema: GraphQLSchema; document: DocumentNode; operationName?: string | null; variableValues?: Record<string, unknown> | null };
+  setResultAndStopExecution(result: ExecutionResult): void;
 }
 
 // ── Variables ────────────────────────────────────────────────────────────────────────────────
@@ -337,19 +349,18 @@ function useDocumentLimits(limits: GraphqlLimits): Plugin {
  * resolver runs. (A document cannot hold one: GraphQL's parser refuses a lone surrogate escape.)
  */
 function useWellFormedVariables(): Plugin {
-  return {
-    onExecute({ args, setResultAndStopExecution }) {
-      const at = illFormedStringAt(args.variableValues ?? {});
-      if (at === null) return;
-      setResultAndStopExecution({
-        errors: [
-          new GraphQLError('Invalid variables: strings must be well-formed Unicode', {
-            extensions: { code: 'VALIDATION_ERROR', details: { [at]: ILL_FORMED_MESSAGE }, http: { status: 400, spec: true } },
-          }),
-        ],
-      });
-    },
+  const check = ({ args, setResultAndStopExecution }: LimitHookPayload) => {
+    const at = illFormedStringAt(args.variableValues ?? {});
+    if (at === null) return;
+    setResultAndStopExecution({
+      errors: [
+        new GraphQLError('Invalid variables: strings must be well-formed Unicode', {
+          extensions: { code: 'VALIDATION_ERROR', details: { [at]: ILL_FORMED_MESSAGE }, http: { status: 400, spec: true } },
+        }),
+      ],
+    });
   };
+  return { onExecute: check, onSubscribe: check };
 }
 
 // ── Suggestions ──────────────────────────────────────────────────────────────────────────────
