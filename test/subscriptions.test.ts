@@ -194,6 +194,25 @@ describe('orderEvents', () => {
     expect(stream.events.at(-1)!.event).toBe('complete');
   });
 
+  it("a key whose scopes change has its stream ended too; a member removed from the supplier hears that supplier's orders no more", async () => {
+    const key = await createTestKey(db.url, { owner: 'buyer@example.com', scopes: ['read:orders'] });
+    const stream = await subscribe(b, ORDER_EVENTS, {}, key);
+    await a.sql.query(`UPDATE "ApiKey" SET scopes = ARRAY['read:orders', 'read:stock'] WHERE id = $1`, [key.id]);
+    await stream.until('the stream ends', (s) => s.ended, 2000);
+    expect(stream.nexts().at(-1).errors[0].extensions.code).toBe('UNAUTHORIZED');
+
+    const clerk = await createTestKey(db.url, { owner: 'live-clerk-2@supplier.example', scopes: ['read:orders'] });
+    await a.sql.query(`INSERT INTO "SupplierMember" ("accountId", "supplierId") VALUES ($1, $2)`, [clerk.accountId, f.supplierId]);
+    const [clerkStream, buyerStream] = await Promise.all([subscribe(b, ORDER_EVENTS, {}, clerk), subscribe(b, ORDER_EVENTS, {}, buyer)]);
+    await a.sql.query(`DELETE FROM "SupplierMember" WHERE "accountId" = $1`, [clerk.accountId]);
+    const created = await gql(a, `mutation($input: CreateOrderInput!) { createOrder(input: $input) { id } }`, { input: workedExample(f) }, buyer);
+    await buyerStream.until('the buyer hears the order', (s) => s.nexts().some((d) => d.data?.orderEvents?.order?.id === created.data.createOrder.id), 1000);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(clerkStream.nexts()).toEqual([]);
+    clerkStream.close();
+    buyerStream.close();
+  });
+
   it('a key has at most SUBSCRIPTIONS_PER_KEY open streams: one more is refused clearly, and a slot frees when a stream closes', async () => {
     const key = await createTestKey(db.url, { owner: 'buyer@example.com', scopes: ['read:orders'] });
     const first = await subscribe(b, ORDER_EVENTS, {}, key);

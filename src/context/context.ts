@@ -135,15 +135,15 @@ export interface OrderSignal {
   owner: { buyerId: string } | { supplierId: string };
 }
 
-/** The last item of a stream whose API key stopped working (revoked, expired). */
+/** The last item of a stream whose API key stopped working (revoked, expired) or changed its scopes. */
 export interface KeyEnded {
   keyEnded: true;
 }
 
 /** What feeds GraphQL subscriptions, with ids only (src/modules/live/hub.ts); the resolvers read the rows. */
 export interface LiveFeed {
-  /** The changes of the orders the key's account sees, as buyer or as a member of `memberOf`. */
-  orders(key: KeyCaller, memberOf: string | null): AsyncIterable<OrderSignal | KeyEnded>;
+  /** The changes of the orders the key's account sees, as buyer or as a member of the order's supplier. */
+  orders(key: KeyCaller): AsyncIterable<OrderSignal | KeyEnded>;
   /** A product's id each time its price, stock or active state changes. */
   product(key: KeyCaller, productId: string): AsyncIterable<string | KeyEnded>;
 }

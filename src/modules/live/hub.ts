@@ -31,6 +31,9 @@ const KEY_ENDED: KeyEnded = { keyEnded: true };
 type Signal<T> = T | KeyEnded;
 
 const KEY_SWEEP_MS = 10_000;
+
+/** A key's scopes as one comparable string, whatever their order. */
+const scopeSet = (scopes: readonly string[]) => [...new Set(scopes)].sort().join(' ');
 const FIRST_RETRY_MS = 1000;
 const MAX_RETRY_MS = 30_000;
 
@@ -68,7 +71,7 @@ export interface LiveHub extends LiveFeed {
 
 export function createLiveHub(options: LiveHubOptions): LiveHub {
   const { logger, prisma, perKey } = options;
-  const orderStreams = new Set<OrderStream & { memberOf: string | null }>();
+  const orderStreams = new Set<OrderStream>();
   const productStreams = new Set<ProductStream>();
   const openByKey = new Map<string, number>();
   let draining = false;
@@ -118,24 +121,31 @@ export function createLiveHub(options: LiveHubOptions): LiveHub {
 
   async function onOrder(orderId: string, type: OrderEventType) {
     if (!orderStreams.size) return;
-    const [order] = await prisma.$queryRaw<{ buyerId: string; supplierId: string }[]>`SELECT "buyerId", "supplierId" FROM "Order" WHERE id = ${orderId}`;
+    // The supplier's members as they are now: a member removed since a stream opened hears no more.
+    const [order] = await prisma.$queryRaw<{ buyerId: string; supplierId: string; members: string[] }[]>`
+      SELECT o."buyerId", o."supplierId", ARRAY(SELECT m."accountId" FROM "SupplierMember" m WHERE m."supplierId" = o."supplierId") AS members
+      FROM "Order" o WHERE o.id = ${orderId}`;
     if (!order) return;
+    const members = new Set(order.members);
     for (const s of orderStreams) {
       // The buyer hears it as theirs; a member of the order's supplier as the supplier's.
       if (s.key.accountId === order.buyerId) s.push({ type, orderId, owner: { buyerId: order.buyerId } });
-      else if (s.memberOf === order.supplierId) s.push({ type, orderId, owner: { supplierId: order.supplierId } });
+      else if (members.has(s.key.accountId)) s.push({ type, orderId, owner: { supplierId: order.supplierId } });
     }
   }
 
-  /** Ends the streams of keys that no longer work (revoked, expired, deleted). */
+  /**
+   * Ends the streams of keys that no longer work (revoked, expired, deleted) or whose scopes
+   * changed: a stream was let in for the scopes its key had, and subscribing again checks anew.
+   */
   async function checkKeys() {
     const streams = everyStream();
     if (!streams.length) return;
     const ids = [...new Set(streams.map((s) => s.key.keyId))];
-    const rows = await prisma.$queryRaw<{ id: string }[]>`
-      SELECT id FROM "ApiKey" WHERE id = ANY(${ids}::text[]) AND "revokedAt" IS NULL AND ("expiresAt" IS NULL OR "expiresAt" > now())`;
-    const alive = new Set(rows.map((r) => r.id));
-    for (const s of streams) if (!alive.has(s.key.keyId)) s.end(true);
+    const rows = await prisma.$queryRaw<{ id: string; scopes: string[] }[]>`
+      SELECT id, scopes FROM "ApiKey" WHERE id = ANY(${ids}::text[]) AND "revokedAt" IS NULL AND ("expiresAt" IS NULL OR "expiresAt" > now())`;
+    const scopesNow = new Map(rows.map((r) => [r.id, scopeSet(r.scopes)]));
+    for (const s of streams) if (scopesNow.get(s.key.keyId) !== scopeSet(s.key.scopes)) s.end(true);
   }
 
   const failed = (what: string) => (error: unknown) => logger.error({ err: error }, `subscriptions: ${what} failed`);
@@ -206,8 +216,8 @@ export function createLiveHub(options: LiveHubOptions): LiveHub {
 
   return {
     ready,
-    orders(key, memberOf) {
-      return stream<OrderSignal, OrderStream & { memberOf: string | null }>(key, orderStreams, (push, end) => ({ key, memberOf, push, end }));
+    orders(key) {
+      return stream<OrderSignal, OrderStream>(key, orderStreams, (push, end) => ({ key, push, end }));
     },
     product(key, productId) {
       return stream<string, ProductStream>(key, productStreams, (push, end) => ({ key, productId, push, end }));

@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { keyCaller } from '../../context/actor.js';
 import type { ApiContext, KeyEnded, LiveFeed } from '../../context/context.js';
-import { memberSupplierId } from '../../auth/membership.js';
 import type { Scope } from '../../auth/scopes.js';
 import { AppError } from '../../shared/errors.js';
 import { idParam } from '../../shared/validation.js';
@@ -21,8 +20,8 @@ function feedOf(ctx: ApiContext): LiveFeed {
 }
 
 /** The caller's orders' events: as buyer, and as a member of a supplier for that supplier's orders. */
-export async function orderEventsOf(ctx: ApiContext) {
-  return feedOf(ctx).orders(keyCaller(ctx.actor), await memberSupplierId(ctx));
+export function orderEventsOf(ctx: ApiContext) {
+  return feedOf(ctx).orders(keyCaller(ctx.actor));
 }
 
 /** A product's changes; VALIDATION_ERROR for an id that cannot be one, NOT_FOUND for a product that does not exist (active or not). */
@@ -40,7 +39,7 @@ export async function productChangesOf(ctx: ApiContext, args: object) {
  * working ends with UNAUTHORIZED.
  */
 export function eventFor<T>(ctx: ApiContext, item: T | KeyEnded): T {
-  if (typeof item === 'object' && item !== null && 'keyEnded' in item) throw new AppError('UNAUTHORIZED', 'The API key of this subscription was revoked or has expired: the subscription has ended');
+  if (typeof item === 'object' && item !== null && 'keyEnded' in item) throw new AppError('UNAUTHORIZED', 'The API key of this subscription was revoked, has expired or had its scopes changed: the subscription has ended (subscribe again with a valid key)');
   ctx.loaders.clear();
   return item;
 }
