@@ -106,7 +106,15 @@ export function createLiveHub(options: LiveHubOptions): LiveHub {
     const release = reserve(key);
     return new Repeater<Signal<T>>(async (push, stop) => {
       const entry = make(
-        (value) => void push(value),
+        (value) => {
+          try {
+            void push(value);
+          } catch {
+            // A client that reads far slower than events come (Repeater's queue of pending pushes
+            // is full): its stream ends, and subscribing again starts afresh.
+            stop();
+          }
+        },
         (keyEnded) => {
           if (keyEnded) void push(KEY_ENDED);
           stop();
