@@ -17,7 +17,7 @@ import type { KeyEnded, LiveFeed, OrderSignal } from '../../context/context.js';
 //
 // The same connection LISTENs for key changes (the "ApiKey" trigger of migration *_api_key_notify):
 // on any, the keys of the open streams are checked again in one query, and the streams of a key
-// that was revoked or expired end at once. A sweep every KEY_SWEEP_MS catches a key that expired
+// that was revoked, expired or given other scopes end at once. A sweep every KEY_SWEEP_MS catches a key that expired
 // on its own, and anything missed while the connection was being made again.
 
 /** The channel the triggers notify: `{ kind: 'order', id, type }` or `{ kind: 'product', id }`. */
@@ -30,12 +30,14 @@ type OrderEventType = (typeof ORDER_EVENT_TYPES)[number];
 const KEY_ENDED: KeyEnded = { keyEnded: true };
 type Signal<T> = T | KeyEnded;
 
+/** How often the keys of open streams are checked without being told of a change (expiry, a missed notification). */
 const KEY_SWEEP_MS = 10_000;
+/** The wait before listening again after a failure, in ms: doubled on each further one, up to MAX_RETRY_MS. */
+const FIRST_RETRY_MS = 1000;
+const MAX_RETRY_MS = 30_000;
 
 /** A key's scopes as one comparable string, whatever their order. */
 const scopeSet = (scopes: readonly string[]) => [...new Set(scopes)].sort().join(' ');
-const FIRST_RETRY_MS = 1000;
-const MAX_RETRY_MS = 30_000;
 
 interface Stream {
   key: KeyCaller;
