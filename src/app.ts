@@ -144,9 +144,8 @@ export async function createApp({ prisma, databaseUrl, directUrl = databaseUrl, 
         logger.warn({ err: error, replica: replica.name }, 'a read on a replica failed: answered by the primary');
       },
     });
-  // GraphQL subscriptions (src/modules/live/): heard from the first request on, like the key cache.
+  // GraphQL subscriptions (src/modules/live/).
   const live = createLiveHub({ databaseUrl: directUrl, prisma, perKey: config.SUBSCRIPTIONS_PER_KEY, connectMs: DB_TIMEOUTS.connectMs, logger });
-  await live.ready;
   injected.stopping?.addEventListener('abort', () => live.drain(), { once: true });
   const webhookPolicy = webhookPolicyOf(config);
   const listTotals = createListTotals(prisma, (error) => logger.error({ err: error }, 'saving list totals failed'));
@@ -178,8 +177,9 @@ export async function createApp({ prisma, databaseUrl, directUrl = databaseUrl, 
     connectMs: DB_TIMEOUTS.connectMs,
     onEvent: (e) => (e.type === 'listening' ? logger.info(e.message) : e.type === 'unheard' ? logger.error(e.message) : logger.warn(e.message)),
   });
-  // As with the store: keep keys from the first request, not only once the listener is up.
-  await keyCache.ready;
+  // As with the store: keep keys from the first request, not only once the listener is up; and
+  // subscriptions hear changes from the first request on.
+  await Promise.all([keyCache.ready, live.ready]);
   const gate = createGate({
     authenticate: (key, ip) => authenticateKey(prisma, key, ip, keyCache),
     clientIp,
