@@ -37,6 +37,7 @@ import type { RateLimitStore } from './ratelimit/store.js';
 import { createRestRouter, type GetEnveloped } from './rest/router.js';
 import { createOutbox } from './modules/webhooks/outbox.js';
 import { outboxBacklog, startWebhookWorker } from './modules/webhooks/worker.js';
+import { createLiveHub } from './modules/live/hub.js';
 import { restRoutes } from './rest/routes.js';
 import { webhookPolicyOf, type Config } from './runtime/config.js';
 import type { Logger } from './runtime/logger.js';
@@ -86,6 +87,8 @@ export interface AppDeps {
    * (src/http/cluster-metrics.ts).
    */
   metricsText?: (registry: Registry) => () => Promise<string>;
+  /** Aborted when the server begins to shut down: open subscription streams end cleanly then, before the drain. */
+  stopping?: AbortSignal;
 }
 
 export type App = YogaServerInstance<ServerContext, ApiContext>;
@@ -144,6 +147,9 @@ export async function createApp({ prisma, databaseUrl, directUrl = databaseUrl, 
         logger.warn({ err: error, replica: replica.name }, 'a read on a replica failed: answered by the primary');
       },
     });
+  // GraphQL subscriptions (src/modules/live/).
+  const live = createLiveHub({ databaseUrl: directUrl, prisma, perKey: config.SUBSCRIPTIONS_PER_KEY, connectMs: DB_TIMEOUTS.connectMs, logger });
+  injected.stopping?.addEventListener('abort', () => live.drain(), { once: true });
   const webhookPolicy = webhookPolicyOf(config);
   const listTotals = createListTotals(prisma, (error) => logger.error({ err: error }, 'saving list totals failed'));
   // The one context factory of every face this process serves (API, dashboard, webhook worker).
@@ -156,6 +162,7 @@ export async function createApp({ prisma, databaseUrl, directUrl = databaseUrl, 
       limitField: createFieldLimiter(createFieldRateLimiter(store, { now }), { createOrder: { max: config.ORDER_CREATE_LIMIT, windowMs: 60_000, unit: 'orders' } }),
       listTotals,
       cursors: cursorSealSource(config.CURSOR_SECRETS, prisma),
+      live,
     },
   );
   const lastUsed = createLastUsedRecorder(prisma, {
@@ -173,8 +180,9 @@ export async function createApp({ prisma, databaseUrl, directUrl = databaseUrl, 
     connectMs: DB_TIMEOUTS.connectMs,
     onEvent: (e) => (e.type === 'listening' ? logger.info(e.message) : e.type === 'unheard' ? logger.error(e.message) : logger.warn(e.message)),
   });
-  // As with the store: keep keys from the first request, not only once the listener is up.
-  await keyCache.ready;
+  // As with the store: keep keys from the first request, not only once the listener is up; and
+  // subscriptions hear changes from the first request on.
+  await Promise.all([keyCache.ready, live.ready]);
   const gate = createGate({
     authenticate: (key, ip) => authenticateKey(prisma, key, ip, keyCache),
     clientIp,
@@ -298,6 +306,7 @@ export async function createApp({ prisma, databaseUrl, directUrl = databaseUrl, 
       {
         async onDispose() {
           overload.close();
+          await live.close();
           if (webhooks) await webhooks.stop();
           await webhookPrisma?.$disconnect();
           await keyCache.close();

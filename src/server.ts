@@ -14,6 +14,8 @@ import { recordServerAddress } from './runtime/running-server.js';
 // its workers (serveAsWorker).
 
 const SHUTDOWN_GRACE_MS = 10_000;
+/** Aborted as shutdown begins: the app ends its open subscription streams, which would otherwise hold the drain for the whole grace period. */
+const shutdownBegun = new AbortController();
 
 /** A start-up failure the operator can fix from the message alone: printed without a stack. */
 class StartupError extends Error {}
@@ -65,7 +67,7 @@ async function main() {
       const { key } = await createApiKey(system, { owner: DEMO_KEY_OWNER, plan: 'PRO', scopes, name: 'demo key (first start)' });
       demoKey = { key, owner: DEMO_KEY_OWNER, scopes };
     }
-    if (appModule) app = await (await appModule).createApp({ prisma, databaseUrl: db.url, directUrl: db.directUrl, logger, config });
+    if (appModule) app = await (await appModule).createApp({ prisma, databaseUrl: db.url, directUrl: db.directUrl, logger, config, stopping: shutdownBegun.signal });
     await closeServer(reserved.server);
   } catch (error) {
     await closeServer(reserved.server);
@@ -139,6 +141,7 @@ async function serve(app: App, opts: { port: number; host: string; logger: Logge
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'shutting down');
+    shutdownBegun.abort();
     // Stop accepting, let in-flight requests finish, then cut idle keep-alive connections.
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     server.closeIdleConnections();
@@ -193,6 +196,7 @@ async function serveAsWorker(config: Config, baseLogger: Logger) {
   let app: App;
   try {
     app = await createApp({
+      stopping: shutdownBegun.signal,
       prisma,
       databaseUrl,
       directUrl,

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from './helpers/app.js';
+import { createTestKey } from './helpers/keys.js';
 
 // The two pages people open in a browser, in a real browser: GraphiQL at /graphql runs a query
 // and shows the catalogue's data; /api/docs lists the REST endpoints. Fully offline: every
@@ -157,6 +158,35 @@ describe.skipIf(!hasChromium)('in a browser (Debian Chromium, offline)', () => {
 
     expect(problems).toEqual([]);
     expect(offsite).toEqual([]);
+    await page.close();
+  });
+
+  it('GraphiQL runs a subscription: the price written meanwhile appears in its result pane', async () => {
+    const key = await createTestKey(app.url, { owner: 'graphiql-watcher@example.com', scopes: ['read:products', 'read:prices'] });
+    const { rows } = await app.sql.query<{ id: string }>(`SELECT id FROM "Product" WHERE "isActive" ORDER BY id LIMIT 1`);
+    const productId = rows[0]!.id;
+    const page = await open('/graphql');
+    // The key goes with GraphiQL's requests as a header would from its Headers pane.
+    await page.setExtraHTTPHeaders({ 'x-api-key': key.key });
+    await page.locator('.graphiql-container').first().waitFor({ state: 'visible' });
+    await waitForText(page, '.graphiql-query-editor', ['query FeaturedProducts']);
+    await page.locator('.graphiql-query-editor').click();
+    await page.keyboard.press('ControlOrMeta+A');
+    await page.keyboard.press('Delete');
+    await page.keyboard.insertText(`subscription Watch { productChanged(id: "${productId}") { id price { price } } }`);
+    await waitForText(page, '.graphiql-tab-active', ['Watch']);
+    await page.locator('.graphiql-execute-button').click();
+    // Written until the open stream shows it (the stream may take a moment to open).
+    let shown = '';
+    for (let cents = 1; cents <= 40 && !shown.includes('777.'); cents++) {
+      await app.sql.query(`UPDATE "Product" SET price = $2 WHERE id = $1`, [productId, `777.${String(cents).padStart(2, '0')}`]);
+      await page.waitForTimeout(500);
+      shown = readable(await page.locator('.graphiql-response').first().innerText().catch(() => ''));
+    }
+    expect(shown).toContain('"productChanged"');
+    expect(shown).toMatch(/"price": 777\.\d+/);
+    await page.screenshot({ path: screenshot('graphiql-subscription') });
+    expect(problems).toEqual([]);
     await page.close();
   });
 

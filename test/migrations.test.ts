@@ -189,6 +189,11 @@ const HAND_WRITTEN = [
   'trigger ApiKey.ApiKey_changed',
   'trigger ApiKey.ApiKey_deleted',
   'trigger ApiKey.ApiKey_truncated',
+  'function live_order_changed()',
+  'function live_product_changed()',
+  'trigger Order.Order_live_created',
+  'trigger Order.Order_live_status',
+  'trigger Product.Product_live_changed',
   'function bump_data_revision()',
   // The response cache's revision (migration *_response_cache_revision): every table an API read
   // shows; a deferred trigger is a constraint too.

@@ -143,6 +143,23 @@ describe.each(cases)('stopping npm start under load: $how', ({ target, signal })
     expect(product).toBeDefined();
     const order = { supplierId: product.supplier.id, items: [{ productId: product.id, quantity: Math.max(1, product.minOrder) }] };
 
+    // A subscription open across the shutdown: it completes cleanly as shutdown begins, rather
+    // than holding the drain until the grace period cuts it.
+    const sse = await fetch(`${base}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'text/event-stream', 'x-api-key': demoKey! },
+      body: JSON.stringify({ query: 'subscription($id: ID!) { productChanged(id: $id) { id } }', variables: { id: product.id } }),
+    });
+    expect(sse.status).toBe(200);
+    let streamEndedAt = 0;
+    const streamed = (async () => {
+      let text = '';
+      const decoder = new TextDecoder();
+      for await (const chunk of sse.body as unknown as AsyncIterable<Uint8Array>) text += decoder.decode(chunk, { stream: true });
+      streamEndedAt = Date.now();
+      return text;
+    })();
+
     const query = JSON.stringify({ query: '{ products(limit: 50, sortBy: PRICE_DESC) { items { name price supplier { companyName city } category { name } } meta { total } } }' });
     const inFlight = [
       ...Array.from({ length: 16 }, () => ({ kind: 'graphql', ...halfSent(port, '/graphql', query) })),
@@ -151,6 +168,7 @@ describe.each(cases)('stopping npm start under load: $how', ({ target, signal })
     // Let the server read the headers and the first half of each body.
     await sleep(500);
 
+    const signalledAt = Date.now();
     process.kill(target === 'group' ? -npmPid : target === 'npm' ? npmPid : node!.pid, signal);
     await waitFor('the server did not start shutting down', () => service.output().includes('shutting down'), 10_000, service.output);
     // Listening stops at once (the log line is written just before the listener closes, so allow
@@ -161,6 +179,9 @@ describe.each(cases)('stopping npm start under load: $how', ({ target, signal })
     expect(alive(node!.pid)).toBe(true);
     expect(alive(postgresPid)).toBe(true);
 
+    // The stream ended on its own, with GraphQL over SSE's last message, while the requests wait.
+    expect(await streamed).toMatch(/event: complete\ndata:\n\n$/);
+    expect(streamEndedAt - signalledAt).toBeLessThan(2000);
     for (const request of inFlight) request.finish();
     const answers = await Promise.all(inFlight.map(async (r) => ({ kind: r.kind, ...(await r.answer) })));
     expect(answers.map((a) => `${a.kind} ${a.status}`)).toEqual(inFlight.map((r) => `${r.kind} ${r.kind === 'order' ? 201 : 200}`));

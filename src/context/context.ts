@@ -65,6 +65,8 @@ export interface ApiContext extends RequestContext {
    * (src/http/read-routing.ts). Call it on the context the operation executes with.
    */
   readFrom(client: PrismaClient): void;
+  /** The process's subscriptions feed (src/modules/live/hub.ts), when it serves them. */
+  live?: LiveFeed;
 }
 
 /** A connection cursor sealed for clients, and opened back to the raw one plugin-prisma pages with. */
@@ -126,6 +128,26 @@ export interface EventsOfChange {
   stockChanged(tx: Prisma.TransactionClient, supplierId: string, changes: readonly StockChange[]): Promise<void>;
 }
 
+/** A change to an order a subscriber sees, and as whose (buyer's or supplier's) it is read. */
+export interface OrderSignal {
+  type: 'CREATED' | 'STATUS_CHANGED' | 'CANCELLED';
+  orderId: string;
+  owner: { buyerId: string } | { supplierId: string };
+}
+
+/** The last item of a stream whose API key stopped working (revoked, expired) or changed its scopes. */
+export interface KeyEnded {
+  keyEnded: true;
+}
+
+/** What feeds GraphQL subscriptions, with ids only (src/modules/live/hub.ts); the resolvers read the rows. */
+export interface LiveFeed {
+  /** The changes of the orders the key's account sees, as buyer or as a member of the order's supplier. */
+  orders(key: KeyCaller): AsyncIterable<OrderSignal | KeyEnded>;
+  /** A product's id each time its price, stock or active state changes. */
+  product(key: KeyCaller, productId: string): AsyncIterable<string | KeyEnded>;
+}
+
 /** What every context is made of. */
 export interface ContextDeps {
   prisma: PrismaClient;
@@ -143,6 +165,8 @@ export interface ApiDeps {
   /** `reader`: the client the request reads with at the time (a replica's, or the primary's). */
   listTotals: { forRequest(reader: () => PrismaClient): TotalsOfRequest };
   cursors: CursorSealSource;
+  /** What feeds this process's GraphQL subscriptions (src/modules/live/hub.ts); none: subscriptions are unavailable. */
+  live?: LiveFeed;
 }
 
 export type ContextFactory = ReturnType<typeof createContextFactory>;
@@ -175,7 +199,7 @@ export function createContextFactory(deps: ContextDeps, api?: ApiDeps) {
      * not see: none does today), its request id, and the Idempotency-Key header.
      */
     forApi(request: { actor?: Caller; anonymous: () => Caller; requestId?: string; idempotencyKey: string | null }): ApiContext {
-      const { limitField, listTotals, cursors, events: eventsFrom } = apiDeps();
+      const { limitField, listTotals, cursors, events: eventsFrom, live } = apiDeps();
       events ??= eventsFrom(factory);
       const actor = request.actor ?? request.anonymous();
       // The client the request reads with: the primary unless readFrom says otherwise. Kept here,
@@ -189,6 +213,7 @@ export function createContextFactory(deps: ContextDeps, api?: ApiDeps) {
         events,
         limitField: (resolver, name) => limitField(actor, resolver, name),
         cursors,
+        live,
         readFrom(this: ApiContext, client: PrismaClient) {
           reads = client;
           this.prisma = client;

@@ -333,6 +333,20 @@ export class FieldRulesPlugin<Types extends SchemaTypes> extends BasePlugin<Type
       return resolveSealed(parent, args, context, info);
     };
   }
+
+  /** A subscription is refused by the same rules before its stream opens (each event's resolver checks them again). */
+  override wrapSubscribe(
+    subscribe: GraphQLFieldResolver<unknown, Types['Context'], object> | undefined,
+    fieldConfig: PothosOutputFieldConfig<Types>,
+  ): GraphQLFieldResolver<unknown, Types['Context'], object> | undefined {
+    const { scopes, member } = fieldConfig.pothosOptions;
+    if (!subscribe || !scopes) return subscribe;
+    return (parent, args, context, info) => {
+      requireScopes((context as ApiContext).actor, ...scopes);
+      if (member) return requireMembership(context as ApiContext).then(() => subscribe(parent, args, context, info));
+      return subscribe(parent, args, context, info);
+    };
+  }
 }
 
 /** The arguments with the rule's output in place; a connection's list arguments (checked, cursors opened, above) pass as they are. */

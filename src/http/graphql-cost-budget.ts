@@ -1,4 +1,4 @@
-import { GraphQLError, type ExecutionResult } from 'graphql';
+import { GraphQLError, type DocumentNode, type ExecutionResult, type GraphQLSchema } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { rateLimited } from '../shared/errors.js';
 import { costBudgetPolicy, rateLimitHeaders, secondsUntil, type CostBudgetPolicy } from '../ratelimit/policy.js';
@@ -14,6 +14,12 @@ import type { RequestState } from './request-state.js';
 // envelope, RATE_LIMIT_EXCEEDED with Retry-After and X-RateLimit-* of the budget, as the request
 // limit's. Every /graphql answer of an estimated operation says so in `extensions.cost`, added
 // when the answer is sent: a kept answer (the response cache) is kept without it.
+
+/** What the onExecute and onSubscribe hooks both hand: the operation and a way to answer it instead. */
+interface AdmitPayload {
+  args: { schema: GraphQLSchema; document: DocumentNode; operationName?: string | null; variableValues?: Record<string, unknown> | null; contextValue?: unknown };
+  setResultAndStopExecution(result: ExecutionResult): void;
+}
 
 /** What `extensions.cost` says. */
 export interface CostReport {
@@ -71,37 +77,47 @@ function exhausted(policy: CostBudgetPolicy, requested: number, budget: BudgetDe
 export function useCostBudget({ maxCost, store, now = Date.now, onRejected }: CostBudgetOptions): Plugin {
   /** Requests that came to /graphql: REST's routes execute through the same pipeline, uncharged (their sizes are bounded per route). */
   const graphqlRequests = new WeakSet<Request>();
+  /** Refuses what is too dear or over the caller's budget; else charges it and answers its cost (undefined when uncharged). */
+  const admit = async ({ args, setResultAndStopExecution }: AdmitPayload): Promise<CostReport | undefined> => {
+    const requested = estimateCost({ schema: args.schema, document: args.document, operationName: args.operationName, variables: args.variableValues }, maxCost);
+    const tooDear = requested > maxCost;
+    const context = args.contextValue as RequestState & { request?: Request };
+    const caller = context.actor;
+    const charged = caller && context.request && graphqlRequests.has(context.request) && (caller.kind === 'anonymous' || caller.kind === 'key');
+    if (!charged) {
+      if (tooDear) setResultAndStopExecution({ errors: [overMaxCost(maxCost)] });
+      return undefined;
+    }
+    const policy = costBudgetPolicy(caller, maxCost);
+    // Too dear to run at all: nothing is charged, the budget is reported as it stands.
+    const budget = await store.take(policy.bucket, tooDear ? 0 : requested, policy.limit, policy.restoreRate);
+    const cost = report(requested, budget);
+    if (tooDear || !budget.allowed) {
+      if (!tooDear) onRejected?.(policy.name);
+      const refusal: WithCost = { errors: [tooDear ? overMaxCost(maxCost) : exhausted(policy, requested, budget, now())] };
+      refusal[COST] = cost;
+      setResultAndStopExecution(refusal);
+      return undefined;
+    }
+    return cost;
+  };
   return {
     onParams({ request }) {
       graphqlRequests.add(request);
     },
-    async onExecute({ args, setResultAndStopExecution }) {
-      const requested = estimateCost({ schema: args.schema, document: args.document, operationName: args.operationName, variables: args.variableValues }, maxCost);
-      const tooDear = requested > maxCost;
-      const context = args.contextValue as RequestState & { request?: Request };
-      const caller = context.actor;
-      const charged = caller && context.request && graphqlRequests.has(context.request) && (caller.kind === 'anonymous' || caller.kind === 'key');
-      if (!charged) {
-        if (tooDear) setResultAndStopExecution({ errors: [overMaxCost(maxCost)] });
-        return;
-      }
-      const policy = costBudgetPolicy(caller, maxCost);
-      // Too dear to run at all: nothing is charged, the budget is reported as it stands.
-      const budget = await store.take(policy.bucket, tooDear ? 0 : requested, policy.limit, policy.restoreRate);
-      const cost = report(requested, budget);
-      if (tooDear || !budget.allowed) {
-        if (!tooDear) onRejected?.(policy.name);
-        const refusal: WithCost = { errors: [tooDear ? overMaxCost(maxCost) : exhausted(policy, requested, budget, now())] };
-        refusal[COST] = cost;
-        setResultAndStopExecution(refusal);
-        return;
-      }
+    async onExecute(payload) {
+      const cost = await admit(payload);
+      if (!cost) return;
       return {
         onExecuteDone({ result, setResult }) {
           if (Symbol.asyncIterator in result) return;
           setResult(Object.assign(result, { [COST]: cost }));
         },
       };
+    },
+    // A subscription is estimated, refused and charged as it starts, like an operation (its events are not charged).
+    async onSubscribe(payload) {
+      await admit(payload);
     },
     onResultProcess({ result, setResult }) {
       if (Symbol.asyncIterator in result) return;

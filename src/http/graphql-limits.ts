@@ -5,6 +5,8 @@ import { MaxTokensParserWLexer } from '@escape.tech/graphql-armor-max-tokens';
 import {
   GraphQLError,
   type ConstListValueNode,
+  type DocumentNode,
+  type GraphQLSchema,
   type ConstObjectValueNode,
   type ExecutionResult,
   type ListValueNode,
@@ -307,9 +309,15 @@ function useDocumentLimits(limits: GraphqlLimits): Plugin {
     },
     onValidate({ addValidationRule }) {
       for (const rule of rules) addValidationRule(rule);
-    }
-    // The estimated cost is checked (and charged) per execution by ./graphql-cost-budget.ts.
+    },
+    // The estimated cost is checked (and charged) per execution and per subscription by ./graphql-cost-budget.ts.
   };
+}
+
+/** What the onExecute and onSubscribe hooks both hand a plugin: the operation and a way to answer it instead. */
+interface LimitHookPayload {
+  args: { schema: GraphQLSchema; document: DocumentNode; operationName?: string | null; variableValues?: Record<string, unknown> | null };
+  setResultAndStopExecution(result: ExecutionResult): void;
 }
 
 // ── Variables ────────────────────────────────────────────────────────────────────────────────
@@ -320,19 +328,18 @@ function useDocumentLimits(limits: GraphqlLimits): Plugin {
  * resolver runs. (A document cannot hold one: GraphQL's parser refuses a lone surrogate escape.)
  */
 function useWellFormedVariables(): Plugin {
-  return {
-    onExecute({ args, setResultAndStopExecution }) {
-      const at = illFormedStringAt(args.variableValues ?? {});
-      if (at === null) return;
-      setResultAndStopExecution({
-        errors: [
-          new GraphQLError('Invalid variables: strings must be well-formed Unicode', {
-            extensions: { code: 'VALIDATION_ERROR', details: { [at]: ILL_FORMED_MESSAGE }, http: { status: 400, spec: true } },
-          }),
-        ],
-      });
-    },
+  const check = ({ args, setResultAndStopExecution }: LimitHookPayload) => {
+    const at = illFormedStringAt(args.variableValues ?? {});
+    if (at === null) return;
+    setResultAndStopExecution({
+      errors: [
+        new GraphQLError('Invalid variables: strings must be well-formed Unicode', {
+          extensions: { code: 'VALIDATION_ERROR', details: { [at]: ILL_FORMED_MESSAGE }, http: { status: 400, spec: true } },
+        }),
+      ],
+    });
   };
+  return { onExecute: check, onSubscribe: check };
 }
 
 // ── Suggestions ──────────────────────────────────────────────────────────────────────────────

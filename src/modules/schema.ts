@@ -9,9 +9,11 @@ import './orders/orders.schema.js';
 import './me/me.schema.js';
 import './inventory/inventory.schema.js';
 import './webhooks/webhooks.schema.js';
+import './live/live.schema.js';
 
 builder.queryType({});
 builder.mutationType({});
+builder.subscriptionType({});
 
 export const schema = builder.toSchema();
 

@@ -24,7 +24,7 @@ import {
   type StockRecord,
 } from './inventory.service.js';
 
-const StockRecordRef = builder.objectRef<StockRecord>('StockRecord').implement({
+export const StockRecordRef = builder.objectRef<StockRecord>('StockRecord').implement({
   description: "A product's stock level; `id` is the product's id",
   fields: (t) => ({
     id: t.exposeID('id'),
@@ -38,7 +38,7 @@ const StockRecordRef = builder.objectRef<StockRecord>('StockRecord').implement({
   }),
 });
 
-const PriceRecordRef = builder.objectRef<PriceRecord>('PriceRecord').implement({
+export const PriceRecordRef = builder.objectRef<PriceRecord>('PriceRecord').implement({
   description: "A product's price; `id` is the product's id",
   fields: (t) => ({
     id: t.exposeID('id'),

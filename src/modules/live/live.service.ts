@@ -1,0 +1,50 @@
+import { z } from 'zod';
+import { keyCaller } from '../../context/actor.js';
+import type { ApiContext, KeyEnded, LiveFeed } from '../../context/context.js';
+import type { Scope } from '../../auth/scopes.js';
+import { AppError } from '../../shared/errors.js';
+import { idParam } from '../../shared/validation.js';
+import { parseWithRule } from '../../graphql/field-rules.js';
+
+// The subscriptions' rules (docs/api.md, "Subscriptions"). A stream carries ids; each event is
+// read by its resolvers in the subscriber's own context, as a query would read it.
+
+/** productChanged's scope; the price and stock inside an event keep the queries' own (read:prices, read:stock). */
+export const READ_PRODUCTS: Scope = 'read:products';
+
+export const productChangedInput = z.object({ id: idParam }).strict();
+
+function feedOf(ctx: ApiContext): LiveFeed {
+  if (!ctx.live) throw new AppError('SERVICE_UNAVAILABLE', 'Subscriptions are not served by this process');
+  return ctx.live;
+}
+
+/** The caller's orders' events: as buyer, and as a member of a supplier for that supplier's orders. */
+export function orderEventsOf(ctx: ApiContext) {
+  return feedOf(ctx).orders(keyCaller(ctx.actor));
+}
+
+/** A product's changes; VALIDATION_ERROR for an id that cannot be one, NOT_FOUND for a product that does not exist (active or not). */
+export async function productChangesOf(ctx: ApiContext, args: object) {
+  const feed = feedOf(ctx);
+  const { id: productId } = parseWithRule(productChangedInput, args) as z.output<typeof productChangedInput>;
+  const found = await ctx.prisma.product.findUnique({ where: { id: productId }, select: { id: true } });
+  if (!found) throw new AppError('NOT_FOUND', `No product with id ${productId}`);
+  return feed.product(keyCaller(ctx.actor), productId);
+}
+
+/**
+ * An event about to be resolved: the request's loaders are emptied (a stream's context lives for
+ * many events, and each must read the rows as they are now), and a stream whose key stopped
+ * working ends with UNAUTHORIZED.
+ */
+export function eventFor<T>(ctx: ApiContext, item: T | KeyEnded): T {
+  if (typeof item === 'object' && item !== null && 'keyEnded' in item) throw new AppError('UNAUTHORIZED', 'The API key of this subscription was revoked, has expired or had its scopes changed: the subscription has ended (subscribe again with a valid key)');
+  ctx.loaders.clear();
+  return item;
+}
+
+/** The product an event is about as productChanged shows it: its id and whether it is in the catalogue. */
+export async function changedProduct(ctx: ApiContext, productId: string) {
+  return ctx.prisma.product.findUnique({ where: { id: productId }, select: { id: true, isActive: true } });
+}

@@ -1,0 +1,331 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, type TestDatabase } from './helpers/db.js';
+import { startTestApp, type TestApp } from './helpers/app.js';
+import { createTestKey, type TestKey } from './helpers/keys.js';
+import { makeOrderFixture, workedExample, type OrderFixture } from './helpers/orders.js';
+
+// GraphQL subscriptions over SSE (docs/api.md, "Subscriptions"), read by a real SSE client: fetch
+// with Accept: text/event-stream on two instances of the app on one database.
+
+let db: TestDatabase;
+let a: TestApp;
+let b: TestApp;
+let f: OrderFixture;
+let buyer: TestKey;
+let rival: TestKey;
+let member: TestKey;
+let catalogue: TestKey;
+let cataloguePrices: TestKey;
+let writer: TestKey;
+
+beforeAll(async () => {
+  db = await createTestDatabase('seeded');
+  const env = { ORDER_CREATE_LIMIT: '1000', SUBSCRIPTIONS_PER_KEY: '2' };
+  [a, b] = await Promise.all([startTestApp({ url: db.url, env }), startTestApp({ url: db.url, env })]);
+  f = await makeOrderFixture(a.sql);
+  buyer = await createTestKey(db.url, { owner: 'buyer@example.com', scopes: ['read:orders', 'write:orders'] });
+  rival = await createTestKey(db.url, { owner: 'live-rival@example.com', scopes: ['read:orders'] });
+  member = await createTestKey(db.url, { owner: 'live-clerk@supplier.example', scopes: ['read:orders', 'write:products'] });
+  catalogue = await createTestKey(db.url, { owner: 'live-watcher@example.com', scopes: ['read:products'] });
+  cataloguePrices = await createTestKey(db.url, { owner: 'live-watcher@example.com', scopes: ['read:products', 'read:prices', 'read:stock'] });
+  await a.sql.query(`INSERT INTO "SupplierMember" ("accountId", "supplierId") VALUES ($1, $2)`, [member.accountId, f.supplierId]);
+  writer = member;
+}, 60_000);
+
+afterAll(async () => {
+  await a?.close();
+  await b?.close();
+  await db?.drop();
+});
+
+interface SseEvent {
+  event: string;
+  data: any;
+  at: number;
+}
+
+/** An open SSE stream: its status, the events so far, and the heartbeats (comment lines) seen. */
+class Stream {
+  events: SseEvent[] = [];
+  heartbeats = 0;
+  ended = false;
+  endedAt = 0;
+  private waiters: (() => void)[] = [];
+  constructor(
+    readonly status: number,
+    readonly contentType: string,
+    body: ReadableStream<Uint8Array>,
+    private readonly abort: AbortController,
+  ) {
+    void this.read(body);
+  }
+
+  private async read(body: ReadableStream<Uint8Array>) {
+    const decoder = new TextDecoder();
+    let buffer = '';
+    try {
+      for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
+        buffer += decoder.decode(chunk, { stream: true });
+        let end: number;
+        while ((end = buffer.indexOf('\n\n')) >= 0) {
+          const block = buffer.slice(0, end);
+          buffer = buffer.slice(end + 2);
+          let event = 'message';
+          const data: string[] = [];
+          for (const line of block.split('\n')) {
+            if (line.startsWith(':')) this.heartbeats++;
+            else if (line.startsWith('event:')) event = line.slice(6).trim();
+            else if (line.startsWith('data:')) data.push(line.slice(5).trim());
+          }
+          if (data.length) this.events.push({ event, data: data.join('\n') ? JSON.parse(data.join('\n')) : null, at: Date.now() });
+          this.notify();
+        }
+      }
+    } catch {
+      // aborted by the test
+    }
+    this.ended = true;
+    this.endedAt = Date.now();
+    this.notify();
+  }
+
+  private notify() {
+    for (const w of this.waiters.splice(0)) w();
+  }
+
+  /** Waits until `ok` holds of the events, at most `ms`. */
+  async until(what: string, ok: (s: Stream) => boolean, ms = 5000): Promise<void> {
+    const deadline = Date.now() + ms;
+    while (!ok(this)) {
+      const left = deadline - Date.now();
+      if (left <= 0) throw new Error(`${what}: not within ${ms} ms; events ${JSON.stringify(this.events)}`);
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, Math.min(left, 100));
+        this.waiters.push(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    }
+  }
+
+  nexts() {
+    return this.events.filter((e) => e.event === 'next').map((e) => e.data);
+  }
+
+  close() {
+    this.abort.abort();
+  }
+}
+
+async function subscribe(app: TestApp, query: string, variables: Record<string, unknown> = {}, key?: TestKey): Promise<Stream> {
+  const abort = new AbortController();
+  const res = await fetch(`${app.base}/graphql`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...(key ? { 'x-api-key': key.key } : {}) },
+    body: JSON.stringify({ query, variables }),
+    signal: abort.signal,
+  });
+  const stream = new Stream(res.status, res.headers.get('content-type') ?? '', res.body!, abort);
+  // Yoga's first comment line says the stream is open; the subscription is set up before it.
+  await stream.until('the stream opens', (s) => s.heartbeats > 0 || s.events.length > 0 || s.ended);
+  return stream;
+}
+
+const ORDER_EVENTS = /* GraphQL */ `subscription { orderEvents { type order { id status supplier { id } } } }`;
+const PRODUCT_CHANGED = /* GraphQL */ `subscription($id: ID!) { productChanged(id: $id) { id isActive product { id price stock } price { price } stock { stock } } }`;
+
+async function gql(app: TestApp, query: string, variables: Record<string, unknown>, key: TestKey) {
+  const res = await app.get('/graphql', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-api-key': key.key },
+    body: JSON.stringify({ query, variables }),
+  });
+  return res.body;
+}
+
+describe('orderEvents', () => {
+  it('an order created on one instance is heard on another within 1 s by its buyer and its supplier’s member, never by another account', async () => {
+    const [mine, theirs, clerk] = await Promise.all([subscribe(b, ORDER_EVENTS, {}, buyer), subscribe(b, ORDER_EVENTS, {}, rival), subscribe(b, ORDER_EVENTS, {}, member)]);
+    expect(mine.status).toBe(200);
+    expect(mine.contentType).toContain('text/event-stream');
+
+    const created = await gql(a, `mutation($input: CreateOrderInput!) { createOrder(input: $input) { id } }`, { input: workedExample(f) }, buyer);
+    const committedAt = Date.now();
+    const orderId = created.data.createOrder.id as string;
+    await mine.until('the buyer hears the order', (s) => s.nexts().some((d) => d.data?.orderEvents?.order?.id === orderId), 1000);
+    await clerk.until('the member hears the order', (s) => s.nexts().some((d) => d.data?.orderEvents?.order?.id === orderId), 1000);
+    const heard = mine.events.find((e) => e.data?.data?.orderEvents?.order?.id === orderId)!;
+    expect(heard.at - committedAt).toBeLessThan(1000);
+    expect(heard.data).toEqual({ data: { orderEvents: { type: 'CREATED', order: { id: orderId, status: 'PENDING', supplier: { id: f.supplierId } } } } });
+
+    // A cancellation made by plain SQL is heard too, with its type.
+    await a.sql.query(`UPDATE "Order" SET status = 'CANCELLED' WHERE id = $1`, [orderId]);
+    await mine.until('the buyer hears the cancellation', (s) => s.nexts().some((d) => d.data?.orderEvents?.type === 'CANCELLED'), 1000);
+    expect(mine.nexts().at(-1)).toEqual({ data: { orderEvents: { type: 'CANCELLED', order: { id: orderId, status: 'CANCELLED', supplier: { id: f.supplierId } } } } });
+
+    // Another account heard nothing of either.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(theirs.nexts()).toEqual([]);
+    expect(theirs.ended).toBe(false);
+    for (const s of [mine, theirs, clerk]) s.close();
+  });
+
+  it('anonymous is refused with UNAUTHORIZED, a key without read:orders with FORBIDDEN', async () => {
+    const anonymous = await subscribe(b, ORDER_EVENTS);
+    await anonymous.until('the refusal', (s) => s.ended);
+    expect(anonymous.nexts()[0].errors[0].extensions.code).toBe('UNAUTHORIZED');
+    expect(anonymous.events.at(-1)!.event).toBe('complete');
+
+    const unscoped = await subscribe(b, ORDER_EVENTS, {}, catalogue);
+    await unscoped.until('the refusal', (s) => s.ended);
+    expect(unscoped.nexts()[0].errors[0].extensions).toMatchObject({ code: 'FORBIDDEN', details: { requiredScopes: ['read:orders'] } });
+  });
+
+  it("a revoked key's stream ends within 2 s, saying why", async () => {
+    const key = await createTestKey(db.url, { owner: 'buyer@example.com', scopes: ['read:orders'] });
+    const stream = await subscribe(b, ORDER_EVENTS, {}, key);
+    expect(stream.ended).toBe(false);
+    const revokedAt = Date.now();
+    await a.sql.query(`UPDATE "ApiKey" SET "revokedAt" = now() WHERE id = $1`, [key.id]);
+    await stream.until('the stream ends', (s) => s.ended, 2000);
+    expect(stream.endedAt - revokedAt).toBeLessThan(2000);
+    expect(stream.nexts().at(-1).errors[0].extensions.code).toBe('UNAUTHORIZED');
+    expect(stream.events.at(-1)!.event).toBe('complete');
+  });
+
+  it("a key whose scopes change has its stream ended too; a member removed from the supplier hears that supplier's orders no more", async () => {
+    const key = await createTestKey(db.url, { owner: 'buyer@example.com', scopes: ['read:orders'] });
+    const stream = await subscribe(b, ORDER_EVENTS, {}, key);
+    await a.sql.query(`UPDATE "ApiKey" SET scopes = ARRAY['read:orders', 'read:stock'] WHERE id = $1`, [key.id]);
+    await stream.until('the stream ends', (s) => s.ended, 2000);
+    expect(stream.nexts().at(-1).errors[0].extensions.code).toBe('UNAUTHORIZED');
+
+    const clerk = await createTestKey(db.url, { owner: 'live-clerk-2@supplier.example', scopes: ['read:orders'] });
+    await a.sql.query(`INSERT INTO "SupplierMember" ("accountId", "supplierId") VALUES ($1, $2)`, [clerk.accountId, f.supplierId]);
+    const [clerkStream, buyerStream] = await Promise.all([subscribe(b, ORDER_EVENTS, {}, clerk), subscribe(b, ORDER_EVENTS, {}, buyer)]);
+    await a.sql.query(`DELETE FROM "SupplierMember" WHERE "accountId" = $1`, [clerk.accountId]);
+    const created = await gql(a, `mutation($input: CreateOrderInput!) { createOrder(input: $input) { id } }`, { input: workedExample(f) }, buyer);
+    await buyerStream.until('the buyer hears the order', (s) => s.nexts().some((d) => d.data?.orderEvents?.order?.id === created.data.createOrder.id), 1000);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(clerkStream.nexts()).toEqual([]);
+    clerkStream.close();
+    buyerStream.close();
+  });
+
+  it('a key has at most SUBSCRIPTIONS_PER_KEY open streams: one more is refused clearly, and a slot frees when a stream closes', async () => {
+    const key = await createTestKey(db.url, { owner: 'buyer@example.com', scopes: ['read:orders'] });
+    const first = await subscribe(b, ORDER_EVENTS, {}, key);
+    const second = await subscribe(b, ORDER_EVENTS, {}, key);
+    const third = await subscribe(b, ORDER_EVENTS, {}, key);
+    await third.until('the refusal', (s) => s.ended);
+    const error = third.nexts()[0].errors[0];
+    expect(error.extensions).toMatchObject({ code: 'RATE_LIMIT_EXCEEDED', details: { openSubscriptions: 2, limit: 2 } });
+    expect(error.message).toContain('SUBSCRIPTIONS_PER_KEY');
+    expect(first.ended || second.ended).toBe(false);
+
+    first.close();
+    let again: Stream | undefined;
+    const deadline = Date.now() + 3000;
+    for (;;) {
+      again = await subscribe(b, ORDER_EVENTS, {}, key);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      if (!again.ended || Date.now() > deadline) break;
+    }
+    expect(again.ended).toBe(false);
+    second.close();
+    again.close();
+  });
+
+  it('a quiet stream carries heartbeats', async () => {
+    const stream = await subscribe(b, ORDER_EVENTS, {}, rival);
+    const before = stream.heartbeats;
+    await stream.until('a heartbeat', (s) => s.heartbeats > before, 15_000);
+    expect(stream.nexts()).toEqual([]);
+    stream.close();
+  });
+
+  it('a subscription goes through the same document limits as a query', async () => {
+    const deep = await subscribe(b, `subscription { orderEvents { order { items { product { supplier { products { items { category { parent { parent { parent { id } } } } } } } } } } } }`, {}, buyer);
+    await deep.until('the refusal', (s) => s.ended);
+    expect(deep.nexts()[0].errors[0].extensions.code).toBe('VALIDATION_ERROR');
+    expect(deep.nexts()[0].errors[0].message).toMatch(/depth/i);
+  });
+});
+
+describe('productChanged', () => {
+  it('a price written through the API on one instance is heard on another, with price and stock behind their own scopes', async () => {
+    const product = f.a;
+    const [plain, scoped] = await Promise.all([
+      subscribe(b, PRODUCT_CHANGED, { id: product.id }, catalogue),
+      subscribe(b, PRODUCT_CHANGED, { id: product.id }, cataloguePrices),
+    ]);
+    const written = await gql(a, `mutation($id: ID!) { updatePrice(productId: $id, input: { price: "23.45" }) { price } }`, { id: product.id }, writer);
+    expect(written.errors).toBeUndefined();
+    await plain.until('the change', (s) => s.nexts().length > 0, 1000);
+    await scoped.until('the change', (s) => s.nexts().length > 0, 1000);
+
+    const seen = plain.nexts()[0];
+    expect(seen.data.productChanged).toMatchObject({ id: product.id, isActive: true, product: { id: product.id, price: 23.45 }, price: null, stock: null });
+    expect(seen.errors.map((e: any) => e.extensions.details.requiredScopes).sort()).toEqual([['read:prices'], ['read:stock']]);
+    const full = scoped.nexts()[0];
+    expect(full.errors).toBeUndefined();
+    const { rows } = await a.sql.query(`SELECT stock FROM "Product" WHERE id = $1`, [product.id]);
+    expect(full.data.productChanged).toMatchObject({ price: { price: 23.45 }, stock: { stock: rows[0].stock } });
+
+    // Plain SQL is heard as well; leaving the catalogue nulls the product, not the event.
+    await a.sql.query(`UPDATE "Product" SET "isActive" = false WHERE id = $1`, [product.id]);
+    await scoped.until('the deactivation', (s) => s.nexts().length > 1, 1000);
+    expect(scoped.nexts()[1].data.productChanged).toMatchObject({ id: product.id, isActive: false, product: null });
+    await a.sql.query(`UPDATE "Product" SET "isActive" = true WHERE id = $1`, [product.id]);
+    plain.close();
+    scoped.close();
+  });
+
+  it('needs read:products; a bad or unknown id is refused', async () => {
+    const unscoped = await subscribe(b, PRODUCT_CHANGED, { id: f.a.id }, buyer);
+    await unscoped.until('the refusal', (s) => s.ended);
+    expect(unscoped.nexts()[0].errors[0].extensions).toMatchObject({ code: 'FORBIDDEN', details: { requiredScopes: ['read:products'] } });
+    const unknown = await subscribe(b, PRODUCT_CHANGED, { id: 'cnosuchproduct000000000000' }, catalogue);
+    await unknown.until('the refusal', (s) => s.ended);
+    expect(unknown.nexts()[0].errors[0].extensions.code).toBe('NOT_FOUND');
+    const bad = await subscribe(b, PRODUCT_CHANGED, { id: 'not an id' }, catalogue);
+    await bad.until('the refusal', (s) => s.ended);
+    expect(bad.nexts()[0].errors[0].extensions).toMatchObject({ code: 'VALIDATION_ERROR', details: { id: expect.any(String) } });
+  });
+
+  it('GET with ?query= streams too, and the same document subscribed again is live again (never answered from the response cache)', async () => {
+    const product = f.b;
+    const url = `/graphql?query=${encodeURIComponent(PRODUCT_CHANGED)}&variables=${encodeURIComponent(JSON.stringify({ id: product.id }))}`;
+    for (const round of [1, 2]) {
+      const abort = new AbortController();
+      const res = await fetch(b.base + url, { headers: { accept: 'text/event-stream', 'x-api-key': cataloguePrices.key }, signal: abort.signal });
+      expect(res.status).toBe(200);
+      expect(res.headers.get('x-ratelimit-remaining')).toMatch(/^\d+$/);
+      const stream = new Stream(res.status, res.headers.get('content-type') ?? '', res.body!, abort);
+      await stream.until('the stream opens', (s) => s.heartbeats > 0);
+      await a.sql.query(`UPDATE "Product" SET stock = $2 WHERE id = $1`, [product.id, 500 + round]);
+      await stream.until('the change', (s) => s.nexts().length > 0, 1000);
+      expect(stream.nexts()[0].data.productChanged.stock).toEqual({ stock: 500 + round });
+      stream.close();
+    }
+  });
+});
+
+describe('shutdown', () => {
+  it('open streams complete cleanly when the app is disposed of', async () => {
+    const own = await startTestApp({ url: db.url });
+    const abort = new AbortController();
+    const res = await own.fetchInProcess('/graphql', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'text/event-stream', 'x-api-key': buyer.key },
+      body: JSON.stringify({ query: ORDER_EVENTS }),
+      signal: abort.signal,
+    });
+    const stream = new Stream(res.status, res.headers.get('content-type') ?? '', res.body!, abort);
+    await stream.until('the stream opens', (s) => s.heartbeats > 0);
+    await own.close();
+    await stream.until('the stream completes', (s) => s.ended, 3000);
+    expect(stream.events.at(-1)!.event).toBe('complete');
+  });
+});
