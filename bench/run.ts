@@ -874,7 +874,11 @@ async function main() {
     const sizes: number[] = [];
     let deepest = '';
     for (const req of p.samples) {
-      const [svc, base] = await Promise.all([send(p.service, req), send(p.baseline, req)]);
+      const [reported, base] = await Promise.all([send(p.service, req), send(p.baseline, req)]);
+      // Every GraphQL answer of the service ends with its cost report (extensions.cost), which the
+      // baseline has no budget to give: the rest must be the same bytes.
+      const svc = p.post ? reported.replace(/,"extensions":\{"cost":\{"requested":\d+,"limit":\d+,"remaining":\d+,"restoreRate":\d+\}\}\}$/, '}') : reported;
+      if (p.post && svc === reported) throw new Error(`${p.name}: the service's GraphQL answer has no cost report: …${reported.slice(-120)}`);
       const what = `${p.post ? 'POST' : 'GET'} ${req.path}${req.body ? ` ${req.body.slice(-40)}` : ''}`;
       if (svc !== base) throw new Error(`baseline and service disagree on ${what}:\n${firstDifference(svc, base)}`);
       sizes.push(svc.length);
