@@ -223,6 +223,21 @@ describe('request bodies', () => {
     }
   });
 
+  it('answers a GET whose variables or extensions are not JSON with 400 VALIDATION_ERROR naming the parameter', async () => {
+    const query = encodeURIComponent('query($n: Int) { products(limit: $n) { items { name } } }');
+    for (const [name, value] of [['variables', 'notjson'], ['variables', '{"n":'], ['extensions', 'notjson'], ['extensions', '{']]) {
+      const res = await app.get(`/graphql?query=${query}&${name}=${encodeURIComponent(value!)}`, { headers: { accept: 'application/json' } });
+      expect(res.status, `${name}=${value}`).toBe(400);
+      expect(res.body.errors[0].extensions, `${name}=${value}`).toEqual({ code: 'VALIDATION_ERROR' });
+      expect(res.body.errors[0].message).toContain(`${name} parameter must be JSON`);
+    }
+    // Well-formed, the same GET runs.
+    const ok = await app.get(`/graphql?query=${query}&variables=${encodeURIComponent('{"n":2}')}`, { headers: { accept: 'application/json' } });
+    expect(ok.status).toBe(200);
+    expect(ok.body.errors).toBeUndefined();
+    expect(Array.isArray(ok.body.data.products.items)).toBe(true);
+  });
+
   /**
    * POST /graphql over a raw socket, writing `bytes` of body and never ending it: the answer can
    * only come from a server that stops reading at the limit.

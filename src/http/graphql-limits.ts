@@ -165,9 +165,28 @@ function useRequestBodyRules(limits: GraphqlLimits): Plugin {
     return body as GraphQLParams;
   };
 
+  /** A GET's parameters, as Yoga reads them, but a `variables` or `extensions` that is not JSON is the client's error (400), not ours. */
+  const parseQueryString = (request: Request): GraphQLParams => {
+    const params = new URL(request.url).searchParams;
+    const json = (name: 'variables' | 'extensions') => {
+      const text = params.get(name);
+      if (!text) return undefined;
+      try {
+        return JSON.parse(text) as Record<string, unknown>;
+      } catch {
+        throw requestError('VALIDATION_ERROR', `The ${name} parameter must be JSON (URL-encoded)`);
+      }
+    };
+    return { operationName: params.get('operationName') || undefined, query: params.get('query') || undefined, variables: json('variables'), extensions: json('extensions') };
+  };
+
   return {
     onRequestParse({ request, setRequestParser }) {
       // GET carries its parameters in the URL, bounded by the HTTP server's header limit.
+      if (request.method === 'GET') {
+        setRequestParser(parseQueryString);
+        return;
+      }
       if (request.method !== 'POST') return;
       if (!isJsonContentType(request.headers.get('content-type'))) {
         throw requestError(
