@@ -62,7 +62,7 @@ describe('npm run check:compat', () => {
 
   it('names a removed GraphQL field and fails', async () => {
     // Product.nameEn, with its description on the line before it.
-    const withoutField = schemaText.replace(/^type Product \{\n([\s\S]*?)\n {2}"""English name"""\n {2}nameEn: String!\n/m, 'type Product {\n$1');
+    const withoutField = schemaText.replace(/^type Product implements Node \{\n([\s\S]*?)\n {2}"""English name"""\n {2}nameEn: String!\n/m, 'type Product implements Node {\n$1');
     expect(withoutField).not.toBe(schemaText);
     const { code, stdout, stderr } = await checkCompat(['--current-schema', write('no-field.graphql', withoutField), '--current-openapi', path.join(root, 'openapi.json')]);
     expect(stdout).toContain("BREAKING GraphQL Product.nameEn: Field 'nameEn' was removed from object type 'Product'");
@@ -98,7 +98,7 @@ describe('npm run check:compat', () => {
   }, 120_000);
 
   it('lists additions as notes and passes', async () => {
-    const withField = schemaText.replace(/^type Product \{\n/m, 'type Product {\n  color: String\n');
+    const withField = schemaText.replace(/^type Product implements Node \{\n/m, 'type Product implements Node {\n  color: String\n');
     const file = openApi('additions.json', (doc) => {
       doc.paths['/api/products'].get.parameters.push({ name: 'color', in: 'query', required: false, schema: { type: 'string' } });
     });

@@ -2,6 +2,7 @@ import net, { type AddressInfo } from 'node:net';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { migrate } from '../src/db/migrate.js';
+import { LISTENER_APPLICATION_NAME } from '../src/db/listen-check.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { createTestDatabase } from './helpers/db.js';
 
@@ -122,11 +123,16 @@ describe('/readyz', () => {
   it('answers within about 1 s when the database accepts connections and never answers, and does not pile up queries', async () => {
     // A "database" that takes the TCP connection and says nothing: the startup handshake hangs.
     const sockets = new Set<net.Socket>();
+    // Connections that serve requests, told by their startup message from the listeners' (LISTEN
+    // for subscriptions; the key cache and the webhook worker are off below), which retry on
+    // their own schedule.
     let accepted = 0;
     const silent = net.createServer((socket) => {
-      accepted++;
       sockets.add(socket);
       socket.on('error', () => undefined);
+      socket.once('data', (startup) => {
+        if (!startup.includes(Buffer.from(`application_name\0${LISTENER_APPLICATION_NAME}\0`))) accepted++;
+      });
     });
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
     cleanups.push(async () => {

@@ -663,11 +663,17 @@ describe('GET /api/orders and /api/orders/{id}', () => {
       'Order.buyer',
       'Order.items',
       'Order.shippingAddress',
+      // The caller's own orders, or its supplier's, as a subscription event (test/subscriptions.test.ts).
+      'OrderEvent.order',
       'OrderList.items',
       'Query.order',
       'Query.orders',
       'Query.supplierOrder',
       'Query.supplierOrders',
+      // The connections beside orders and supplierOrders, under the same rules (test/relay.test.ts).
+      // (node(id:)/nodes(ids:) answer the Node interface: an order through them is order(id:)'s rule.)
+      'QueryOrdersConnectionEdge.node',
+      'QuerySupplierOrdersConnectionEdge.node',
     ]);
   });
 

@@ -10,6 +10,12 @@ import pg from 'pg';
 /** Payloads of probe notifications start with this; listeners ignore them. */
 const PROBE_PREFIX = 'listen-probe:';
 
+/**
+ * The application_name of every connection that only LISTENs (subscriptions, the key cache, the
+ * webhook worker): an operator tells them apart in pg_stat_activity from those serving requests.
+ */
+export const LISTENER_APPLICATION_NAME = 'marketplace-listener';
+
 /** How long a probe may take to arrive: on a session connection it takes a few milliseconds. */
 export const PROBE_TIMEOUT_MS = 2_000;
 

@@ -3,7 +3,7 @@ import { Repeater } from 'graphql-yoga';
 import { KEY_CHANGED_CHANNEL } from '../../auth/key-cache.js';
 import type { KeyCaller } from '../../context/actor.js';
 import type { PrismaClient } from '../../db/prisma.js';
-import { confirmHearing, DeafListenerError, isProbe } from '../../db/listen-check.js';
+import { confirmHearing, DeafListenerError, isProbe, LISTENER_APPLICATION_NAME } from '../../db/listen-check.js';
 import type { Logger } from '../../runtime/logger.js';
 import { AppError } from '../../shared/errors.js';
 import type { KeyEnded, LiveFeed, OrderSignal } from '../../context/context.js';
@@ -188,7 +188,7 @@ export function createLiveHub(options: LiveHubOptions): LiveHub {
   async function listen() {
     retry = undefined;
     if (closed) return;
-    const connection = new pg.Client({ connectionString: options.databaseUrl, keepAlive: true, connectionTimeoutMillis: options.connectMs });
+    const connection = new pg.Client({ connectionString: options.databaseUrl, keepAlive: true, connectionTimeoutMillis: options.connectMs , application_name: LISTENER_APPLICATION_NAME });
     client = connection;
     let ended = false;
     const again = (error?: unknown) => {
