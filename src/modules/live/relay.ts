@@ -4,7 +4,7 @@ import type { Logger } from '../../runtime/logger.js';
 
 // The subscriptions' change notices shared through Redis pub/sub (REDIS_URL). Every instance that
 // hears a notice by LISTEN publishes it here as it came (ids only, the trigger's payload), and
-// every instance subscribes: one that cannot LISTEN (its direct connection is a transaction
+// every instance subscribes (RELAY_CHANNEL): one that cannot LISTEN (its direct connection is a transaction
 // pooler) still hears every change, and one that can hears each change twice, which the hub folds
 // by the payload (it names its transaction). Redis being down costs nothing but that second way:
 // it is said once, publishing is skipped meanwhile, and the subscription resumes when it is back.
@@ -32,8 +32,9 @@ export function createLiveRelay({ redisUrl, logger, onNotice }: LiveRelayOptions
     retryStrategy: reconnectDelay,
     maxRetriesPerRequest: null,
   };
-  // A connection that subscribes can send nothing else; ioredis subscribes it again on each reconnect.
-  const subscriber = new Redis(redisUrl, { ...options, connectionName: 'live-sub' });
+  // A connection that subscribes can send nothing else. It subscribes on each (re)connection
+  // itself, so that the outage is said to be over only once notices are heard again.
+  const subscriber = new Redis(redisUrl, { ...options, connectionName: 'live-sub', autoResubscribe: false });
   // A notice that cannot be published now is late for every subscriber: not queued, not retried.
   const publisher = new Redis(redisUrl, { ...options, connectionName: 'live-pub', enableOfflineQueue: false, maxRetriesPerRequest: 0 });
 
@@ -51,14 +52,19 @@ export function createLiveRelay({ redisUrl, logger, onNotice }: LiveRelayOptions
   subscriber.on('error', onError);
   publisher.on('error', onError);
   subscriber.on('ready', () => {
-    if (!down) return;
-    down = false;
-    logger.info('subscriptions: Redis reachable again; changes are shared through it again');
+    subscriber.subscribe(RELAY_CHANNEL).then(
+      () => {
+        if (!down || closed) return;
+        down = false;
+        logger.info('subscriptions: Redis reachable again (REDIS_URL); changes are shared through it again');
+      },
+      // The connection failed again: its 'error' says so, and the next 'ready' subscribes.
+      () => undefined,
+    );
   });
   subscriber.on('message', (channel: string, payload: string) => {
     if (channel === RELAY_CHANNEL) onNotice(payload);
   });
-  subscriber.subscribe(RELAY_CHANNEL).catch(() => undefined);
 
   return {
     publish(payload) {
