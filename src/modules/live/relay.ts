@@ -8,6 +8,10 @@ import type { Logger } from '../../runtime/logger.js';
 // pooler) still hears every change, and one that can hears each change twice, which the hub folds
 // by the payload (it names its transaction). Redis being down costs nothing but that second way:
 // it is said once, publishing is skipped meanwhile, and the subscription resumes when it is back.
+//
+// Only what LISTEN hears is published, never a write by the instance that made it: the triggers
+// stay the one place that says what changed (API, dashboard, CLI or plain SQL alike), and an
+// instance started by the server always LISTENs (it refuses to start without a session connection).
 
 /** The Redis channel the notices of PostgreSQL's live_changes are shared on. */
 export const RELAY_CHANNEL = 'live:changes';
