@@ -55,17 +55,25 @@ export function createLiveRelay({ redisUrl, logger, onNotice }: LiveRelayOptions
   };
   subscriber.on('error', onError);
   publisher.on('error', onError);
+  // Back once both connections are: the subscriber subscribed again, the publisher connected.
+  let subscribed = false;
+  const back = () => {
+    if (!down || closed || !subscribed || publisher.status !== 'ready') return;
+    down = false;
+    logger.info('subscriptions: Redis reachable again (REDIS_URL); changes are shared through it again');
+  };
+  subscriber.on('close', () => (subscribed = false));
   subscriber.on('ready', () => {
     subscriber.subscribe(RELAY_CHANNEL).then(
       () => {
-        if (!down || closed) return;
-        down = false;
-        logger.info('subscriptions: Redis reachable again (REDIS_URL); changes are shared through it again');
+        subscribed = true;
+        back();
       },
       // The connection failed again: its 'error' says so, and the next 'ready' subscribes.
       () => undefined,
     );
   });
+  publisher.on('ready', back);
   subscriber.on('message', (channel: string, payload: string) => {
     if (channel === RELAY_CHANNEL) onNotice(payload);
   });
