@@ -148,7 +148,7 @@ export async function createApp({ prisma, databaseUrl, directUrl = databaseUrl, 
       },
     });
   // GraphQL subscriptions (src/modules/live/).
-  const live = createLiveHub({ databaseUrl: directUrl, prisma, perKey: config.SUBSCRIPTIONS_PER_KEY, connectMs: DB_TIMEOUTS.connectMs, logger });
+  const live = createLiveHub({ databaseUrl: directUrl, prisma, redisUrl: config.REDIS_URL, perKey: config.SUBSCRIPTIONS_PER_KEY, connectMs: DB_TIMEOUTS.connectMs, logger });
   injected.stopping?.addEventListener('abort', () => live.drain(), { once: true });
   const webhookPolicy = webhookPolicyOf(config);
   const listTotals = createListTotals(prisma, (error) => logger.error({ err: error }, 'saving list totals failed'));

@@ -6,6 +6,7 @@ import type { PrismaClient } from '../../db/prisma.js';
 import { confirmHearing, DeafListenerError, isProbe, LISTENER_APPLICATION_NAME } from '../../db/listen-check.js';
 import type { Logger } from '../../runtime/logger.js';
 import { AppError } from '../../shared/errors.js';
+import { createLiveRelay } from './relay.js';
 import type { KeyEnded, LiveFeed, OrderSignal } from '../../context/context.js';
 
 // What feeds the GraphQL subscriptions of one process. Triggers on "Order" and "Product"
@@ -19,8 +20,12 @@ import type { KeyEnded, LiveFeed, OrderSignal } from '../../context/context.js';
 // on any, the keys of the open streams are checked again in one query, and the streams of a key
 // that was revoked, expired or given other scopes end at once. A sweep every KEY_SWEEP_MS catches a key that expired
 // on its own, and anything missed while the connection was being made again.
+//
+// With REDIS_URL the change notices are also shared through Redis (relay.ts): each one this hub
+// hears by LISTEN it publishes there, and it hears every instance's, so that it hears every change
+// even when its own LISTEN cannot (a transaction pooler). A notice heard both ways is handled once.
 
-/** The channel the triggers notify: `{ kind: 'order', id, type }` or `{ kind: 'product', id }`. */
+/** The channel the triggers notify: `{ kind: 'order', id, type, tx }` or `{ kind: 'product', id, tx }` (tx: the transaction's id). */
 export const LIVE_CHANNEL = 'live_changes';
 
 export const ORDER_EVENT_TYPES = ['CREATED', 'STATUS_CHANGED', 'CANCELLED'] as const satisfies readonly OrderSignal['type'][];
@@ -35,6 +40,12 @@ const KEY_SWEEP_MS = 10_000;
 /** The wait before listening again after a failure, in ms: doubled on each further one, up to MAX_RETRY_MS. */
 const FIRST_RETRY_MS = 1000;
 const MAX_RETRY_MS = 30_000;
+/**
+ * How long a notice is remembered to drop its second copy (LISTEN and Redis): far longer than the
+ * two ways can be apart, and at most SEEN_MAX notices (the oldest are forgotten first).
+ */
+const SEEN_MS = 60_000;
+const SEEN_MAX = 20_000;
 
 /** A key's scopes as one comparable string, whatever their order. */
 const scopeSet = (scopes: readonly string[]) => [...new Set(scopes)].sort().join(' ');
@@ -57,6 +68,8 @@ export interface LiveHubOptions {
   databaseUrl: string;
   /** The pool an order's audience is read with. */
   prisma: PrismaClient;
+  /** Shares change notices with the other instances through Redis pub/sub (REDIS_URL). */
+  redisUrl?: string;
   /** Open streams one API key may have on this process (SUBSCRIPTIONS_PER_KEY). */
   perKey: number;
   connectMs: number;
@@ -166,9 +179,40 @@ export function createLiveHub(options: LiveHubOptions): LiveHub {
       void checkKeys().catch(failed('checking the keys of open subscriptions'));
       return;
     }
+    if (n.channel !== LIVE_CHANNEL || !n.payload || !firstHeard(n.payload)) return;
+    relay?.publish(n.payload);
+    onChange(n.payload);
+  }
+
+  // Notices already handled (payload → when), oldest first.
+  const seen = new Map<string, number>();
+  /** True the first time a notice arrives (by either way), false for its second copy. */
+  function firstHeard(payload: string): boolean {
+    const now = Date.now();
+    for (const [old, at] of seen) {
+      if (at > now - SEEN_MS && seen.size < SEEN_MAX) break;
+      seen.delete(old);
+    }
+    if (seen.has(payload)) return false;
+    seen.set(payload, now);
+    return true;
+  }
+
+  const relay =
+    options.redisUrl === undefined
+      ? undefined
+      : createLiveRelay({
+          redisUrl: options.redisUrl,
+          logger,
+          onNotice: (payload) => {
+            if (firstHeard(payload)) onChange(payload);
+          },
+        });
+
+  function onChange(payload: string) {
     let change: { kind?: unknown; id?: unknown; type?: unknown };
     try {
-      change = JSON.parse(n.payload ?? '') as typeof change;
+      change = JSON.parse(payload) as typeof change;
     } catch {
       return;
     }
@@ -197,7 +241,10 @@ export function createLiveHub(options: LiveHubOptions): LiveHub {
       if (client === connection) client = undefined;
       connection.end().catch(() => undefined);
       if (error instanceof DeafListenerError) {
-        if (!saidUnheard) logger.error(`subscriptions: ${error.message}; no subscription hears a change until it does`);
+        if (!saidUnheard) {
+          if (relay) logger.warn(`subscriptions: ${error.message}; this instance hears changes only as other instances share them through Redis (REDIS_URL)`);
+          else logger.error(`subscriptions: ${error.message}; no subscription hears a change until it does`);
+        }
         saidUnheard = true;
       } else if (!closed) {
         logger.warn({ err: error }, 'subscriptions: not listening for changes; trying again');
@@ -241,6 +288,7 @@ export function createLiveHub(options: LiveHubOptions): LiveHub {
       this.drain();
       clearInterval(sweep);
       clearTimeout(retry);
+      await relay?.close();
       const connection = client;
       client = undefined;
       await connection?.end().catch(() => undefined);
