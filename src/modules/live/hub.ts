@@ -2,10 +2,10 @@ import pg from 'pg';
 import { Repeater } from 'graphql-yoga';
 import { KEY_CHANGED_CHANNEL } from '../../auth/key-cache.js';
 import type { KeyCaller } from '../../context/actor.js';
-import type { PrismaClient } from '../../db/prisma.js';
+import { isDatabaseUnavailable, type PrismaClient } from '../../db/prisma.js';
 import { confirmHearing, DeafListenerError, isProbe, LISTENER_APPLICATION_NAME } from '../../db/listen-check.js';
 import type { Logger } from '../../runtime/logger.js';
-import { AppError } from '../../shared/errors.js';
+import { AppError, causeOf } from '../../shared/errors.js';
 import { createLiveRelay } from './relay.js';
 import type { KeyEnded, LiveFeed, OrderSignal } from '../../context/context.js';
 
@@ -171,7 +171,11 @@ export function createLiveHub(options: LiveHubOptions): LiveHub {
     for (const s of streams) if (scopesNow.get(s.key.keyId) !== scopeSet(s.key.scopes)) s.end(true);
   }
 
-  const failed = (what: string) => (error: unknown) => logger.error({ err: error }, `subscriptions: ${what} failed`);
+  // The database being away is an outage, said once by what answers requests 503: a warning with its cause, no stack.
+  const failed = (what: string) => (error: unknown) =>
+    isDatabaseUnavailable(error)
+      ? logger.warn({ cause: causeOf(error) }, `subscriptions: ${what} failed; the database is unavailable`)
+      : logger.error({ err: error }, `subscriptions: ${what} failed`);
 
   function onNotification(n: pg.Notification) {
     if (isProbe(n.payload)) return;
@@ -247,7 +251,7 @@ export function createLiveHub(options: LiveHubOptions): LiveHub {
         }
         saidUnheard = true;
       } else if (!closed) {
-        logger.warn({ err: error }, 'subscriptions: not listening for changes; trying again');
+        logger.warn({ cause: causeOf(error) }, 'subscriptions: not listening for changes; trying again');
       }
       if (closed) return;
       retry = setTimeout(() => void listen(), nextRetryMs).unref();
