@@ -117,6 +117,11 @@ export function createPrisma({ url, poolMax, onQuery, timeouts }: PrismaOptions)
     keepAlive: true,
     keepAliveInitialDelayMillis: 10_000,
   });
+  // An idle connection the server ends (a restart, a replica stopped, an administrator) is an
+  // 'error' on the pool, which drops it; the next query opens a fresh one. Listened to here, not
+  // only by the adapter once Prisma first connects: reads of our own (readDirect) may come first,
+  // or alone (a replica serving catalogue reads), and an unheard 'error' would end the process.
+  pool.on('error', () => undefined);
   const adapter = new PrismaPg(pool, { disposeExternalPool: true });
   let prisma: PrismaClient;
   if (onQuery) {
