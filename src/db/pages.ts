@@ -46,12 +46,25 @@ export interface RawQuery {
   $queryRawUnsafe<T = unknown>(query: string, ...values: unknown[]): PromiseLike<T>;
 }
 
+/** A model's fields as the schema declares them (one source for what a statement may name). */
+interface DataField {
+  name: string;
+  kind: 'scalar' | 'enum' | 'object';
+  type: string;
+  isList: boolean;
+  isRequired: boolean;
+  relationName?: string;
+  relationFromFields?: string[];
+}
+
+const DATAMODEL = getDatamodel().datamodel.models as unknown as Record<string, { fields: DataField[] }>;
+const FIELDS: Record<string, Map<string, DataField>> = Object.fromEntries(
+  Object.entries(DATAMODEL).map(([model, { fields }]) => [model, new Map(fields.map((f) => [f.name, f]))]),
+);
+
 /** A model's table and the columns a condition may name: its scalar fields (the schema maps no name). */
 const SCALAR_FIELDS: Readonly<Record<Prisma.ModelName, ReadonlySet<string>>> = Object.fromEntries(
-  Object.values(Prisma.ModelName).map((model) => [
-    model,
-    new Set(Object.values((Prisma as unknown as Record<string, Record<string, string>>)[`${model}ScalarFieldEnum`] ?? {})),
-  ]),
+  Object.values(Prisma.ModelName).map((model) => [model, new Set(DATAMODEL[model]!.fields.filter((f) => f.kind !== 'object').map((f) => f.name))]),
 ) as unknown as Record<Prisma.ModelName, ReadonlySet<string>>;
 
 const COMPARISONS: Record<string, string> = { equals: '=', gt: '>', gte: '>=', lt: '<', lte: '<=' };
@@ -210,22 +223,6 @@ export async function rowsInOrder<Where, Row extends { id: string }>(
 // picks them) joined to their rows, relations and counts, in the page's order, with values of the
 // types Prisma's results hold (src/db/prisma.ts, readDirect). Anything else, or a transaction's
 // client, takes the way above. test/pages.test.ts holds both ways to the same rows.
-
-interface DataField {
-  name: string;
-  kind: 'scalar' | 'enum' | 'object';
-  type: string;
-  isList: boolean;
-  isRequired: boolean;
-  isId: boolean;
-  relationName?: string;
-  relationFromFields?: string[];
-}
-
-const DATAMODEL = getDatamodel().datamodel.models as unknown as Record<string, { fields: DataField[] }>;
-const FIELDS: Record<string, Map<string, DataField>> = Object.fromEntries(
-  Object.entries(DATAMODEL).map(([model, { fields }]) => [model, new Map(fields.map((f) => [f.name, f]))]),
-);
 
 /** Scalar types read directly: each comes back as Prisma's results hold it (readDirect's parsers). */
 const DIRECT_TYPES = new Set(['String', 'Int', 'Float', 'Boolean', 'DateTime', 'Decimal', 'Json', 'BigInt']);
