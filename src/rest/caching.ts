@@ -15,6 +15,17 @@ export function cacheControl(route: Pick<RestRoute, 'cache'>, caller: Caller | u
 /** A weak validator: equal bodies, equal ETags (the JSON is produced deterministically). A string is hashed as UTF-8. */
 export const etagOf = (body: string | Uint8Array) => `W/"${createHash('sha1').update(body).digest('base64url')}"`;
 
+/**
+ * A string's UTF-8 bytes in a buffer of exactly their length. Buffer.from encodes a long string
+ * into room for three bytes a character and then shrinks it: a list page's JSON (100 products,
+ * ~130 KB with diacritics) cost 0.5–1.3 ms that way under load, against ~0.15 ms measured first.
+ */
+export function utf8Bytes(text: string): Buffer<ArrayBuffer> {
+  const bytes = Buffer.allocUnsafe(Buffer.byteLength(text, 'utf8'));
+  bytes.write(text, 0, 'utf8');
+  return bytes;
+}
+
 /** If-None-Match: `*` or a list of (weak or strong) tags, compared weakly (RFC 9110 §13.1.2). */
 export function matchesIfNoneMatch(header: string | null, etag: string): boolean {
   if (header === null) return false;
@@ -34,7 +45,7 @@ export function conditionalJson(request: Request, status: number, json: string, 
   // Encoded once, outside the JS heap: the ETag hashes these bytes and the socket gets them as they
   // are. Given the string, each encoded it again on the heap (a list page: twice its size, ~30 KB).
   // A kept answer comes with its ETag.
-  const bytes = Buffer.from(json, 'utf8');
+  const bytes = utf8Bytes(json);
   etag ??= etagOf(bytes);
   const common = cachingHeaders(etag, cache);
   if (matchesIfNoneMatch(request.headers.get('if-none-match'), etag)) return new Response(null, { status: 304, headers: common });
