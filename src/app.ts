@@ -34,6 +34,7 @@ import { createDocsHandler } from './openapi/serve.js';
 import { createFieldLimiter, createFieldRateLimiter } from './ratelimit/field-limits.js';
 import { createRateLimitStore } from './ratelimit/create-store.js';
 import type { RateLimitStore } from './ratelimit/store.js';
+import { useCompiledRestQueries } from './rest/compiled.js';
 import { createRestRouter, type GetEnveloped } from './rest/router.js';
 import { createOutbox } from './modules/webhooks/outbox.js';
 import { outboxBacklog, startWebhookWorker } from './modules/webhooks/worker.js';
@@ -292,6 +293,7 @@ export async function createApp({ prisma, databaseUrl, directUrl = databaseUrl, 
       { onYogaInit: ({ yoga }) => rest.usePipeline(yoga.getEnveloped as GetEnveloped) },
       useRouteTable(routes, gate),
       useContractErrorCodes(),
+      useCompiledRestQueries(schema, rest.documents),
       useIdempotentReplayHeader(),
       persisted,
       // After the gate: a refused document is still a counted request with rate-limit headers.

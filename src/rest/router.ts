@@ -183,6 +183,8 @@ export function createRestRouter({ schema, routes, maskError, responseCache, rev
   }
 
   return {
+    /** Every route's operation: the documents this router executes. */
+    documents: compiled.map((r) => r.operation),
     /** Yoga hands over its pipeline when it starts (a plugin's onYogaInit). */
     usePipeline(fn: GetEnveloped) {
       getEnveloped = fn;

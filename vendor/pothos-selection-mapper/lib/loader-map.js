@@ -75,8 +75,79 @@ function unionMappings(into, from) {
         rehomed: new Map(),
         rows: new WeakMap(),
         rowScoped: false,
-        scopes: new WeakMap()
+        scopes: newPathNode()
     }));
+/**
+ * Vendored change 3 (vendor/README.md): a field execution's scope is found by its response path
+ * (keys and list indices), in a tree of path segments, not by the identity of its path link.
+ * graphql-js makes one link per field execution, so both name the same execution; a compiled
+ * executor (graphql-jit) builds a fresh chain of links for every resolver call, and only the
+ * path's value still names the execution. Scopes are set top-down, a field's before anything
+ * beneath it is resolved, so a context that executes one document again (a subscription's
+ * events) re-sets every scope it reads.
+ */ function newPathNode() {
+    return {
+        children: null,
+        value: undefined
+    };
+}
+/** The links of `path`, leaf first, in a scratch array (synchronous use only; cleared after). */ const LINKS = [];
+function gatherLinks(path) {
+    let depth = 0;
+    for(let link = path; link; link = link.prev){
+        LINKS[depth++] = link;
+    }
+    return depth;
+}
+function releaseLinks(depth) {
+    for(let i = 0; i < depth; i++){
+        LINKS[i] = undefined;
+    }
+}
+function setScope(root, path, value) {
+    const depth = gatherLinks(path);
+    let node = root;
+    for(let i = depth - 1; i >= 0; i--){
+        const key = LINKS[i].key;
+        let next = node.children?.get(key);
+        if (!next) {
+            next = newPathNode();
+            (node.children ??= new Map()).set(key, next);
+        }
+        node = next;
+    }
+    releaseLinks(depth);
+    node.value = value;
+}
+function getScope(root, path) {
+    const depth = gatherLinks(path);
+    let node = root;
+    for(let i = depth - 1; i >= 0 && node; i--){
+        node = node.children?.get(LINKS[i].key);
+    }
+    releaseLinks(depth);
+    return node?.value;
+}
+/** The scope of the nearest ancestor of `path` that has one, and that ancestor's link (in `path`'s own chain). */ let nearestLink;
+function nearestScope(root, path) {
+    const depth = gatherLinks(path);
+    let node = root;
+    let found;
+    nearestLink = undefined;
+    // LINKS[0] is the field itself: only its ancestors are looked at.
+    for(let i = depth - 1; i >= 1; i--){
+        node = node.children?.get(LINKS[i].key);
+        if (!node) {
+            break;
+        }
+        if (node.value !== undefined) {
+            found = node.value;
+            nearestLink = LINKS[i];
+        }
+    }
+    releaseLinks(depth);
+    return found;
+}
 /**
  * Memoised per path link, which is created once per field per row and never mutated. graphql-js
  * shares the links above a list between every row of it, so the prefix of a field resolved for
@@ -161,14 +232,14 @@ function cacheKey(type, path) {
  */ function claimForRow(cached, type, mapping, row, path) {
     let byPath = cached.rows.get(row);
     if (!byPath) {
-        byPath = new WeakMap();
+        byPath = newPathNode();
         cached.rows.set(row, byPath);
         cached.rowScoped = true;
     }
-    let own = byPath.get(path);
+    let own = getScope(byPath, path);
     if (!own) {
         own = new Map();
-        byPath.set(path, own);
+        setScope(byPath, path, own);
     }
     own.set(type, mapping);
 }
@@ -176,8 +247,8 @@ function setLoaderMappings(ctx, info, mappings) {
     const cached = cache(ctx);
     const prefix = responsePath(info.path);
     const keys = rehomedKeys(cached, prefix);
-    const previous = cached.scopes.get(info.path);
-    cached.scopes.set(info.path, previous ? {
+    const previous = getScope(cached.scopes, info.path);
+    setScope(cached.scopes, info.path, previous ? {
         ...previous,
         ...mappings
     } : mappings);
@@ -192,7 +263,7 @@ function setRowMappings(ctx, info, mappings) {
     if (isLeafType(info.returnType)) {
         return;
     }
-    cache(ctx).scopes.set(info.path, mappings);
+    setScope(cache(ctx).scopes, info.path, mappings);
 }
 /** A scalar or enum, under any list and non-null wrappers: a type without fields or members. */ function isLeafType(type) {
     let named = type;
@@ -205,7 +276,7 @@ function setFieldMapping(ctx, info, mapping, row) {
     const cached = cache(ctx);
     const owner = ownerOf(row);
     claim(cached, cacheKey(info.parentType.name, info.path), mapping, owner, info.path);
-    cached.scopes.set(info.path, mapping.nested);
+    setScope(cached.scopes, info.path, mapping.nested);
 }
 function setRowFieldMapping(ctx, info, mapping, row) {
     const cached = cache(ctx);
@@ -213,24 +284,25 @@ function setRowFieldMapping(ctx, info, mapping, row) {
     if (owner) {
         claimForRow(cached, info.parentType.name, mapping, owner, info.path);
     }
-    cached.scopes.set(info.path, mapping.nested);
+    setScope(cached.scopes, info.path, mapping.nested);
 }
 function getLoaderMapping(ctx, path, type, row) {
     const cached = cache(ctx);
     if (cached.rowScoped) {
         const owner = ownerOf(row);
-        const own = owner && cached.rows.get(owner)?.get(path)?.get(type);
+        const byPath = owner && cached.rows.get(owner);
+        const own = byPath && getScope(byPath, path)?.get(type);
         if (own) {
             return own;
         }
     }
-    for(let ancestor = path.prev; ancestor; ancestor = ancestor.prev){
-        const scope = cached.scopes.get(ancestor);
-        if (scope) {
-            // A different plan may have omitted this field. Do not treat a sibling's shared mapping
-            // as proof that this execution loaded it.
-            return scope[scopedKey(type, path, ancestor)] ?? null;
-        }
+    const scope = nearestScope(cached.scopes, path);
+    if (scope) {
+        // A different plan may have omitted this field. Do not treat a sibling's shared mapping
+        // as proof that this execution loaded it.
+        const ancestor = nearestLink;
+        nearestLink = undefined;
+        return scope[scopedKey(type, path, ancestor)] ?? null;
     }
     return cached.mappings.get(cacheKey(type, path)) ?? null;
 }
