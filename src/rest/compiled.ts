@@ -1,5 +1,5 @@
 import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
-import { Kind, type execute, type DocumentNode, type ExecutionArgs, type GraphQLSchema } from 'graphql';
+import { Kind, type execute, type DocumentNode, type ExecutionArgs, type ExecutionResult, type GraphQLSchema } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 
 // The REST routes' queries are fixed documents, so each is compiled once, at start, into a
@@ -15,6 +15,16 @@ import type { Plugin } from 'graphql-yoga';
 const isQuery = (document: DocumentNode) =>
   document.definitions.some((d) => d.kind === Kind.OPERATION_DEFINITION && d.operation === 'query');
 
+/**
+ * A REST route answers its operation's first error alone (src/rest/router.ts), so that is the only
+ * one its execution reports. When a failure nulls a field, graphql-js reports it once, but
+ * graphql-jit reports every failing field beneath it: a list page whose items and meta both
+ * failed to read (the database down) would be masked, and counted as a 503, twice.
+ */
+function answeredError(result: ExecutionResult): ExecutionResult {
+  return result.errors && result.errors.length > 1 ? { ...result, errors: [result.errors[0]!] } : result;
+}
+
 /** Runs the given documents' queries compiled; any other document, the generic executor. A document that cannot be compiled fails the start. */
 export function useCompiledRestQueries(schema: GraphQLSchema, documents: DocumentNode[]): Plugin {
   const compiled = new Map<DocumentNode, CompiledQuery>();
@@ -26,7 +36,11 @@ export function useCompiledRestQueries(schema: GraphQLSchema, documents: Documen
   return {
     onExecute({ args, setExecuteFn }) {
       const query = compiled.get(args.document);
-      if (query) setExecuteFn(((run: ExecutionArgs) => query.query(run.rootValue, run.contextValue, run.variableValues ?? {})) as typeof execute);
+      if (!query) return;
+      setExecuteFn(((run: ExecutionArgs) => {
+        const result = query.query(run.rootValue, run.contextValue, run.variableValues ?? {});
+        return 'then' in result ? result.then(answeredError) : answeredError(result);
+      }) as typeof execute);
     },
   };
 }
