@@ -68,29 +68,20 @@ function releaseLinks(depth) {
         LINKS[i] = undefined;
     }
 }
-function setScope(root, path, value) {
+/** The node of `path` beneath `root`; made (with the nodes above it) when `make`, else undefined if there is none. */ function pathNode(root, path, make) {
     const depth = gatherLinks(path);
     let node = root;
-    for(let i = depth - 1; i >= 0; i--){
+    for(let i = depth - 1; i >= 0 && node; i--){
         const key = LINKS[i].key;
         let next = node.children?.get(key);
-        if (!next) {
+        if (!next && make) {
             next = newPathNode();
             (node.children ??= new Map()).set(key, next);
         }
         node = next;
     }
     releaseLinks(depth);
-    node.value = value;
-}
-function getScope(root, path) {
-    const depth = gatherLinks(path);
-    let node = root;
-    for(let i = depth - 1; i >= 0 && node; i--){
-        node = node.children?.get(LINKS[i].key);
-    }
-    releaseLinks(depth);
-    return node?.value;
+    return node;
 }
 /** The scope of the nearest ancestor of `path` that has one, and that ancestor's link (in `path`'s own chain). */ let nearestLink;
 function nearestScope(root, path) {
@@ -200,12 +191,8 @@ export function cacheKey(type, path) {
         cached.rows.set(row, byPath);
         cached.rowScoped = true;
     }
-    let own = getScope(byPath, path);
-    if (!own) {
-        own = new Map();
-        setScope(byPath, path, own);
-    }
-    own.set(type, mapping);
+    const node = pathNode(byPath, path, true);
+    (node.value ??= new Map()).set(type, mapping);
 }
 /**
  * Records the mappings of a plan rooted at the field `info` resolves, under that field's path.
@@ -216,11 +203,11 @@ export function cacheKey(type, path) {
     const cached = cache(ctx);
     const prefix = responsePath(info.path);
     const keys = rehomedKeys(cached, prefix);
-    const previous = getScope(cached.scopes, info.path);
-    setScope(cached.scopes, info.path, previous ? {
-        ...previous,
+    const node = pathNode(cached.scopes, info.path, true);
+    node.value = node.value ? {
+        ...node.value,
         ...mappings
-    } : mappings);
+    } : mappings;
     for (const key of Object.keys(mappings)){
         cached.mappings.set(rehome(keys, key, prefix), mappings[key]);
     }
@@ -236,7 +223,7 @@ export function cacheKey(type, path) {
     if (isLeafType(info.returnType)) {
         return;
     }
-    setScope(cache(ctx).scopes, info.path, mappings);
+    pathNode(cache(ctx).scopes, info.path, true).value = mappings;
 }
 /** A scalar or enum, under any list and non-null wrappers: a type without fields or members. */ function isLeafType(type) {
     let named = type;
@@ -254,7 +241,7 @@ export function cacheKey(type, path) {
     const cached = cache(ctx);
     const owner = ownerOf(row);
     claim(cached, cacheKey(info.parentType.name, info.path), mapping, owner, info.path);
-    setScope(cached.scopes, info.path, mapping.nested);
+    pathNode(cached.scopes, info.path, true).value = mapping.nested;
 }
 /**
  * `setFieldMapping` for a plan that loaded `row` alone: the field's own mapping is recorded
@@ -269,7 +256,7 @@ export function cacheKey(type, path) {
     if (owner) {
         claimForRow(cached, info.parentType.name, mapping, owner, info.path);
     }
-    setScope(cached.scopes, info.path, mapping.nested);
+    pathNode(cached.scopes, info.path, true).value = mapping.nested;
 }
 /**
  * The mapping recorded for the field at `path` on `row`, preferring one recorded for that row
@@ -279,7 +266,7 @@ export function cacheKey(type, path) {
     if (cached.rowScoped) {
         const owner = ownerOf(row);
         const byPath = owner && cached.rows.get(owner);
-        const own = byPath && getScope(byPath, path)?.get(type);
+        const own = byPath && pathNode(byPath, path, false)?.value?.get(type);
         if (own) {
             return own;
         }

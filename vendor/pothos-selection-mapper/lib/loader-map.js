@@ -104,29 +104,20 @@ function releaseLinks(depth) {
         LINKS[i] = undefined;
     }
 }
-function setScope(root, path, value) {
+/** The node of `path` beneath `root`; made (with the nodes above it) when `make`, else undefined if there is none. */ function pathNode(root, path, make) {
     const depth = gatherLinks(path);
     let node = root;
-    for(let i = depth - 1; i >= 0; i--){
+    for(let i = depth - 1; i >= 0 && node; i--){
         const key = LINKS[i].key;
         let next = node.children?.get(key);
-        if (!next) {
+        if (!next && make) {
             next = newPathNode();
             (node.children ??= new Map()).set(key, next);
         }
         node = next;
     }
     releaseLinks(depth);
-    node.value = value;
-}
-function getScope(root, path) {
-    const depth = gatherLinks(path);
-    let node = root;
-    for(let i = depth - 1; i >= 0 && node; i--){
-        node = node.children?.get(LINKS[i].key);
-    }
-    releaseLinks(depth);
-    return node?.value;
+    return node;
 }
 /** The scope of the nearest ancestor of `path` that has one, and that ancestor's link (in `path`'s own chain). */ let nearestLink;
 function nearestScope(root, path) {
@@ -236,22 +227,18 @@ function cacheKey(type, path) {
         cached.rows.set(row, byPath);
         cached.rowScoped = true;
     }
-    let own = getScope(byPath, path);
-    if (!own) {
-        own = new Map();
-        setScope(byPath, path, own);
-    }
-    own.set(type, mapping);
+    const node = pathNode(byPath, path, true);
+    (node.value ??= new Map()).set(type, mapping);
 }
 function setLoaderMappings(ctx, info, mappings) {
     const cached = cache(ctx);
     const prefix = responsePath(info.path);
     const keys = rehomedKeys(cached, prefix);
-    const previous = getScope(cached.scopes, info.path);
-    setScope(cached.scopes, info.path, previous ? {
-        ...previous,
+    const node = pathNode(cached.scopes, info.path, true);
+    node.value = node.value ? {
+        ...node.value,
         ...mappings
-    } : mappings);
+    } : mappings;
     for (const key of Object.keys(mappings)){
         cached.mappings.set(rehome(keys, key, prefix), mappings[key]);
     }
@@ -263,7 +250,7 @@ function setRowMappings(ctx, info, mappings) {
     if (isLeafType(info.returnType)) {
         return;
     }
-    setScope(cache(ctx).scopes, info.path, mappings);
+    pathNode(cache(ctx).scopes, info.path, true).value = mappings;
 }
 /** A scalar or enum, under any list and non-null wrappers: a type without fields or members. */ function isLeafType(type) {
     let named = type;
@@ -276,7 +263,7 @@ function setFieldMapping(ctx, info, mapping, row) {
     const cached = cache(ctx);
     const owner = ownerOf(row);
     claim(cached, cacheKey(info.parentType.name, info.path), mapping, owner, info.path);
-    setScope(cached.scopes, info.path, mapping.nested);
+    pathNode(cached.scopes, info.path, true).value = mapping.nested;
 }
 function setRowFieldMapping(ctx, info, mapping, row) {
     const cached = cache(ctx);
@@ -284,14 +271,14 @@ function setRowFieldMapping(ctx, info, mapping, row) {
     if (owner) {
         claimForRow(cached, info.parentType.name, mapping, owner, info.path);
     }
-    setScope(cached.scopes, info.path, mapping.nested);
+    pathNode(cached.scopes, info.path, true).value = mapping.nested;
 }
 function getLoaderMapping(ctx, path, type, row) {
     const cached = cache(ctx);
     if (cached.rowScoped) {
         const owner = ownerOf(row);
         const byPath = owner && cached.rows.get(owner);
-        const own = byPath && getScope(byPath, path)?.get(type);
+        const own = byPath && pathNode(byPath, path, false)?.value?.get(type);
         if (own) {
             return own;
         }
