@@ -13,7 +13,7 @@
 
 import { LRUCache } from 'lru-cache';
 import pg from 'pg';
-import { confirmHearing, DeafListenerError, isProbe, LISTENER_APPLICATION_NAME } from '../db/listen-check.js';
+import { confirmHearing, DeafListenerError, isProbe, listenerConnection } from '../db/listen-check.js';
 
 /** The channel the "ApiKey" trigger notifies: a key's hash, or '*' for every key. */
 export const KEY_CHANGED_CHANNEL = 'api_key_changed';
@@ -81,7 +81,7 @@ export function createKeyCache<T extends { id: string }>({
   async function listen() {
     retry = undefined;
     if (closed) return;
-    const connection = new pg.Client({ connectionString: databaseUrl, keepAlive: true, connectionTimeoutMillis: connectMs , application_name: LISTENER_APPLICATION_NAME });
+    const connection = listenerConnection(databaseUrl, connectMs);
     client = connection;
     let ended = false;
     const drop = (reason: string, unheard = false) => {

@@ -16,6 +16,10 @@ const PROBE_PREFIX = 'listen-probe:';
  */
 export const LISTENER_APPLICATION_NAME = 'marketplace-listener';
 
+/** A connection of its own for LISTEN, kept alive, named LISTENER_APPLICATION_NAME. */
+export const listenerConnection = (databaseUrl: string, connectMs: number): pg.Client =>
+  new pg.Client({ connectionString: databaseUrl, keepAlive: true, connectionTimeoutMillis: connectMs, application_name: LISTENER_APPLICATION_NAME });
+
 /** How long a probe may take to arrive: on a session connection it takes a few milliseconds. */
 export const PROBE_TIMEOUT_MS = 2_000;
 

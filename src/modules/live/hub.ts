@@ -3,7 +3,7 @@ import { Repeater } from 'graphql-yoga';
 import { KEY_CHANGED_CHANNEL } from '../../auth/key-cache.js';
 import type { KeyCaller } from '../../context/actor.js';
 import { isDatabaseUnavailable, type PrismaClient } from '../../db/prisma.js';
-import { confirmHearing, DeafListenerError, isProbe, LISTENER_APPLICATION_NAME } from '../../db/listen-check.js';
+import { confirmHearing, DeafListenerError, isProbe, listenerConnection } from '../../db/listen-check.js';
 import type { Logger } from '../../runtime/logger.js';
 import { AppError, causeOf } from '../../shared/errors.js';
 import { createLiveRelay } from './relay.js';
@@ -236,7 +236,7 @@ export function createLiveHub(options: LiveHubOptions): LiveHub {
   async function listen() {
     retry = undefined;
     if (closed) return;
-    const connection = new pg.Client({ connectionString: options.databaseUrl, keepAlive: true, connectionTimeoutMillis: options.connectMs , application_name: LISTENER_APPLICATION_NAME });
+    const connection = listenerConnection(options.databaseUrl, options.connectMs);
     client = connection;
     let ended = false;
     const again = (error?: unknown) => {

@@ -5,7 +5,7 @@ import type { Prisma } from '../../generated/prisma/client.js';
 import type { RequestContext } from '../../context/context.js';
 import type { Logger } from '../../runtime/logger.js';
 import { causeOf } from '../../shared/errors.js';
-import { confirmHearing, DeafListenerError, isProbe, LISTENER_APPLICATION_NAME } from '../../db/listen-check.js';
+import { confirmHearing, DeafListenerError, isProbe, listenerConnection } from '../../db/listen-check.js';
 import { endpointKeyAllows, OUTBOX_CHANNEL } from './outbox.js';
 import { sendWebhook, type AttemptOutcome, type SendResult } from './send.js';
 
@@ -366,7 +366,7 @@ function listen(databaseUrl: string, connectMs: number, onNotify: () => void, lo
   async function connect() {
     retry = undefined;
     if (stopped()) return;
-    const connection = new pg.Client({ connectionString: databaseUrl, keepAlive: true, connectionTimeoutMillis: connectMs , application_name: LISTENER_APPLICATION_NAME });
+    const connection = listenerConnection(databaseUrl, connectMs);
     client = connection;
     const again = () => {
       if (client !== connection) return;
