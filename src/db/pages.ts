@@ -326,13 +326,36 @@ export interface DirectRead {
   row: (row: unknown[]) => Record<string, unknown>;
 }
 
+/** A plain selection as SQL: its columns and its joins (aliased t), and how a row fills a result. */
+interface Selection {
+  columns: string;
+  joins: string;
+  fill: Fill;
+}
+
+/**
+ * A frozen query's selection, by the query's identity: plugin-prisma hands a document's field the
+ * same frozen query on every execution (vendor/README.md, change 4), so a route builds its SQL once.
+ */
+const selections = new WeakMap<object, Map<Prisma.ModelName, Selection | null>>();
+
 /** The columns and joins of `query` on `model` (aliased t), or null when it is more than plain. */
-function plainSelection(model: Prisma.ModelName, query: object): (Statement & { fill: Fill }) | null {
+function plainSelection(model: Prisma.ModelName, query: object): Selection | null {
+  if (!Object.isFrozen(query)) return selectionOf(model, query);
+  let byModel = selections.get(query);
+  if (!byModel) selections.set(query, (byModel = new Map()));
+  let selection = byModel.get(model);
+  if (selection === undefined) byModel.set(model, (selection = selectionOf(model, query)));
+  return selection;
+}
+
+function selectionOf(model: Prisma.ModelName, query: object): Selection | null {
   const { select, include, ...rest } = query as { select?: Record<string, unknown>; include?: Record<string, unknown> };
   if (Object.keys(rest).length || (include && Object.keys(include).length)) return null;
   const statement: Statement = { columns: [], joins: [] };
   const fill = selectionSql(model, select, 't', statement);
-  return fill && statement.columns.length ? { ...statement, fill } : null;
+  if (!fill || !statement.columns.length) return null;
+  return { columns: statement.columns.join(', '), joins: statement.joins.map((join) => ` ${join}`).join(''), fill };
 }
 
 function directRead(text: string, values: unknown[], fill: Fill): DirectRead {
@@ -360,8 +383,7 @@ export function pageReadSql(model: Prisma.ModelName, page: PageQuery<unknown>, q
   const selection = plainSelection(model, query);
   if (!selection) return null;
   const text =
-    `SELECT ${selection.columns.join(', ')} FROM (${ids.text}) page JOIN "${model}" t ON t."id" = page."id"` +
-    `${selection.joins.map((join) => ` ${join}`).join('')} ORDER BY ${order}`;
+    `SELECT ${selection.columns} FROM (${ids.text}) page JOIN "${model}" t ON t."id" = page."id"${selection.joins} ORDER BY ${order}`;
   return directRead(text, ids.values, selection.fill);
 }
 
@@ -374,7 +396,7 @@ export function uniqueReadSql(model: Prisma.ModelName, where: object, query: obj
   const condition = conditionSql(where, SCALAR_FIELDS[model], values, 't.');
   const selection = plainSelection(model, query);
   if (condition === null || !selection) return null;
-  const text = `SELECT ${selection.columns.join(', ')} FROM "${model}" t${selection.joins.map((join) => ` ${join}`).join('')} WHERE ${condition} LIMIT 2`;
+  const text = `SELECT ${selection.columns} FROM "${model}" t${selection.joins} WHERE ${condition} LIMIT 2`;
   return directRead(text, values, selection.fill);
 }
 

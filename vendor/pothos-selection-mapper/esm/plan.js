@@ -8,6 +8,7 @@
  * another occurrence of itself is still on the list and a play whose seed makes it fit takes it.
  */ import { PothosValidationError } from '@pothos/core';
 import { getNamedType } from 'graphql';
+import { contextRecorder, frozen, keepable, keepPlan, keptPlan } from './kept-plans.js';
 import { setLoaderMappings, unionMappings } from './loader-map.js';
 import { findMatches, includeOf, matchesForModel, modelOf, resolveType } from './matches.js';
 import { walkBranches, walkField } from './walk.js';
@@ -43,6 +44,13 @@ export class Plan {
    * plays it behind the resolver's own selection with `plan.query(select)`.
    */ static fromInfo(adapter, options) {
         const { info, typeName, path, paths } = options;
+        // Vendored change 4: a plan kept from an earlier execution of the same field.
+        const keep = keepable(options);
+        const skipDeferredFragments = options.skipDeferredFragments ?? adapter.skipDeferredFragments;
+        const found = keep ? keptPlan(adapter, options, skipDeferredFragments) : undefined;
+        if (found) {
+            return found;
+        }
         const returnType = getNamedType(info.returnType);
         const target = typeName ? info.schema.getType(typeName) : returnType;
         // graphql merges every occurrence of the field's response key into `info.fieldNodes`; each is
@@ -87,14 +95,37 @@ export class Plan {
                 }
             ];
         }
-        const plan = new Plan(adapter, options, rootType, positionForResolvedField(info), options.initial);
+        const recorder = keep ? contextRecorder(options.context) : undefined;
+        const plan = new Plan(adapter, recorder ? {
+            ...options,
+            context: recorder.proxy
+        } : options, rootType, positionForResolvedField(info), options.initial);
         try {
             walkBranches(plan, branches);
         } catch (error) {
             plan.abandon();
             throw error;
         }
-        return plan.finish(plan.settle);
+        const finished = plan.finish(plan.settle);
+        if (!recorder) {
+            return finished;
+        }
+        // The mappings are recorded on the request's own context; only the walk saw the recorder.
+        plan.context = options.context;
+        if (finished !== plan || recorder.used) {
+            return finished;
+        }
+        keepPlan(plan, info, recorder, skipDeferredFragments);
+        // The kept plan holds no request: this one, like every later one, plays it through a view.
+        plan.context = undefined;
+        plan.info = undefined;
+        return plan.forRequest(options.context, info);
+    }
+    /** This plan as played for one request: its context and resolver info, everything else shared. */ forRequest(context, info) {
+        const view = Object.create(this);
+        view.context = context;
+        view.info = info;
+        return view;
     }
     /**
    * The plan loading the field `info` resolves for its parent row, played. The loaded row
@@ -259,6 +290,11 @@ export class Plan {
         // over: `toQuery` does not mutate, and a later seeded play still merges from it.
         const { root, mappings } = seed === undefined && this.played ? this.played : this.play(seed);
         setLoaderMappings(this.context, info, mappings);
+        // Vendored change 4: a kept plan's own query is the same every time, so it is serialized
+        // once and shared, frozen (a caller's read of it can be memoised by its identity).
+        if (seed === undefined && this.kept) {
+            return this.kept.query ??= frozen(this.adapter.toQuery(root));
+        }
         return this.adapter.toQuery(root);
     }
     /**

@@ -18,6 +18,7 @@ Object.defineProperty(exports, "Plan", {
 });
 const _core = require("@pothos/core");
 const _graphql = require("graphql");
+const _keptplans = require("./kept-plans.js");
 const _loadermap = require("./loader-map.js");
 const _matches = require("./matches.js");
 const _walk = require("./walk.js");
@@ -53,6 +54,13 @@ class Plan {
    * plays it behind the resolver's own selection with `plan.query(select)`.
    */ static fromInfo(adapter, options) {
         const { info, typeName, path, paths } = options;
+        // Vendored change 4: a plan kept from an earlier execution of the same field.
+        const keep = (0, _keptplans.keepable)(options);
+        const skipDeferredFragments = options.skipDeferredFragments ?? adapter.skipDeferredFragments;
+        const found = keep ? (0, _keptplans.keptPlan)(adapter, options, skipDeferredFragments) : undefined;
+        if (found) {
+            return found;
+        }
         const returnType = (0, _graphql.getNamedType)(info.returnType);
         const target = typeName ? info.schema.getType(typeName) : returnType;
         // graphql merges every occurrence of the field's response key into `info.fieldNodes`; each is
@@ -97,14 +105,37 @@ class Plan {
                 }
             ];
         }
-        const plan = new Plan(adapter, options, rootType, positionForResolvedField(info), options.initial);
+        const recorder = keep ? (0, _keptplans.contextRecorder)(options.context) : undefined;
+        const plan = new Plan(adapter, recorder ? {
+            ...options,
+            context: recorder.proxy
+        } : options, rootType, positionForResolvedField(info), options.initial);
         try {
             (0, _walk.walkBranches)(plan, branches);
         } catch (error) {
             plan.abandon();
             throw error;
         }
-        return plan.finish(plan.settle);
+        const finished = plan.finish(plan.settle);
+        if (!recorder) {
+            return finished;
+        }
+        // The mappings are recorded on the request's own context; only the walk saw the recorder.
+        plan.context = options.context;
+        if (finished !== plan || recorder.used) {
+            return finished;
+        }
+        (0, _keptplans.keepPlan)(plan, info, recorder, skipDeferredFragments);
+        // The kept plan holds no request: this one, like every later one, plays it through a view.
+        plan.context = undefined;
+        plan.info = undefined;
+        return plan.forRequest(options.context, info);
+    }
+    /** This plan as played for one request: its context and resolver info, everything else shared. */ forRequest(context, info) {
+        const view = Object.create(this);
+        view.context = context;
+        view.info = info;
+        return view;
     }
     /**
    * The plan loading the field `info` resolves for its parent row, played. The loaded row
@@ -269,6 +300,11 @@ class Plan {
         // over: `toQuery` does not mutate, and a later seeded play still merges from it.
         const { root, mappings } = seed === undefined && this.played ? this.played : this.play(seed);
         (0, _loadermap.setLoaderMappings)(this.context, info, mappings);
+        // Vendored change 4: a kept plan's own query is the same every time, so it is serialized
+        // once and shared, frozen (a caller's read of it can be memoised by its identity).
+        if (seed === undefined && this.kept) {
+            return this.kept.query ??= (0, _keptplans.frozen)(this.adapter.toQuery(root));
+        }
         return this.adapter.toQuery(root);
     }
     /**
