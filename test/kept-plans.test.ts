@@ -79,14 +79,17 @@ describe('kept plans and the context', () => {
   let db: TestDatabase;
   let prisma: PrismaClient;
   let productId = '';
+  let productReviews = 0;
 
   beforeAll(async () => {
     db = await createTestDatabase();
     prisma = createPrisma({ url: db.url, poolMax: 2 });
-    const [row] = await prisma.$queryRawUnsafe<{ id: string }[]>(
-      `SELECT p.id FROM "Product" p WHERE (SELECT count(*) FROM "Review" r WHERE r."productId" = p.id) >= 3 ORDER BY p.id LIMIT 1`,
+    const [row] = await prisma.$queryRawUnsafe<{ id: string; reviews: number }[]>(
+      `SELECT p.id, (SELECT count(*)::int FROM "Review" r WHERE r."productId" = p.id) AS reviews FROM "Product" p
+        WHERE (SELECT count(*) FROM "Review" r WHERE r."productId" = p.id) >= 3 ORDER BY p.id LIMIT 1`,
     );
     productId = row!.id;
+    productReviews = row!.reviews;
   });
   afterAll(async () => {
     await prisma?.$disconnect();
@@ -110,6 +113,7 @@ describe('kept plans and the context', () => {
         name: t.exposeString('name'),
         fromContext: t.relation('reviews', { query: (_args, ctx) => ({ take: ctx.reviewsTake, orderBy: { id: 'asc' } }) }),
         plain: t.relation('reviews', { query: { take: 1, orderBy: { id: 'asc' } } }),
+        taking: t.relation('reviews', { args: { n: t.arg.int({ required: true }) }, query: (args) => ({ take: args.n, orderBy: { id: 'asc' } }) }),
       }),
     });
     const handed: object[] = [];
@@ -129,10 +133,10 @@ describe('kept plans and the context', () => {
     return { schema: builder.toSchema(), handed };
   }
 
-  const run = async (schema: ReturnType<typeof schemaReadingContext>['schema'], document: DocumentNode, reviewsTake: number) => {
-    const result = await execute({ schema, document, variableValues: { id: productId }, contextValue: { prisma, reviewsTake } });
+  const run = async (schema: ReturnType<typeof schemaReadingContext>['schema'], document: DocumentNode, reviewsTake: number, variables: Record<string, unknown> = {}) => {
+    const result = await execute({ schema, document, variableValues: { id: productId, ...variables }, contextValue: { prisma, reviewsTake } });
     expect(result.errors).toBeUndefined();
-    return result.data as { product: { fromContext?: unknown[]; plain?: unknown[] } };
+    return result.data as { product: { fromContext?: unknown[]; plain?: unknown[]; taking?: unknown[] } };
   };
 
   it('never keeps a plan whose walk read the context', async () => {
@@ -156,5 +160,19 @@ describe('kept plans and the context', () => {
     // Another document's field has plans of its own.
     await run(schema, parse(`query ($id: ID!) { product(id: $id) { id plain { id } } }`), 1);
     expect(handed[2]).not.toBe(handed[0]);
+  });
+
+  it('keeps at most 8 plans of a field, one per value of its variables; past them each execution is planned afresh', async () => {
+    const { schema, handed } = schemaReadingContext();
+    const document = parse(`query ($id: ID!, $n: Int!) { product(id: $id) { id taking(n: $n) { id } } }`);
+    for (const n of [1, 2, 3, 1, 2, 3]) expect((await run(schema, document, 1, { n })).product.taking).toHaveLength(n);
+    // The same values: the same kept query.
+    expect(handed.slice(3)).toEqual(handed.slice(0, 3));
+    for (let i = 0; i < 3; i++) expect(handed[3 + i]).toBe(handed[i]);
+    handed.length = 0;
+    // Five more values fill the field's 8 plans; a ninth is planned afresh each time, its query the request's own.
+    for (const n of [4, 5, 6, 7, 8, 9, 9]) expect((await run(schema, document, 1, { n })).product.taking).toHaveLength(Math.min(n, productReviews));
+    expect(handed.map((q) => Object.isFrozen(q))).toEqual([true, true, true, true, true, false, false]);
+    expect(handed[6]).not.toBe(handed[5]);
   });
 });

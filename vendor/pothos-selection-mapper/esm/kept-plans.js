@@ -40,30 +40,36 @@ import { deepEqual } from './deep-equal.js';
     recorder.revoke = revoke;
     return recorder;
 }
-/** Keeps `plan` (settled, synchronous, its walk done without using the context) for the field `info` resolves. */ export function keepPlan(plan, info, recorder, skipDeferredFragments) {
-    recorder.revoke();
-    plan.kept = {};
+/**
+ * Keeps `plan` (settled, synchronous, its walk done without using the context) for the field `info`
+ * resolves, unless the field already has VARIANTS_MAX plans: false then, and the plan stays the
+ * request's own (its query is not frozen, since nothing shares it).
+ */ export function keepPlan(plan, info, recorder, skipDeferredFragments) {
     let entries = kept.get(info.fieldNodes[0]);
     if (!entries) {
         entries = [];
         kept.set(info.fieldNodes[0], entries);
     }
-    if (entries.length < VARIANTS_MAX) {
-        entries.push({
-            adapter: plan.adapter,
-            skipDeferredFragments,
-            schema: info.schema,
-            parentType: info.parentType,
-            fieldNodes: [
-                ...info.fieldNodes
-            ],
-            variables: variablesBeneath(info).map((name)=>[
-                    name,
-                    info.variableValues[name]
-                ]),
-            plan
-        });
+    if (entries.length >= VARIANTS_MAX) {
+        return false;
     }
+    recorder.revoke();
+    plan.kept = {};
+    entries.push({
+        adapter: plan.adapter,
+        skipDeferredFragments,
+        schema: info.schema,
+        parentType: info.parentType,
+        fieldNodes: [
+            ...info.fieldNodes
+        ],
+        variables: variablesBeneath(info).map((name)=>[
+                name,
+                info.variableValues[name]
+            ]),
+        plan
+    });
+    return true;
 }
 /** `value` and everything in it frozen: a shared query no caller can change under another. */ export function frozen(value) {
     if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {

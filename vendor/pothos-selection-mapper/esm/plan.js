@@ -112,10 +112,9 @@ export class Plan {
         }
         // The mappings are recorded on the request's own context; only the walk saw the recorder.
         plan.context = options.context;
-        if (finished !== plan || recorder.used) {
+        if (finished !== plan || recorder.used || !keepPlan(plan, info, recorder, skipDeferredFragments)) {
             return finished;
         }
-        keepPlan(plan, info, recorder, skipDeferredFragments);
         // The kept plan holds no request: this one, like every later one, plays it through a view.
         plan.context = undefined;
         plan.info = undefined;
