@@ -1,16 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { createTestDatabase, type TestDatabase } from './helpers/db.js';
+import { eventually } from './helpers/eventually.js';
 import { createTestKey, type TestKey } from './helpers/keys.js';
 import { makeOrderFixture, type OrderFixture } from './helpers/orders.js';
+import { startRelay } from './helpers/pgbouncer.js';
 import { HAS_REDIS_SERVER, startRedisServer, type RedisServer } from './helpers/redis.js';
 import { sentSince } from './helpers/statements.js';
 
 // The response cache as its users meet it, over real HTTP on a real database: a repeated read is
 // answered without a statement, with the same bytes; the first read after any write — through
 // the API, straight in the database, through another instance — answers the new state; one
-// key's answer never reaches another key, of its account or another; Redis shares answers
-// between instances; RESPONSE_CACHE=off keeps nothing.
+// key's answer never reaches another key, of its account or another, nor the key itself once
+// its scopes change; Redis shares answers between instances; RESPONSE_CACHE=off keeps nothing.
 
 const SHIP_TO = { fullName: 'Ana Pop', phone: '0700000000', address: 'Str. 1', city: 'Cluj-Napoca', county: 'Cluj', postalCode: '400001' };
 const NESTED = `query Nested($limit: Int) { products(limit: $limit) { items { id name price supplier { companyName } category { name } } meta { total } } }`;
@@ -167,6 +169,36 @@ describe('whose answer it is', () => {
     expect(JSON.stringify(await meOf(reader))).toBe(JSON.stringify(first));
     expect(JSON.stringify(await meOf(twin))).not.toBe(JSON.stringify(first));
     expect(JSON.stringify(await meOf(twin))).toContain(twin.prefix);
+  });
+
+  it('never answers a key from a view it no longer has, though an answer was made and kept before its instance heard of the change', async () => {
+    // The key's instance hears of key changes through a relay that can hold them back: the change
+    // commits and bumps the revision, the instance still checks the key as it was, and that
+    // request's answer is kept under the new revision. Once the change is heard, the key is
+    // refused, not answered from that kept answer.
+    const relay = await startRelay(db.url);
+    const c = await startTestApp({ url: db.url, directUrl: relay.url(db.url) });
+    try {
+      const key = await createTestKey(db.url, { owner: 'cache-reader@example.com', scopes: ['read:orders'] });
+      const orders = '/api/orders?limit=2';
+      expect((await sent(c, orders, as(key))).status).toBe(200);
+      relay.hold();
+      await c.sql.query(`UPDATE "ApiKey" SET "scopes" = ARRAY['read:stock'] WHERE id = $1`, [key.id]);
+      const unheard = await sent(c, orders, as(key));
+      expect(unheard.status).toBe(200);
+      expect(unheard.statements).toBeGreaterThan(0);
+      relay.release();
+      const heard = await eventually('the key refused once its instance hears', () => sent(c, orders, as(key)), (answer) => answer.status !== 200);
+      expect(heard.status).toBe(403);
+      expect(JSON.parse(heard.text).error.code).toBe('FORBIDDEN');
+      // And the other way: a scope granted is used at once, not shadowed by a kept refusal.
+      await c.sql.query(`UPDATE "ApiKey" SET "scopes" = ARRAY['read:orders'] WHERE id = $1`, [key.id]);
+      expect((await eventually('the key let in again', () => sent(c, orders, as(key)), (answer) => answer.status !== 403)).status).toBe(200);
+    } finally {
+      relay.release();
+      await c.close();
+      await relay.close();
+    }
   });
 
   it('never keeps a webhook endpoint’s answers (its delivery log is written by the worker)', async () => {

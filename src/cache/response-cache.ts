@@ -133,10 +133,18 @@ export interface ResponseCache {
   close(): Promise<void>;
 }
 
-/** Whose view an answer is: anonymous, or one key's (its account, scopes and settings with it). */
+/**
+ * Whose view an answer is: anonymous, or one key's as this request saw it (the key, its account,
+ * scopes and settings). Not the key's id alone: an instance may check a key from its key cache a
+ * moment before it hears of a change to it, after the change has bumped the revision; the answer
+ * that request makes is kept under the new revision, and must be found only by callers with the
+ * key's old settings (so, by nobody once the instance hears), never by the key as it now is.
+ */
 function viewOf(caller: Caller | undefined): string {
   if (!caller || caller.kind === 'anonymous') return 'anonymous';
-  return `key:${caller.keyId}`;
+  // Everything the key check made of the key; the client's address is not part of the view.
+  const { ip: _ip, ...key } = caller;
+  return JSON.stringify(key);
 }
 
 export interface ResponseCacheOptions {

@@ -123,16 +123,30 @@ function accepts(port: number): Promise<boolean> {
   });
 }
 
+export interface Relay {
+  /** `serverUrl` with its host and port replaced by the relay's. */
+  url(serverUrl: string): string;
+  cut(): Promise<void>;
+  restore(): Promise<void>;
+  /** From now on, what the server sends waits in the relay (a notification heard late). */
+  hold(): void;
+  /** Sends everything held, in order, and stops holding. */
+  release(): void;
+  close(): Promise<void>;
+}
+
 /**
  * A TCP relay to `target` (host:port of a URL) that a test can cut and restore: every connection
  * through it is destroyed by `cut()`, and new ones are refused until `restore()`. Stands for a
- * network failure between the service and one of its connections.
+ * network failure between the service and one of its connections; `hold()` for a slow one.
  */
-export async function startRelay(targetUrl: string): Promise<{ url(serverUrl: string): string; cut(): Promise<void>; restore(): Promise<void>; close(): Promise<void> }> {
+export async function startRelay(targetUrl: string): Promise<Relay> {
   const target = new URL(targetUrl);
   const sockets = new Set<net.Socket>();
   const port = await unusedPort();
   let server: net.Server | undefined;
+  let held = false;
+  const waiting: { socket: net.Socket; chunk: Buffer }[] = [];
   const open = async () => {
     server = net.createServer((client) => {
       const upstream = net.connect(Number(target.port || 5432), target.hostname);
@@ -145,7 +159,8 @@ export async function startRelay(targetUrl: string): Promise<{ url(serverUrl: st
       };
       client.on('error', end).on('close', end);
       upstream.on('error', end).on('close', end);
-      client.pipe(upstream).pipe(client);
+      client.pipe(upstream);
+      upstream.on('data', (chunk: Buffer) => (held ? waiting.push({ socket: client, chunk }) : client.write(chunk)));
     });
     await new Promise<void>((resolve) => server!.listen(port, '127.0.0.1', resolve));
   };
@@ -166,6 +181,11 @@ export async function startRelay(targetUrl: string): Promise<{ url(serverUrl: st
     },
     cut: shut,
     restore: open,
+    hold: () => void (held = true),
+    release() {
+      held = false;
+      for (const { socket, chunk } of waiting.splice(0)) socket.write(chunk);
+    },
     close: shut,
   };
 }
