@@ -163,8 +163,10 @@ describe('WEB_CONCURRENCY=2 with the embedded database and no Redis', () => {
     rmSync(dataDir, { recursive: true, force: true });
   });
 
-  it('runs one primary, which started PostgreSQL, migrated and seeded once, and two workers', () => {
+  it('runs one primary, which started PostgreSQL, migrated and seeded once, and two workers', async () => {
     expect(workers).toHaveLength(2);
+    // The demo key is printed after the "listening" line, which may reach us first.
+    expect(await waitForOutput(service, /X-API-Key: mk_/)).toBeDefined();
     const postgres = Number.parseInt(readFileSync(postmasterPidFile, 'utf8'), 10);
     expect(childrenOf(primary).map((c) => c.pid)).toContain(postgres);
     const output = service.output();
