@@ -251,12 +251,12 @@ describe('signIn', () => {
     const hash = await hashPassword(GOOD);
     await verifyNothing('warm-up'); // the dummy hash is made once, on first use
     const verifyTimes: number[] = [];
-    for (let i = 0; i < 3; i++) {
+    const timeOneVerify = async () => {
       const start = performance.now();
       await verifyPassword(hash, 'wrong password');
       verifyTimes.push(performance.now() - start);
-    }
-    const oneVerify = Math.min(...verifyTimes);
+    };
+    for (let i = 0; i < 3; i++) await timeOneVerify();
 
     const attempts = {
       unknown: { email: uniqueEmail('ghost'), password: GOOD },
@@ -265,14 +265,18 @@ describe('signIn', () => {
       malformed: { email: 'not an address', password: GOOD },
     };
     const seen: Record<string, unknown> = {};
+    const took: Record<string, number> = {};
     for (const [kind, attempt] of Object.entries(attempts)) {
       const start = performance.now();
       const error = await rejection(signIn(asOperator(prisma), store, { ...attempt, ip: '192.0.2.3' }));
-      const took = performance.now() - start;
+      took[kind] = performance.now() - start;
       seen[kind] = visible(error);
-      // A lower bound only: these paths must do the work of one verification, not return early.
-      expect(took, kind).toBeGreaterThanOrEqual(oneVerify * 0.5);
+      // Timed between the attempts too: the machine's load may fall while they run.
+      await timeOneVerify();
     }
+    const oneVerify = Math.min(...verifyTimes);
+    // A lower bound only: these paths must do the work of one verification, not return early.
+    for (const [kind, ms] of Object.entries(took)) expect(ms, kind).toBeGreaterThanOrEqual(oneVerify * 0.5);
     expect(seen.unknown).toEqual({ code: 'UNAUTHORIZED', status: 401, message: 'Wrong e-mail or password', extensions: { code: 'UNAUTHORIZED' }, details: undefined, retryAfter: undefined });
     expect(seen.passwordless).toEqual(seen.unknown);
     expect(seen.wrong).toEqual(seen.unknown);
@@ -380,9 +384,11 @@ describe('password links', () => {
     const email = uniqueEmail('Invite').toUpperCase();
     const start = Date.now();
     const link = await createPasswordLink(asOperator(prisma), email);
+    const end = Date.now();
     expect(link.token).toMatch(/^[A-Za-z0-9_-]{43}$/);
-    expect(link.expiresAt.getTime() - start).toBeGreaterThanOrEqual(7 * 86_400_000 - 5_000);
-    expect(link.expiresAt.getTime() - start).toBeLessThanOrEqual(7 * 86_400_000 + 5_000);
+    // Seven days from when it was made, however long making it took.
+    expect(link.expiresAt.getTime()).toBeGreaterThanOrEqual(start + 7 * 86_400_000);
+    expect(link.expiresAt.getTime()).toBeLessThanOrEqual(end + 7 * 86_400_000);
     const account = await prisma.account.findUniqueOrThrow({ where: { email: email.toLowerCase() } });
     expect(account).toMatchObject({ id: link.accountId, passwordHash: null });
     const rows = await prisma.passwordToken.findMany({ where: { accountId: link.accountId } });

@@ -128,14 +128,21 @@ describe.skipIf(!HAS_REDIS_SERVER)('the budget with REDIS_URL', () => {
   });
 
   it('is one budget across instances', async () => {
-    const key = await createTestKey(one.url, { plan: 'basic', scopes: ['read:products'] });
-    const post = (target: TestApp) =>
-      target.get('/graphql', { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': key.key }, body: JSON.stringify({ query: '{ products(limit: 100) { items { name } } }' }) });
-    const first = (await post(one)).body.extensions.cost;
-    expect(first).toMatchObject({ requested: 101, limit: 2000, restoreRate: 100 });
-    const second = (await post(two)).body.extensions.cost;
-    // Refilled meanwhile by at most what the time between them restored.
-    expect(second.remaining).toBeLessThan(first.remaining);
-    expect(second.remaining).toBeGreaterThanOrEqual(2000 - 202);
+    // 100 points a second refill what the first charge (101) took within about a second: a pair
+    // further apart than that cannot tell one budget from two, and is asked again with a new key.
+    for (let attempt = 1; ; attempt++) {
+      const key = await createTestKey(one.url, { plan: 'basic', scopes: ['read:products'] });
+      const post = (target: TestApp) =>
+        target.get('/graphql', { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': key.key }, body: JSON.stringify({ query: '{ products(limit: 100) { items { name } } }' }) });
+      const started = Date.now();
+      const first = (await post(one)).body.extensions.cost;
+      const second = (await post(two)).body.extensions.cost;
+      if (Date.now() - started > 900 && attempt < 5) continue;
+      expect(first).toMatchObject({ requested: 101, limit: 2000, restoreRate: 100 });
+      // Refilled meanwhile by at most what the time between them restored.
+      expect(second.remaining).toBeLessThan(first.remaining);
+      expect(second.remaining).toBeGreaterThanOrEqual(2000 - 202);
+      return;
+    }
   });
 });

@@ -160,9 +160,10 @@ describe('/readyz', () => {
       const res = await probe(app.base, '/readyz');
       expect([res.status, res.ms < 1500]).toEqual([503, true]);
     }
-    // Liveness does not depend on any of it.
+    // Liveness does not depend on any of it: well under the 900 ms a probe that waits on this
+    // database takes (a tighter bound would measure the machine's load, not the handler).
     const live = await probe(app.base, '/healthz');
-    expect([live.status, live.ms < 200]).toEqual([200, true]);
+    expect([live.status, live.ms < 600]).toEqual([200, true]);
     // Close the app after the silent server let go of its sockets, or the pool would wait on them.
     cleanups.push(async () => {
       for (const socket of sockets) socket.destroy();

@@ -319,11 +319,18 @@ const cases: ListCase[] = [
 ];
 
 
-/** The SQL statements one request sends, and its answer. */
+/** A read of "ApiKey" alone: a request's key checked in the database rather than found in the key cache. */
+const isKeyCheck = (sql: string) => tablesOf(sql).join() === 'ApiKey';
+
+/**
+ * The SQL statements one request sends, and its answer. Its key's check is left out: the key cache
+ * keeps a key KEY_CACHE_SECONDS (60 s) from its read, then the next request reads it again, which
+ * on a slow run can be any measured one; and authentication is not what is measured.
+ */
 async function measure(c: ListCase, limit: number, pageNumber = 1) {
   const before = app.statements.length;
   const page = await c.request(limit, pageNumber);
-  const sent = sentSince(app.statements, before);
+  const sent = sentSince(app.statements, before).filter((sql) => !isKeyCheck(sql));
   return { page, sent };
 }
 

@@ -161,6 +161,7 @@ for (const backend of backends) {
     it('charges a cost budget atomically: a full bucket of 100 lets exactly 10 of 30 concurrent charges of 10 through, a refused one takes nothing', async () => {
       const store = await backend.make();
       const bucket = bucketName('budget');
+      const before = Date.now();
       // Restored at 1 point per second: the few ms this test takes restore less than a point.
       const taken = await Promise.all(Array.from({ length: 30 }, () => store.take(bucket, 10, 100, 1)));
       const allowed = taken.filter((d) => d.allowed);
@@ -168,8 +169,8 @@ for (const backend of backends) {
       expect(allowed.map((d) => d.remaining).sort((x, y) => y - x)).toEqual([90, 80, 70, 60, 50, 40, 30, 20, 10, 0]);
       for (const d of taken.filter((x) => !x.allowed)) {
         expect(d).toMatchObject({ limit: 100, remaining: 0, restoreRate: 1 });
-        // 10 points short at 1 per second.
-        expect(d.availableAt - Date.now()).toBeGreaterThan(9_000);
+        // 10 points short at 1 per second, from the charges (not from whenever this line runs).
+        expect(d.availableAt - before).toBeGreaterThan(9_000);
       }
       // A charge of nothing is always allowed, and reads the bucket as it stands.
       expect(await store.take(bucket, 0, 100, 1)).toMatchObject({ allowed: true, remaining: 0 });
@@ -293,10 +294,13 @@ describe.skipIf(!REDIS_AVAILABLE)('redis store on a shared Redis', () => {
   it('opens a new window once Redis has expired the old one', async () => {
     const store = await redisStore();
     const bucket = bucketName('expiry');
+    const hitAt = Date.now();
     const first = await Promise.all(Array.from({ length: 5 }, () => store.hit(bucket, 3, 500)));
     expect(tally(first).allowed).toBe(3);
     const oldReset = first[0]!.resetAt;
-    expect(await raw.exists(`rl:${bucket}`)).toBe(1);
+    // The key lives 500 ms from the hits: it is seen unless this machine took longer to ask.
+    const existed = await raw.exists(`rl:${bucket}`);
+    if (Date.now() - hitAt < 500) expect(existed).toBe(1);
     for (const deadline = Date.now() + 10_000; (await raw.exists(`rl:${bucket}`)) && Date.now() < deadline; ) await sleep(20);
     expect(await raw.exists(`rl:${bucket}`)).toBe(0);
     // A window's length is set by its first hit: the new one gets a minute, so that nothing below
@@ -525,8 +529,10 @@ describe.skipIf(!HAS_REDIS_SERVER)('redis store through an outage (own redis-ser
       const t2 = Date.now();
       for (let i = 0; i < 20; i++) await store.hit(bucketName('hang-other'), 5, 60_000);
       const secondWave = Date.now() - t2;
-      expect(firstWave).toBeLessThan(1500); // the 250 ms command timeout, not Redis' return, ends them
-      expect(secondWave).toBeLessThan(2000); // 20 × 250 ms would be 5 s
+      // Only the 1 s command timeout can end them (Redis answers nothing until SIGCONT); the rest
+      // is room for its timer firing late on a loaded machine.
+      expect(firstWave).toBeLessThan(3000);
+      expect(secondWave).toBeLessThan(2000); // 20 × the 1 s command timeout would be 20 s
       expect(decisions.every((d) => typeof d.allowed === 'boolean')).toBe(true);
       expect(store.usingFallback).toBe(true);
       expect(store.redisErrors).toBeGreaterThan(0);

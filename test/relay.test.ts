@@ -6,7 +6,7 @@ import { schema } from '../src/modules/schema.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { createTestKey, type TestKey } from './helpers/keys.js';
 import { makeOrderFixture, type OrderFixture } from './helpers/orders.js';
-import { byTable, sentSince } from './helpers/statements.js';
+import { byTable, sentSince, without } from './helpers/statements.js';
 
 // Relay conventions: every type with a database id is a Node (`globalId`), refetched by node(id:)
 // and nodes(ids:) under its own lookup's scopes and ownership; the lists have cursor connections.
@@ -258,7 +258,9 @@ describe('nodes(ids:)', () => {
       const { body } = await gql(query, { ids });
       expect(body.errors).toBeUndefined();
       expect(body.data.nodes.filter((n: unknown) => n !== null)).toHaveLength(ids.length);
-      return byTable(sentSince(app.statements, before));
+      // The key's own lookup left out: it is kept 60 s (KEY_CACHE_SECONDS), so one of the two
+      // requests may look it up again and the other not.
+      return without(byTable(sentSince(app.statements, before)), 'ApiKey');
     };
     const one = await tally(1, 1);
     expect(one.Order, JSON.stringify(one)).toBeGreaterThan(0);

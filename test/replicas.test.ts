@@ -9,7 +9,7 @@ import { createTestKey, type TestKey } from './helpers/keys.js';
 import { eventually as pollUntil } from './helpers/eventually.js';
 import { makeOrderFixture, type OrderFixture } from './helpers/orders.js';
 import { HAS_PG15, PASSWORD, startReplication, type Replication } from './helpers/replication.js';
-import { sentSince } from './helpers/statements.js';
+import { classify, sentSince } from './helpers/statements.js';
 
 // DATABASE_READ_URLS with a real streaming replica: Debian's PostgreSQL 15 primary and a
 // pg_basebackup -R replica of it (test/helpers/replication.ts), two instances of the app in this
@@ -107,6 +107,11 @@ describe.skipIf(!HAS_PG15)('with a streaming replica (Debian PostgreSQL 15)', ()
     [...text.matchAll(/^db_reads_total\{([^}]*)\} (\d+)/gm)].filter((m) => m[1]!.includes(`target="${target}"`)).reduce((sum, m) => sum + Number(m[2]), 0);
   const statements = async (sql: pg.Pool) =>
     (await sql.query<{ query: string; calls: string }>(`SELECT query, calls::text FROM pg_stat_statements WHERE query NOT ILIKE '%pg_stat_statements%'`)).rows;
+  /**
+   * The keys' timed flushes, last use (every 30 s) and hourly usage (every 10 s), of keys used
+   * earlier: they fall whenever their timer does, a burst's requests or not.
+   */
+  const isKeyFlush = (sql: string) => classify(sql).writes.some((table) => table === 'ApiKey' || table === 'KeyUsage');
   const diff = (before: { query: string; calls: string }[], after: { query: string; calls: string }[]) => {
     const was = new Map(before.map((r) => [r.query, Number(r.calls)]));
     return after.map((r) => ({ query: r.query, calls: Number(r.calls) - (was.get(r.query) ?? 0) })).filter((r) => r.calls > 0);
@@ -128,6 +133,7 @@ describe.skipIf(!HAS_PG15)('with a streaming replica (Debian PostgreSQL 15)', ()
     // The key is checked once (on the primary: a key check must see a revocation), then kept.
     expect((await a.get('/api/categories?limit=1', { headers: { 'x-api-key': buyer.key } })).status).toBe(200);
     const primaryBefore = await statements(primarySql);
+    const burstStarted = Date.now();
     const replicaBefore = await statements(replicaSql);
     const readsBefore = readsOn(await metrics(a), 'replica');
     const sentBefore = a.statements.length;
@@ -143,18 +149,22 @@ describe.skipIf(!HAS_PG15)('with a streaming replica (Debian PostgreSQL 15)', ()
     expect(answers.map((r) => r.status).filter((s) => s !== 200)).toEqual([]);
     // The app's primary client sent nothing for the requests (its timed flushes are writes).
     expect(sentSince(a.statements, sentBefore)).toEqual([]);
-    const onPrimary = diff(primaryBefore, await statements(primarySql));
+    const onPrimary = diff(primaryBefore, await statements(primarySql)).filter((s) => !isKeyFlush(s.query));
+    const burstSeconds = Math.ceil((Date.now() - burstStarted) / 1000);
     expect(onPrimary.filter((s) => /^\s*(insert|update|delete|merge)\b/i.test(s.query))).toEqual([]);
     expect(onPrimary.filter((s) => /"(Product|Category|Supplier|Review|DataRevision|CatalogRevision|CatalogChange|ListTotal)"/.test(s.query))).toEqual([]);
-    // What is left is each instance's once-a-second WAL position check.
-    expect(onPrimary.reduce((n, s) => n + s.calls, 0)).toBeLessThan(30);
+    // What is left is each instance's once-a-second WAL position check: two a second, however long
+    // the burst took on a loaded machine.
+    expect(onPrimary.reduce((n, s) => n + s.calls, 0)).toBeLessThan(30 + 2 * burstSeconds);
     const onReplica = diff(replicaBefore, await statements(replicaSql));
     expect(onReplica.filter((s) => /"Product"/.test(s.query)).reduce((n, s) => n + s.calls, 0)).toBeGreaterThanOrEqual(20);
     expect(readsOn(await metrics(a), 'replica') - readsBefore).toBeGreaterThanOrEqual(requests.length);
   });
 
-  it('an order created through one instance is read at once through another by the same key, with the replica 2 s behind', async () => {
-    await setApplyDelay('2s');
+  it('an order created through one instance is read at once through another by the same key, with the replica 4 s behind', async () => {
+    // Behind for longer than the reads below take on a loaded machine (the replica is checked to
+    // still be behind after them), and within MAX_LAG, so that the replica is in use meanwhile.
+    await setApplyDelay('4s');
     try {
       const before = await product(b, f.a.slug, buyer);
       const placed = await a.get('/api/orders', {
@@ -212,7 +222,9 @@ describe.skipIf(!HAS_PG15)('with a streaming replica (Debian PostgreSQL 15)', ()
   });
 
   it('a replica lagging beyond the bound is skipped (reads go to the primary, /readyz and /metrics say so), then used again', async () => {
-    await setApplyDelay(`${MAX_LAG + 5}s`);
+    // Lagging from MAX_LAG after the write until it is replayed: long enough for the reads below
+    // on a loaded machine, which the replica catching up meanwhile would send back to it.
+    await setApplyDelay(`${MAX_LAG + 25}s`);
     try {
       await primarySql.query(`UPDATE "Category" SET "updatedAt" = now() WHERE id = (SELECT id FROM "Category" ORDER BY id LIMIT 1)`);
       const lagging = await eventually('replica lagging', () => readyz(a), (r) => r.replicas[0]!.state === 'lagging', 15_000);

@@ -17,7 +17,8 @@ import { alive } from './helpers/processes.js';
 // the embedded PostgreSQL (in a process group of its own, so the group signal does not reach it)
 // is stopped by the service after draining, npm exits 0 and nothing of the tree is left.
 // "In flight" is made certain rather than hoped for: each request sends its headers and half
-// its body before the signal, and the rest only after the server has begun shutting down.
+// its body, and the signal waits until the server has taken up every one of them (its "100
+// Continue"); the rest of each body is sent only after the server has begun shutting down.
 
 const dataDir = mkdtempSync(path.join(tmpdir(), 'mp-shutdown-test-'));
 const postmasterPidFile = path.join(dataDir, 'pg', 'postmaster.pid');
@@ -67,19 +68,27 @@ interface Answer {
   body: string;
 }
 
-/** A POST whose body is sent in two parts: `finish()` sends the rest; `answer` is the response. */
+/**
+ * A POST whose body is sent in two parts: `finish()` sends the rest; `answer` is the response;
+ * `taken()` says whether the server has taken the request up.
+ */
 function halfSent(port: number, pathname: string, body: string, headers: Record<string, string> = {}) {
   const bytes = Buffer.from(body);
   const cut = Math.floor(bytes.length / 2);
-  // agent: false, one connection per request, closed after its response.
+  // agent: false, one connection per request, closed after its response. Expect: 100-continue:
+  // Node's server answers "100 Continue" as it hands the request to the app, so the client learns
+  // that the request is under way; until then it is a connection the server may not even have
+  // accepted, which closing the listener or the idle connections would drop.
   const req = http.request({
     host: '127.0.0.1',
     port,
     method: 'POST',
     path: pathname,
     agent: false,
-    headers: { 'content-type': 'application/json', 'content-length': String(bytes.length), ...headers },
+    headers: { 'content-type': 'application/json', 'content-length': String(bytes.length), expect: '100-continue', ...headers },
   });
+  let taken = false;
+  req.once('continue', () => (taken = true));
   const answer = new Promise<Answer>((resolve, reject) => {
     req.on('response', (res) => {
       let text = '';
@@ -91,7 +100,7 @@ function halfSent(port: number, pathname: string, body: string, headers: Record<
     req.on('error', reject);
   });
   req.write(bytes.subarray(0, cut));
-  return { answer, finish: () => req.end(bytes.subarray(cut)) };
+  return { answer, taken: () => taken, finish: () => req.end(bytes.subarray(cut)) };
 }
 
 function connectOutcome(port: number): Promise<string> {
@@ -165,8 +174,9 @@ describe.each(cases)('stopping npm start under load: $how', ({ target, signal })
       ...Array.from({ length: 16 }, () => ({ kind: 'graphql', ...halfSent(port, '/graphql', query) })),
       ...Array.from({ length: 4 }, () => ({ kind: 'order', ...halfSent(port, '/api/orders', JSON.stringify(order), { 'x-api-key': demoKey! }) })),
     ];
-    // Let the server read the headers and the first half of each body.
-    await sleep(500);
+    // The server has taken up every request (not merely been given time to: a loaded machine may
+    // not have accepted them all within any fixed wait).
+    await waitFor('the server did not take up all 20 requests', () => inFlight.every((r) => r.taken()), 30_000, service.output);
 
     const signalledAt = Date.now();
     process.kill(target === 'group' ? -npmPid : target === 'npm' ? npmPid : node!.pid, signal);

@@ -150,9 +150,10 @@ describe('the usage recorder', () => {
   it('never runs two flushes at once: the second waits for the first', async () => {
     const key = await createTestKey(db.url, { owner: 'usage-e@example.com', scopes: ['read:products'] });
     const usage = recorder(manualClock(at(15, 0)).now);
-    // Flushes in the database right now (a statement is logged only once it has run).
+    // Flushes in this database right now (a statement is logged only once it has run); the server
+    // is shared with the other test files, whose apps flush their own KeyUsage every 10 s.
     const inFlight = async () =>
-      (await sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE query LIKE '%INSERT INTO "KeyUsage"%' AND state = 'active' AND pid <> pg_backend_pid()`)).rows[0]!.n;
+      (await sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND query LIKE '%INSERT INTO "KeyUsage"%' AND state = 'active' AND pid <> pg_backend_pid()`)).rows[0]!.n;
     const locker = await sql.connect();
     let first: Promise<void> | undefined;
     let second: Promise<void> | undefined;
@@ -161,7 +162,8 @@ describe('the usage recorder', () => {
       await locker.query('LOCK TABLE "KeyUsage" IN EXCLUSIVE MODE');
       usage.count(key.id, { limited: false });
       first = usage.flush();
-      await expect.poll(inFlight).toBe(1);
+      // expect.poll gives up after 1 s by default: sending the first can take longer on a loaded machine.
+      await expect.poll(inFlight, { timeout: 10_000 }).toBe(1);
       usage.count(key.id, { limited: true });
       second = usage.flush();
       await new Promise((resolve) => setTimeout(resolve, 200));
@@ -228,6 +230,9 @@ describe('usage through the real app', () => {
   let usage: UsageRecorder;
   let prisma: PrismaClient;
   let db: TestDatabase;
+  // The recorder's hours on a clock that stands still: a UTC hour ending mid-test would split a
+  // key's requests over two rows.
+  const clock = manualClock();
 
   beforeAll(async () => {
     // The recorder and the store are made here, as an embedding server (the dashboard's) would,
@@ -235,7 +240,7 @@ describe('usage through the real app', () => {
     db = await createTestDatabase('seeded');
     prisma = createPrisma({ url: db.url, poolMax: 2 });
     store = new MemoryRateLimitStore();
-    usage = createUsageRecorder(prisma, { intervalMs: HOUR, onError: () => undefined });
+    usage = createUsageRecorder(prisma, { intervalMs: HOUR, onError: () => undefined, now: clock.now });
     app = await startTestApp({ url: db.url, usage, rateLimitStore: store });
   });
   afterAll(async () => {
@@ -275,7 +280,7 @@ describe('usage through the real app', () => {
     await app.get('/api/categories', { headers: { 'x-api-key': `${key.key}x` } });
 
     await usage.flush();
-    const hours = await hourlyUsage(asOperator(prisma), key.id, { hours: 2 });
+    const hours = await hourlyUsage(asOperator(prisma), key.id, { hours: 2, now: new Date(clock.now()) });
     expect(hours.at(-1)).toMatchObject({ requests: 5, limited: 2 });
     expect(hours.reduce((sum, h) => sum + h.requests, 0)).toBe(5);
     expect((await app.sql.query('SELECT count(*)::int AS n FROM "KeyUsage" WHERE "keyId" = $1', [key.id])).rows[0].n).toBe(1);

@@ -11,7 +11,7 @@ import { createTestKey, type TestKey } from './helpers/keys.js';
 import { killGroup, listeningPort, npmStart, type Service } from './helpers/npm-start.js';
 import { makeOrderFixture, type OrderFixture } from './helpers/orders.js';
 import { createTestDatabase, type TestDatabase } from './helpers/db.js';
-import { freePort, startReceiver, type Receiver } from './helpers/receiver.js';
+import { freePort, startReceiver, type Received, type Receiver } from './helpers/receiver.js';
 
 // Webhooks as an integrator meets them: endpoints registered over REST, events caused by real
 // orders and stock changes, delivered over real HTTP to a receiver on this machine, signed per
@@ -90,6 +90,30 @@ async function placeOrder(key = buyer, quantity = 1, productId = f.a.id) {
 
 const deliveriesOf = async (key: TestKey, endpointId: string) => (await send('GET', `/api/webhooks/${endpointId}/deliveries?limit=100`, key)).body.data as any[];
 
+/**
+ * The events `r` received, one request each (by webhook-id): delivery is at least once, and an
+ * attempt whose answer came after its 1 s timeout (a loaded machine) is made again.
+ */
+const eventsAt = (r: Receiver, which: (x: Received) => boolean) => [...new Map(r.received.filter(which).map((x) => [x.headers['webhook-id'], x])).values()];
+
+/** Waits until `r` received `count` events matching `which`; answers them, first sent first. */
+const waitForEvents = (r: Receiver, which: (x: Received) => boolean, count: number) =>
+  eventually(`${count} events`, async () => eventsAt(r, which), (events) => events.length >= count);
+
+/**
+ * The most attempts that were under way at once to these endpoints, by the worker's record of
+ * each: from its claim (startedAt) to its outcome (finishedAt), or, not recorded (under way, or
+ * its record failed on a loaded machine), to its timeout (WEBHOOK_TIMEOUT_SECONDS, 1 s here).
+ * Unlike the times the receivers saw them, it does not depend on how long each took to arrive.
+ */
+async function mostAttemptsAtOnce(endpointIds: string[]): Promise<number> {
+  const { rows } = await app.sql.query<{ startedAt: Date; finishedAt: Date | null }>(
+    `SELECT a."startedAt", a."finishedAt" FROM "WebhookAttempt" a JOIN "WebhookDelivery" d ON d.id = a."deliveryId" WHERE d."endpointId" = ANY($1)`,
+    [endpointIds],
+  );
+  const spans = rows.map((a) => ({ from: a.startedAt.getTime(), to: a.finishedAt?.getTime() ?? a.startedAt.getTime() + 1000 }));
+  return Math.max(0, ...spans.map((a) => spans.filter((b) => b.from <= a.from && b.to > a.from).length));
+}
 
 /** Verifies a received request with the standardwebhooks package, as a receiver would; throws if it fails. */
 const verify = (secret: string, r: { body: string; headers: Record<string, unknown> }) =>
@@ -248,15 +272,15 @@ describe('ownership: an endpoint is its key’s', () => {
     const hook = await register(doomed, keyReceiver.url, ['order.created']);
     await accountEndpoint(buyer.accountId, accountReceiver.url);
     await placeOrder();
-    await keyReceiver.waitFor((r) => r.json?.type === 'order.created', 1, 2000);
-    await accountReceiver.waitFor((r) => r.json?.type === 'order.created', 1, 2000);
+    await keyReceiver.waitFor((r) => r.json?.type === 'order.created');
+    await accountReceiver.waitFor((r) => r.json?.type === 'order.created');
 
     // Revoked as an operator at psql would: no service is told, the database alone knows.
     await app.sql.query(`UPDATE "ApiKey" SET "revokedAt" = now() WHERE id = $1`, [doomed.id]);
     await placeOrder();
-    await accountReceiver.waitFor((r) => r.json?.type === 'order.created', 2, 2000);
+    await accountReceiver.waitFor((r) => r.json?.type === 'order.created', 2);
     await new Promise((resolve) => setTimeout(resolve, 500));
-    expect(keyReceiver.received).toHaveLength(1);
+    expect(eventsAt(keyReceiver, () => true)).toHaveLength(1);
     expect((await app.sql.query(`SELECT count(*)::int AS n FROM "WebhookDelivery" WHERE "endpointId" = $1`, [hook.id])).rows[0].n).toBe(1);
   });
 
@@ -300,7 +324,7 @@ describe('ownership: an endpoint is its key’s', () => {
     // The operator takes read:orders away after registration (psql): the endpoint is not sent orders.
     await app.sql.query(`UPDATE "ApiKey" SET scopes = ARRAY['write:webhooks'] WHERE id = $1`, [narrowed.id]);
     await placeOrder();
-    await adminReceiver.waitFor((r) => r.json?.type === 'order.created', 1, 2000);
+    await adminReceiver.waitFor((r) => r.json?.type === 'order.created');
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(narrowedReceiver.received).toHaveLength(0);
   });
@@ -335,7 +359,8 @@ describe('delivering events', () => {
 
     // The outsider neither placed nor supplies the order.
     expect((await deliveriesOf(outsider, outsiderHook.id)).length).toBe(0);
-    const log = await deliveriesOf(buyer, buyerHook.id);
+    // The receiver has the request before the worker has its answer, and records the outcome after.
+    const log = await eventually('the delivery recorded', () => deliveriesOf(buyer, buyerHook.id), (d) => d[0]?.status === 'DELIVERED');
     expect(log).toHaveLength(1);
     expect(log[0]).toMatchObject({ status: 'DELIVERED', attempts: 1, lastStatus: 204, nextRetryAt: null, event: { type: 'order.created', id: atBuyer!.headers['webhook-id'] } });
   });
@@ -350,7 +375,8 @@ describe('delivering events', () => {
     expect((await move('SHIPPED', { trackingNumber: 'AWB1', trackingCarrier: 'Cargus' })).status).toBe(200);
     // A refused move tells nothing.
     expect((await move('PENDING')).status).toBe(409);
-    const got = await buyerReceiver.waitFor((r) => r.json?.type === 'order.status_changed', 3);
+    const statusChanged = (r: Received) => r.json?.type === 'order.status_changed';
+    const got = await waitForEvents(buyerReceiver, statusChanged, 3);
     const changes = got.map((r) => verify(buyerHook.secret, r).data).sort((a, b) => a.history.length - b.history.length);
     expect(changes.map((d) => [d.from, d.to, d.actor, d.status])).toEqual([
       ['PENDING', 'CONFIRMED', 'supplier', 'CONFIRMED'],
@@ -359,7 +385,7 @@ describe('delivering events', () => {
     ]);
     expect(changes[2].trackingNumber).toBe('AWB1');
     await new Promise((resolve) => setTimeout(resolve, 500));
-    expect(buyerReceiver.received.filter((r) => r.json?.type === 'order.status_changed')).toHaveLength(3);
+    expect(eventsAt(buyerReceiver, statusChanged)).toHaveLength(3);
     expect(buyerReceiver.received.some((r) => r.json?.type === 'order.created')).toBe(false);
 
     // The buyer cancels another: actor buyer.
@@ -438,7 +464,7 @@ describe('delivering events', () => {
     // Stuck behind the hanging receiver it would wait for whole timeouts (1 s each): 1.9 s when measured.
     expect(got!.at - placedAt).toBeLessThan(1000);
     // One attempt at a time to the hanging receiver, not a worker's every slot.
-    expect(stuck.received.length).toBeLessThan(4);
+    expect(await mostAttemptsAtOnce([stuckHook.id])).toBe(1);
   });
 
   it('is fair across accounts: ten hanging receivers of one account and thirty test sends hold back no other account', async () => {
@@ -455,11 +481,9 @@ describe('delivering events', () => {
     const placedAt = Date.now();
     const [got] = await r.waitFor(() => true, 1, 3000);
     expect(got!.at - placedAt).toBeLessThan(2000);
-    // One account holds at most 2 of the worker's 8 slots: in its first timeout (1 s) the ten
-    // receivers were sent at most 2 attempts, however many of its deliveries were due.
-    const firstAt = Math.min(...stuck.flatMap((x) => x.received.map((q) => q.at)));
-    const inFirstSecond = stuck.flatMap((x) => x.received).filter((q) => q.at < firstAt + 900).length;
-    expect(inFirstSecond).toBeLessThanOrEqual(2);
+    // One account holds at most 2 of the worker's 8 slots: never more than 2 attempts to the ten
+    // receivers under way at once, however many of its deliveries were due.
+    expect(await mostAttemptsAtOnce(hooks.map((h) => h.id))).toBeLessThanOrEqual(2);
   });
 
   it('pauses an endpoint that keeps timing out (circuit breaker), and an answer closes it again', async () => {
@@ -527,7 +551,7 @@ describe('delivering events', () => {
     const res = await send('POST', `/api/webhooks/${hook.id}/test`, buyer);
     expect(res.status).toBe(202);
     expect(res.body.data).toMatchObject({ status: 'PENDING', event: { type: 'webhook.test' } });
-    const [got] = await r.waitFor((x) => x.json?.type === 'webhook.test', 1, 2000);
+    const [got] = await r.waitFor((x) => x.json?.type === 'webhook.test');
     expect(verify(hook.secret, got!).data).toMatchObject({ endpointId: hook.id });
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(other.received).toHaveLength(0);
@@ -540,7 +564,8 @@ describe('delivering events', () => {
     expect((await patch({ stock: 20, lowStockThreshold: 10, trackInventory: true })).status).toBe(200);
     expect((await patch({ stock: 15 })).status).toBe(200); // still above: nothing
     expect((await patch({ stock: 10 })).status).toBe(200); // to the threshold: stock.low
-    const [first] = await r.waitFor((x) => x.json?.type === 'stock.low', 1, 2000);
+    const stockLow = (x: Received) => x.json?.type === 'stock.low';
+    const [first] = await r.waitFor(stockLow);
     const event = verify(hook.secret, first!);
     const record = await send('GET', `/api/v1/stock?productId=${f.b.id}`, member);
     expect(event.data).toEqual(record.body.data);
@@ -550,10 +575,10 @@ describe('delivering events', () => {
     // Back above, then an order takes it below: stock.low again, caused by the order.
     expect((await patch({ stock: 12 })).status).toBe(200);
     await placeOrder(buyer, 3, f.b.id);
-    const lows = await r.waitFor((x) => x.json?.type === 'stock.low', 2, 3000);
+    const lows = await waitForEvents(r, stockLow, 2);
     expect(verify(hook.secret, lows[1]!).data).toMatchObject({ id: f.b.id, stock: 9 });
     await new Promise((resolve) => setTimeout(resolve, 400));
-    expect(r.received.filter((x) => x.json?.type === 'stock.low')).toHaveLength(2);
+    expect(eventsAt(r, stockLow)).toHaveLength(2);
   });
 
   it('disables an endpoint that failed for the whole retry schedule, shows it, and enables it again', async () => {
@@ -692,19 +717,26 @@ describe('at least once, across instances and crashes', () => {
     try {
       const r = await receiver();
       const hook = await register(buyer, r.url, ['order.created']);
+      // Open each instance's database connections first: on a loaded machine, opening five at once
+      // inside the burst can exceed the 1 s connect timeout (a 503 that says nothing about delivery).
+      await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 ? app : second).get('/api/categories?parentOnly=1')));
       const orders = await Promise.all(Array.from({ length: 24 }, (_, i) => (i % 2 ? placeOrder() : second.get('/api/orders', {
         method: 'POST',
         headers: { 'x-api-key': buyer.key, 'content-type': 'application/json' },
         body: JSON.stringify({ supplierId: f.supplierId, items: [{ productId: f.a.id, quantity: 1 }], shippingAddress: SHIP_TO }),
-      }).then((res) => res.body.data as { id: string }))));
-      await r.waitFor(() => true, orders.length, 10_000);
+      }).then((res) => {
+        expect(res.status, JSON.stringify(res.body)).toBe(201);
+        return res.body.data as { id: string };
+      }))));
+      await r.waitFor(() => true, orders.length, 30_000);
       await new Promise((resolve) => setTimeout(resolve, 1000));
       const ids = r.received.map((x) => x.headers['webhook-id']);
       expect(ids).toHaveLength(orders.length);
       expect(new Set(ids).size).toBe(orders.length);
       expect(new Set(r.received.map((x) => x.json.data.id))).toEqual(new Set(orders.map((o) => o.id)));
-      const log = await deliveriesOf(buyer, hook.id);
-      expect(log.every((d) => d.status === 'DELIVERED' && d.attempts === 1)).toBe(true);
+      // Each outcome is recorded after its receiver answered.
+      const log = await eventually('every delivery recorded', () => deliveriesOf(buyer, hook.id), (d) => d.length === orders.length && d.every((x) => x.status === 'DELIVERED'));
+      expect(log.every((d) => d.attempts === 1)).toBe(true);
     } finally {
       await second.close();
     }
@@ -767,7 +799,9 @@ describe('a crash between the commit and the delivery', () => {
     const [delivered] = await eventually(
       'delivered',
       async () => (await call(base, 'GET', `/api/webhooks/${hook.id}/deliveries`, key)).body.data as any[],
-      (d) => d[0]?.status === 'DELIVERED',
+      // A first request to the new process can find its pool still opening connections (a 503 on
+      // a loaded machine): no list yet, read again.
+      (d) => d?.[0]?.status === 'DELIVERED',
     );
     expect(delivered.attempts).toBe(2);
     expect(delivered.attemptLog.map((a: any) => a.outcome)).toEqual([null, 'success']);

@@ -35,7 +35,8 @@ export function npmStart(env: Record<string, string>): Service {
 
 /** Resolves with the port from the "listening" log line; rejects if npm exits first. */
 export async function listeningPort(service: Service, timeoutMs = 120_000): Promise<number> {
-  const line = await waitForText(service.output, /^.*marketplace API listening.*$/m, { ms: timeoutMs, stopped: () => hasExited(service) });
+  // The whole line, to its newline: a chunk can end inside it.
+  const line = await waitForText(service.output, /^.*marketplace API listening.*\n/m, { ms: timeoutMs, stopped: () => hasExited(service) });
   if (line) return Number((JSON.parse(line[0]) as { port: number }).port);
   if (hasExited(service)) {
     throw new Error(`npm start exited (${service.npm.exitCode ?? service.npm.signalCode}) before listening:\n${service.output()}`);
