@@ -1,37 +1,20 @@
-import { execFile, execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
 import http from 'node:http';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from './helpers/db.js';
 import { runKeysCli } from './helpers/keys-cli.js';
-import { groupAlive, killGroup, listeningPort, npmStart, waitForOutput, type Service } from './helpers/npm-start.js';
-import { alive } from './helpers/processes.js';
+import { groupAlive, killGroup, listeningPort, npmStart, waitForOutput, waitUntil, type Service } from './helpers/npm-start.js';
+import { halfSent, outcomeUntilRefused } from './helpers/in-flight.js';
+import { alive, childrenOf } from './helpers/processes.js';
 
 // WEB_CONCURRENCY: `npm start` as a primary process and its workers on one port, through real
 // HTTP. Which worker holds a connection is read where an operator would read it: the process list
 // and each process's open sockets (/proc), never anything the service sends.
 
 const root = path.resolve(import.meta.dirname, '..');
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-function childrenOf(pid: number): Array<{ pid: number; command: string }> {
-  let text = '';
-  try {
-    text = execFileSync('ps', ['-o', 'pid=,args=', '--ppid', String(pid)], { encoding: 'utf8' });
-  } catch {
-    return []; // ps exits 1 when there is none
-  }
-  return text
-    .split('\n')
-    .filter((line) => line.trim() !== '')
-    .map((line) => {
-      const [, child, command] = /^\s*(\d+)\s+(.*)$/.exec(line)!;
-      return { pid: Number(child), command: command! };
-    });
-}
 
 /** The primary (npm's one child) and the workers under it (postgres is its child too, but not a worker). */
 function tree(service: Service): { primary: number; workers: number[] } {
@@ -44,36 +27,19 @@ function tree(service: Service): { primary: number; workers: number[] } {
   return { primary: primary!.pid, workers };
 }
 
-interface TcpConnection {
-  localPort: number;
-  remotePort: number;
-  /** Bytes sent that the peer has not acknowledged yet (tx_queue). */
-  unacknowledged: number;
-  /** Bytes received that the process holding the socket has not read yet (rx_queue). */
-  unread: number;
-  inode: string;
-}
-
-/** The machine's established TCP connections, one side each, as /proc/net/tcp and tcp6 list them. */
-function established(): TcpConnection[] {
-  const connections: TcpConnection[] = [];
-  const portOf = (address: string) => Number.parseInt(address.split(':').pop()!, 16);
+/** For each pid, how many established TCP connections to `port` it holds the server side of. */
+function connectionsHeld(port: number, pids: number[]): Map<number, number> {
+  const inodes = new Set<string>();
   for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
     if (!existsSync(table)) continue;
     for (const line of readFileSync(table, 'utf8').split('\n').slice(1)) {
       const fields = line.trim().split(/\s+/);
+      if (fields.length < 10) continue;
+      const localPort = Number.parseInt(fields[1]!.split(':').pop()!, 16);
       // 01: ESTABLISHED
-      if (fields.length < 10 || fields[3] !== '01') continue;
-      const [unacknowledged, unread] = fields[4]!.split(':').map((hex) => Number.parseInt(hex, 16));
-      connections.push({ localPort: portOf(fields[1]!), remotePort: portOf(fields[2]!), unacknowledged: unacknowledged!, unread: unread!, inode: fields[9]! });
+      if (localPort === port && fields[3] === '01') inodes.add(fields[9]!);
     }
   }
-  return connections;
-}
-
-/** For each pid, how many established TCP connections to `port` (those `which` keeps) it holds the server side of. */
-function connectionsHeld(port: number, pids: number[], which: (c: TcpConnection) => boolean = () => true): Map<number, number> {
-  const inodes = new Set(established().filter((c) => c.localPort === port && which(c)).map((c) => c.inode));
   const held = new Map<number, number>();
   for (const pid of pids) {
     let count = 0;
@@ -107,55 +73,6 @@ function get(port: number, pathname: string, agent: http.Agent | false, headers:
     });
     req.on('error', reject);
   });
-}
-
-/**
- * A POST whose body is sent in two parts: `sent` settles once the first is written to the socket
- * (whose port `localPort` then gives), `finish()` sends the rest; `answer` is the response.
- */
-function halfSent(port: number, pathname: string, body: string) {
-  const bytes = Buffer.from(body);
-  const cut = Math.floor(bytes.length / 2);
-  const req = http.request({
-    host: '127.0.0.1',
-    port,
-    method: 'POST',
-    path: pathname,
-    agent: false,
-    headers: { 'content-type': 'application/json', 'content-length': String(bytes.length) },
-  });
-  const answer = new Promise<Answer>((resolve, reject) => {
-    req.on('response', (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => (text += chunk));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text }));
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-  });
-  // Settles on an error too: that is the answer's to report.
-  const sent = new Promise<void>((resolve) => req.write(bytes.subarray(0, cut), () => resolve()));
-  return { answer, sent, localPort: () => req.socket?.localPort, finish: () => req.end(bytes.subarray(cut)) };
-}
-
-function connectOutcome(port: number): Promise<string> {
-  return new Promise((resolve) => {
-    const socket = net.connect(port, '127.0.0.1');
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve('connected');
-    });
-    socket.once('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? error.message));
-  });
-}
-
-async function waitFor(what: string, check: () => boolean, timeoutMs: number, output: () => string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`${what} within ${timeoutMs} ms; server output:\n${output()}`);
-    await sleep(50);
-  }
 }
 
 /** The value of one sample line of the Prometheus text, 0 when absent. */
@@ -209,7 +126,7 @@ describe('WEB_CONCURRENCY=2 with the embedded database and no Redis', () => {
       // The connections stay open (keep-alive): each is held by the worker that answered on it.
       // The primary closes its copy of one once the worker says it took it, which on a loaded
       // machine can come after the worker has answered on it.
-      await waitFor('the primary did not let go of the connections', () => connectionsHeld(port, [primary]).get(primary) === 0, 10_000, service.output);
+      await waitUntil('the primary did not let go of the connections', () => connectionsHeld(port, [primary]).get(primary) === 0, 10_000, service.output);
       const held = connectionsHeld(port, [primary, ...workers]);
       expect(held.get(primary)).toBe(0);
       expect(held.get(workers[0]!)).toBeGreaterThan(0);
@@ -352,29 +269,18 @@ describe('WEB_CONCURRENCY=2 with the embedded database and no Redis', () => {
     const postgres = Number.parseInt(readFileSync(postmasterPidFile, 'utf8'), 10);
     const query = JSON.stringify({ query: '{ products(limit: 50, sortBy: PRICE_DESC) { items { name price supplier { companyName } } } }' });
     const inFlight = Array.from({ length: 20 }, () => halfSent(port, '/graphql', query));
-    // In flight once a worker holds the connection and has read the request's start: a draining
-    // worker closes at once a connection whose request has not begun (Node counts it idle), and
-    // the primary hands connections over one at a time, which on a loaded machine can take longer
-    // than any fixed pause. So: each written, acknowledged, and read by a worker.
-    await Promise.all(inFlight.map((request) => request.sent));
-    const ours = new Set(inFlight.map((request) => request.localPort()));
-    await waitFor(
-      'the workers did not take and read the 20 requests',
-      () =>
-        established().every((c) => !ours.has(c.localPort) || c.remotePort !== port || c.unacknowledged === 0) &&
-        [...connectionsHeld(port, workers, (c) => ours.has(c.remotePort) && c.unread === 0).values()].reduce((sum, n) => sum + n, 0) === 20,
-      30_000,
-      service.output,
-    );
+    // In flight once a worker has taken the request up (its "100 Continue"): a draining worker
+    // closes at once a connection whose request has not begun (Node counts it idle), and the
+    // primary hands connections over one at a time, which on a loaded machine can take longer
+    // than any fixed pause.
+    await waitUntil('the workers did not take up the 20 requests', () => inFlight.every((request) => request.taken()), 30_000, service.output);
     const held = connectionsHeld(port, workers);
     expect(held.get(workers[0]!)).toBeGreaterThan(0);
     expect(held.get(workers[1]!)).toBeGreaterThan(0);
 
     process.kill(primary, 'SIGTERM');
-    await waitFor('the primary did not start shutting down', () => /"signal":"SIGTERM","msg":"shutting down"/.test(service.output()), 10_000, service.output);
-    let outcome = await connectOutcome(port);
-    for (const deadline = Date.now() + 5_000; outcome !== 'ECONNREFUSED' && Date.now() < deadline; outcome = await connectOutcome(port)) await sleep(20);
-    expect(outcome).toBe('ECONNREFUSED');
+    await waitUntil('the primary did not start shutting down', () => /"signal":"SIGTERM","msg":"shutting down"/.test(service.output()), 10_000, service.output);
+    expect(await outcomeUntilRefused(port, 5_000)).toBe('ECONNREFUSED');
     expect(alive(postgres)).toBe(true);
 
     for (const request of inFlight) request.finish();
@@ -387,7 +293,7 @@ describe('WEB_CONCURRENCY=2 with the embedded database and no Redis', () => {
     expect(output.match(/"msg":"worker stopped"/g)).toHaveLength(2);
     expect(output).toMatch(/"msg":"stopped"/);
     expect(output).not.toMatch(/"level":(50|60)(?![^\n]*worker died)/);
-    await waitFor('processes of the tree are still running', () => !groupAlive(service.npm.pid!) && !alive(postgres), 10_000, service.output);
+    await waitUntil('processes of the tree are still running', () => !groupAlive(service.npm.pid!) && !alive(postgres), 10_000, service.output);
     expect(existsSync(postmasterPidFile)).toBe(false);
   }, 120_000);
 });

@@ -9,7 +9,7 @@ import { createTestKey, type TestKey } from './helpers/keys.js';
 import { eventually as pollUntil } from './helpers/eventually.js';
 import { makeOrderFixture, type OrderFixture } from './helpers/orders.js';
 import { HAS_PG15, PASSWORD, startReplication, type Replication } from './helpers/replication.js';
-import { classify, sentSince } from './helpers/statements.js';
+import { isKeyFlush, sentSince } from './helpers/statements.js';
 
 // DATABASE_READ_URLS with a real streaming replica: Debian's PostgreSQL 15 primary and a
 // pg_basebackup -R replica of it (test/helpers/replication.ts), two instances of the app in this
@@ -107,11 +107,6 @@ describe.skipIf(!HAS_PG15)('with a streaming replica (Debian PostgreSQL 15)', ()
     [...text.matchAll(/^db_reads_total\{([^}]*)\} (\d+)/gm)].filter((m) => m[1]!.includes(`target="${target}"`)).reduce((sum, m) => sum + Number(m[2]), 0);
   const statements = async (sql: pg.Pool) =>
     (await sql.query<{ query: string; calls: string }>(`SELECT query, calls::text FROM pg_stat_statements WHERE query NOT ILIKE '%pg_stat_statements%'`)).rows;
-  /**
-   * The keys' timed flushes, last use (every 30 s) and hourly usage (every 10 s), of keys used
-   * earlier: they fall whenever their timer does, a burst's requests or not.
-   */
-  const isKeyFlush = (sql: string) => classify(sql).writes.some((table) => table === 'ApiKey' || table === 'KeyUsage');
   const diff = (before: { query: string; calls: string }[], after: { query: string; calls: string }[]) => {
     const was = new Map(before.map((r) => [r.query, Number(r.calls)]));
     return after.map((r) => ({ query: r.query, calls: Number(r.calls) - (was.get(r.query) ?? 0) })).filter((r) => r.calls > 0);
@@ -149,6 +144,7 @@ describe.skipIf(!HAS_PG15)('with a streaming replica (Debian PostgreSQL 15)', ()
     expect(answers.map((r) => r.status).filter((s) => s !== 200)).toEqual([]);
     // The app's primary client sent nothing for the requests (its timed flushes are writes).
     expect(sentSince(a.statements, sentBefore)).toEqual([]);
+    // The keys' timed writes, of keys used earlier, fall whenever their timers do (isKeyFlush).
     const onPrimary = diff(primaryBefore, await statements(primarySql)).filter((s) => !isKeyFlush(s.query));
     const burstSeconds = Math.ceil((Date.now() - burstStarted) / 1000);
     expect(onPrimary.filter((s) => /^\s*(insert|update|delete|merge)\b/i.test(s.query))).toEqual([]);

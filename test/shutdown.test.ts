@@ -1,12 +1,10 @@
-import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import http from 'node:http';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { groupAlive, killGroup, listeningPort, npmStart, waitForOutput, type Service } from './helpers/npm-start.js';
-import { alive } from './helpers/processes.js';
+import { groupAlive, killGroup, listeningPort, npmStart, waitForOutput, waitUntil, type Service } from './helpers/npm-start.js';
+import { halfSent, outcomeUntilRefused } from './helpers/in-flight.js';
+import { alive, childrenOf } from './helpers/processes.js';
 
 // Stopping `npm start` the three ways it is stopped in practice, each under 20 requests in flight:
 //   - a signal to the whole process group: Ctrl-C in a terminal (SIGINT to npm and node, and npm
@@ -31,87 +29,10 @@ afterEach(() => {
 });
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function waitFor(what: string, check: () => boolean, timeoutMs: number, output: () => string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`${what} within ${timeoutMs} ms; server output:\n${output()}`);
-    await sleep(25);
-  }
-}
-
 /** Process group of a live process, from /proc/<pid>/stat (field 5, after the parenthesised name). */
 function processGroup(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]);
-}
-
-function childrenOf(pid: number): Array<{ pid: number; command: string }> {
-  let text = '';
-  try {
-    text = execFileSync('ps', ['-o', 'pid=,args=', '--ppid', String(pid)], { encoding: 'utf8' });
-  } catch {
-    return []; // ps exits 1 when there is none
-  }
-  return text
-    .split('\n')
-    .filter((line) => line.trim() !== '')
-    .map((line) => {
-      const [, child, command] = /^\s*(\d+)\s+(.*)$/.exec(line)!;
-      return { pid: Number(child), command: command! };
-    });
-}
-
-interface Answer {
-  status: number;
-  body: string;
-}
-
-/**
- * A POST whose body is sent in two parts: `finish()` sends the rest; `answer` is the response;
- * `taken()` says whether the server has taken the request up.
- */
-function halfSent(port: number, pathname: string, body: string, headers: Record<string, string> = {}) {
-  const bytes = Buffer.from(body);
-  const cut = Math.floor(bytes.length / 2);
-  // agent: false, one connection per request, closed after its response. Expect: 100-continue:
-  // Node's server answers "100 Continue" as it hands the request to the app, so the client learns
-  // that the request is under way; until then it is a connection the server may not even have
-  // accepted, which closing the listener or the idle connections would drop.
-  const req = http.request({
-    host: '127.0.0.1',
-    port,
-    method: 'POST',
-    path: pathname,
-    agent: false,
-    headers: { 'content-type': 'application/json', 'content-length': String(bytes.length), expect: '100-continue', ...headers },
-  });
-  let taken = false;
-  req.once('continue', () => (taken = true));
-  const answer = new Promise<Answer>((resolve, reject) => {
-    req.on('response', (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => (text += chunk));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-  });
-  req.write(bytes.subarray(0, cut));
-  return { answer, taken: () => taken, finish: () => req.end(bytes.subarray(cut)) };
-}
-
-function connectOutcome(port: number): Promise<string> {
-  return new Promise((resolve) => {
-    const socket = net.connect(port, '127.0.0.1');
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve('connected');
-    });
-    socket.once('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? error.message));
-  });
 }
 
 type Target = 'group' | 'npm' | 'node';
@@ -176,16 +97,14 @@ describe.each(cases)('stopping npm start under load: $how', ({ target, signal })
     ];
     // The server has taken up every request (not merely been given time to: a loaded machine may
     // not have accepted them all within any fixed wait).
-    await waitFor('the server did not take up all 20 requests', () => inFlight.every((r) => r.taken()), 30_000, service.output);
+    await waitUntil('the server did not take up all 20 requests', () => inFlight.every((r) => r.taken()), 30_000, service.output);
 
     const signalledAt = Date.now();
     process.kill(target === 'group' ? -npmPid : target === 'npm' ? npmPid : node!.pid, signal);
-    await waitFor('the server did not start shutting down', () => service.output().includes('shutting down'), 10_000, service.output);
+    await waitUntil('the server did not start shutting down', () => service.output().includes('shutting down'), 10_000, service.output);
     // Listening stops at once (the log line is written just before the listener closes, so allow
     // a moment), while the requests above are still open and PostgreSQL still runs.
-    let outcome = await connectOutcome(port);
-    for (const deadline = Date.now() + 2_000; outcome !== 'ECONNREFUSED' && Date.now() < deadline; outcome = await connectOutcome(port)) await sleep(20);
-    expect(outcome).toBe('ECONNREFUSED');
+    expect(await outcomeUntilRefused(port, 2_000)).toBe('ECONNREFUSED');
     expect(alive(node!.pid)).toBe(true);
     expect(alive(postgresPid)).toBe(true);
 
@@ -207,7 +126,7 @@ describe.each(cases)('stopping npm start under load: $how', ({ target, signal })
     expect(output).not.toContain('57P01');
     expect(output).not.toMatch(/"level":(50|60)/);
     // The whole tree is gone: npm, node and PostgreSQL, which removed its pid file on a clean stop.
-    await waitFor('processes of the tree are still running', () => !groupAlive(npmPid) && !alive(node!.pid) && !alive(postgresPid), 5_000, service.output);
+    await waitUntil('processes of the tree are still running', () => !groupAlive(npmPid) && !alive(node!.pid) && !alive(postgresPid), 5_000, service.output);
     expect(existsSync(postmasterPidFile)).toBe(false);
   }, 240_000);
 });

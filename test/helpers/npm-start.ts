@@ -77,3 +77,12 @@ export async function waitForText(
 /** The first match of `pattern` in the service's output (see waitForText). */
 export const waitForOutput = (service: Service, pattern: RegExp, ms = 15_000) =>
   waitForText(service.output, pattern, { ms, stopped: () => hasExited(service) });
+
+/** Polls `check` until it holds; past `timeoutMs`, throws with `what` and the service's output. */
+export async function waitUntil(what: string, check: () => boolean, timeoutMs: number, output: () => string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`${what} within ${timeoutMs} ms; server output:\n${output()}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}

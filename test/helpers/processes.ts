@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 
@@ -28,4 +29,21 @@ export function isExecutable(file: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** The direct children of a process, with their command lines (ps). */
+export function childrenOf(pid: number): Array<{ pid: number; command: string }> {
+  let text = '';
+  try {
+    text = execFileSync('ps', ['-o', 'pid=,args=', '--ppid', String(pid)], { encoding: 'utf8' });
+  } catch {
+    return []; // ps exits 1 when there is none
+  }
+  return text
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line) => {
+      const [, child, command] = /^\s*(\d+)\s+(.*)$/.exec(line)!;
+      return { pid: Number(child), command: command! };
+    });
 }

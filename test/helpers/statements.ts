@@ -105,13 +105,25 @@ export function without(tally: Record<string, number>, ...keys: string[]): Recor
 }
 
 /**
- * The statements the app sends on timers, not for any request, which may land while a request is
- * being measured: the write of API keys' lastUsedAt (src/auth/last-used.ts, every 30 s), the only
- * statement that writes "ApiKey"; the flush of the keys' hourly usage (src/usage/recorder.ts,
- * every 10 s), the only one that writes "KeyUsage"; and the save of the list totals brought up to
- * date (src/modules/products/list-totals.ts, every second), the only one that writes "ListTotal".
+ * A request's key checked in the database (src/auth/keys.ts): a read of "ApiKey" alone. The key
+ * cache keeps a key KEY_CACHE_SECONDS (60 s) from its read, so on a long run any measured request
+ * may check its key again.
  */
-export const isTimedFlush = (sql: string) => classify(sql).writes.some((table) => table === 'ApiKey' || table === 'KeyUsage' || table === 'ListTotal');
+export const isKeyLookup = (sql: string) => tablesOf(sql).join() === 'ApiKey';
+
+/**
+ * The keys' timed writes, not made for any request: API keys' lastUsedAt (src/auth/last-used.ts,
+ * every 30 s), the only statement that writes "ApiKey", and the flush of the keys' hourly usage
+ * (src/usage/recorder.ts, every 10 s), the only one that writes "KeyUsage".
+ */
+export const isKeyFlush = (sql: string) => classify(sql).writes.some((table) => table === 'ApiKey' || table === 'KeyUsage');
+
+/**
+ * The statements the app sends on timers, not for any request, which may land while a request is
+ * being measured: the keys' (isKeyFlush), and the save of the list totals brought up to date
+ * (src/modules/products/list-totals.ts, every second), the only one that writes "ListTotal".
+ */
+export const isTimedFlush = (sql: string) => isKeyFlush(sql) || classify(sql).writes.includes('ListTotal');
 
 /** The statements sent since `before` (an index into `statements`) for requests, timed flushes left out. */
 export const sentSince = (statements: readonly string[], before: number) => statements.slice(before).filter((sql) => !isTimedFlush(sql));
