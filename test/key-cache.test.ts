@@ -6,6 +6,7 @@ import { KEY_CHANGED_CHANNEL } from '../src/auth/key-cache.js';
 import { CHECKED_COLUMNS, hashApiKey } from '../src/auth/keys.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { createTestKey } from './helpers/keys.js';
+import { waitForText } from './helpers/npm-start.js';
 import { classify, sentSince } from './helpers/statements.js';
 
 // A key checked once is kept in memory, and forgotten the moment anything authentication reads
@@ -85,9 +86,7 @@ describe('keys kept by the gate', () => {
     // The app starts whether or not its first attempt to listen succeeded (on a loaded machine a
     // connection can take over its 1 s connect timeout; it tries again a second later): these
     // tests are about a cache that listens.
-    for (const deadline = Date.now() + 15_000; !logs.includes('API key cache on'); await sleep(20)) {
-      if (Date.now() > deadline) throw new Error(`the key cache did not listen within 15 s:\n${logs}`);
-    }
+    if (!(await waitForText(() => logs, /API key cache on/, { ms: 15_000 }))) throw new Error(`the key cache did not listen within 15 s:\n${logs}`);
   });
   afterAll(() => app?.close());
 
@@ -155,7 +154,7 @@ describe('keys kept by the gate', () => {
       [`LISTEN ${KEY_CHANGED_CHANNEL}`],
     );
     expect(killed.rowCount).toBe(1);
-    for (const deadline = Date.now() + 10_000; !logs.includes('API key cache off') && Date.now() < deadline; ) await sleep(10);
+    await waitForText(() => logs, /API key cache off/, { ms: 10_000 });
     expect(logs).toContain('API key cache off');
     expect(await ask(key)).toMatchObject({ status: 200, keyReads: 1 });
     expect(await ask(key)).toMatchObject({ status: 200, keyReads: 1 });

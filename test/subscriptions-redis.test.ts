@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { createTestDatabase, type TestDatabase } from './helpers/db.js';
 import { createTestKey, type TestKey } from './helpers/keys.js';
+import { waitForText } from './helpers/npm-start.js';
 import { makeOrderFixture, workedExample, type OrderFixture } from './helpers/orders.js';
 import { HAS_PGBOUNCER, startPgbouncer, type Pgbouncer } from './helpers/pgbouncer.js';
 import { HAS_REDIS_SERVER, startRedisServer, type RedisServer } from './helpers/redis.js';
@@ -76,7 +77,7 @@ describe.skipIf(!HAS_REDIS_SERVER || !HAS_PGBOUNCER)('subscriptions shared throu
     // Said by B's first attempt to listen, or by a later one when that one's connection took over its
     // 1 s connect timeout on a loaded machine (the next comes 1 s later, and its probe waits 2 s).
     const deaf = /"level":40[^\n]*subscriptions: LISTEN hears nothing[^\n]*only as other instances share them through Redis \(REDIS_URL\)/;
-    for (const deadline = Date.now() + 15_000; !deaf.test(bLogs.text()) && Date.now() < deadline; ) await sleep(50);
+    await waitForText(bLogs.text, deaf, { ms: 15_000 });
     expect(bLogs.text()).toMatch(deaf);
     const [mine, theirs] = await Promise.all([subscribe(b, ORDER_EVENTS, {}, buyer), subscribe(b, ORDER_EVENTS, {}, rival)]);
     expect(mine.status).toBe(200);
