@@ -1,7 +1,7 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pg from 'pg';
-import { inject } from 'vitest';
+import { afterAll, inject } from 'vitest';
 import { createApp } from '../../src/app.js';
 import { loadConfig } from '../../src/runtime/config.js';
 import { createPrisma, type DbTimeouts } from '../../src/db/prisma.js';
@@ -21,6 +21,9 @@ import { HAS_PGBOUNCER, startPgbouncer, type Pgbouncer } from './pgbouncer.js';
 const BEHIND_POOLER = process.env.TEST_POOLER === '1';
 if (BEHIND_POOLER && !HAS_PGBOUNCER) throw new Error('TEST_POOLER=1 needs Debian\'s pgbouncer (/usr/sbin/pgbouncer; .ci/run installs it)');
 let pooler: Promise<Pgbouncer> | undefined;
+// Stopped with its file: vitest ends a file's process with a signal, so no 'exit' handler of
+// the pooler's own runs, and it would outlive the suite.
+if (BEHIND_POOLER) afterAll(async () => (await pooler)?.stop());
 const serverOf = (url: string) => new URL(url).host;
 /** `url` through the pooler when it is on the suite's own server; a test's other servers (one that is down, one that never answers) are reached as the test set them up. */
 const throughPooler = async (url: string) =>
