@@ -1,6 +1,7 @@
 import { createYoga, type YogaServerInstance } from 'graphql-yoga';
 import { createResponseCache, type ResponseCache } from './cache/response-cache.js';
-import { createRevisionSource, type RevisionSource } from './cache/revision.js';
+import { createChangeKnowledge, createRevisionSource, type RevisionSource } from './cache/freshness.js';
+import { keyTag } from './cache/dependencies.js';
 import { createReplicas, type Replica } from './db/replicas.js';
 import { createReadRouting } from './http/read-routing.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -133,8 +134,13 @@ export async function createApp({ prisma, databaseUrl, directUrl = databaseUrl, 
   await replicas?.ready;
   const metrics = createMetrics(store, () => poolStats(prisma), () => outboxBacklog(prisma), replicas && (() => replicas.status()));
   const metricsText = injected.metricsText?.(metrics.registry) ?? (() => metrics.registry.metrics());
+  // What changed since when (src/cache/freshness.ts): read once per request that needs it, by the
+  // gate for a kept key and by the response cache, from the primary or the request's replica.
+  const knowledge = createChangeKnowledge();
+  const revisionOptions = { connectMs: DB_TIMEOUTS.connectMs, queryMs: DB_TIMEOUTS.queryMs, knowledge };
+  const revision = createRevisionSource(databaseUrl, { ...revisionOptions, prune: { onError: (error) => logger.warn({ err: error }, 'pruning the response cache’s change log failed') } });
   const replicaRevisions = new Map<Replica, RevisionSource>(
-    (config.RESPONSE_CACHE === 'on' ? (replicas?.replicas ?? []) : []).map((r) => [r, createRevisionSource(r.url, { connectMs: DB_TIMEOUTS.connectMs, queryMs: DB_TIMEOUTS.queryMs })]),
+    (config.RESPONSE_CACHE === 'on' ? (replicas?.replicas ?? []) : []).map((r) => [r, createRevisionSource(r.url, revisionOptions)]),
   );
   const readRouting =
     replicas &&
@@ -185,7 +191,9 @@ export async function createApp({ prisma, databaseUrl, directUrl = databaseUrl, 
   // subscriptions hear changes from the first request on.
   await Promise.all([keyCache.ready, live.ready]);
   const gate = createGate({
-    authenticate: (key, ip) => authenticateKey(prisma, key, ip, keyCache),
+    authenticate: (key, ip, requestRevision) =>
+      authenticateKey(prisma, key, ip, keyCache, { revision: requestRevision, unchanged: (id, readAt) => knowledge.fresh([keyTag(id)], readAt) }),
+    revision: revision.current,
     clientIp,
     store,
     policy: { anonymousLimit: config.ANON_RATE_LIMIT },
@@ -228,13 +236,14 @@ export async function createApp({ prisma, databaseUrl, directUrl = databaseUrl, 
   const responseCache: ResponseCache | undefined =
     config.RESPONSE_CACHE === 'on'
       ? createResponseCache({
-          revision: createRevisionSource(databaseUrl, { connectMs: DB_TIMEOUTS.connectMs, queryMs: DB_TIMEOUTS.queryMs }),
+          revision,
+          knowledge,
           maxBytes: config.RESPONSE_CACHE_MAX_BYTES,
           redisUrl: config.REDIS_URL,
           events: {
             hit: (face) => metrics.responseCacheHits.inc({ face }),
             miss: (face) => metrics.responseCacheMisses.inc({ face }),
-            invalidated: () => metrics.responseCacheInvalidations.inc(),
+            invalidated: (count) => metrics.responseCacheInvalidations.inc(count),
             storeError: () => metrics.responseCacheStoreErrors.inc(),
           },
         })
@@ -312,7 +321,7 @@ export async function createApp({ prisma, databaseUrl, directUrl = databaseUrl, 
           if (webhooks) await webhooks.stop();
           await webhookPrisma?.$disconnect();
           await keyCache.close();
-          await responseCache?.close();
+          await (responseCache ? responseCache.close() : revision.close());
           await Promise.all([...replicaRevisions.values()].map((r) => r.close()));
           await replicas?.close();
           await lastUsed.stop();

@@ -194,15 +194,17 @@ const HAND_WRITTEN = [
   'trigger Order.Order_live_created',
   'trigger Order.Order_live_status',
   'trigger Product.Product_live_changed',
-  'function bump_data_revision()',
-  // The response cache's revision (migration *_response_cache_revision): every table an API read
+  // The response cache's dependencies (migration *_cache_dependencies): every table an API read
   // shows; a deferred trigger is a constraint too.
-  ...['Category', 'Supplier', 'Product', 'Review', 'Favorite', 'Account', 'SupplierMember', 'Address', 'Order', 'OrderEvent', 'OrderItem', 'Coupon'].flatMap((t) => [`trigger ${t}.${t}_data_revision`, `constraint ${t}.${t}_data_revision`, `trigger ${t}.${t}_data_revision_truncate`]),
-  'trigger ApiKey.ApiKey_data_revision',
-  'constraint ApiKey.ApiKey_data_revision',
-  'trigger ApiKey.ApiKey_data_revision_settings',
-  'constraint ApiKey.ApiKey_data_revision_settings',
-  'trigger ApiKey.ApiKey_data_revision_truncate',
+  'function cache_order_viewers(buyer text, supplier text)',
+  'function cache_record(tags text[])',
+  'function cache_changed()',
+  'function cache_truncated()',
+  ...['Category', 'Supplier', 'Product', 'Review', 'Favorite', 'Account', 'SupplierMember', 'Address', 'Order', 'OrderEvent', 'OrderItem', 'Coupon', 'ApiKey'].flatMap((t) => [
+    `trigger ${t}.${t}_cache_changed`,
+    `constraint ${t}.${t}_cache_changed`,
+    `trigger ${t}.${t}_cache_truncated`,
+  ]),
 ];
 
 function schemaDrift(migrated: Map<string, string>, fromSchema: Map<string, string>): string[] {

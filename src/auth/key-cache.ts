@@ -6,7 +6,13 @@
 // own connection. PostgreSQL delivers a notification to every listener as the change commits.
 // While this instance is not listening (starting, connection lost, reconnecting) it keeps
 // nothing, so a change it could miss cannot leave a stale key behind. An age limit is a last
-// resort against a connection that died without saying so. The connection must be a session
+// resort against a connection that died without saying so.
+//
+// A notification arrives a moment after the commit, though: a request sent right after a key was
+// revoked could still be let in. So a kept key is also checked, on every request, against the
+// changes the request's freshness read learnt (src/cache/freshness.ts: the same small read the
+// response cache makes, once per request): a key changed after it was read is read again.
+// Concurrent lookups of one key share one query, when it was sent after the request's read. The connection must be a session
 // (DATABASE_DIRECT_URL): one through a transaction pooler hears nothing, which the listener finds
 // out by sending itself a probe after LISTEN (src/db/listen-check.ts); it then keeps nothing,
 // says so, and tries again later.
@@ -37,9 +43,20 @@ export interface KeyCacheOptions {
   onEvent?: (event: { type: 'listening' | 'lost' | 'unheard'; message: string }) => void;
 }
 
+/** The request's freshness read, and whether a key read at a revision is still as it was. */
+export interface KeyFreshness {
+  /** The data revision as of the request (read after it arrived); rejects when it cannot be read. */
+  revision(): Promise<number>;
+  /** False when the key changed after revision `readAt`. */
+  unchanged(id: string, readAt: number): boolean;
+}
+
 export interface KeyCache<T extends { id: string }> {
-  /** The key with this hash: kept, or loaded by `load` (and kept if nothing changed meanwhile). */
-  get(hash: string, load: () => Promise<T | null>): Promise<T | null>;
+  /**
+   * The key with this hash: kept, or loaded by `load` (and kept if nothing changed meanwhile).
+   * With `freshness`, a kept key changed since it was read is loaded again.
+   */
+  get(hash: string, load: () => Promise<T | null>, freshness?: KeyFreshness): Promise<T | null>;
   /** Forgets a key this process changed, before its notification arrives. */
   forgetId(id: string): void;
   /** Settles once the first attempt to listen has succeeded or failed (never rejects). */
@@ -53,7 +70,10 @@ export function createKeyCache<T extends { id: string }>({
   connectMs,
   onEvent,
 }: KeyCacheOptions): KeyCache<T> {
-  const kept = new LRUCache<string, T>({ max: MAX_KEYS, ttl: Math.max(maxAgeMs, 1) });
+  /** Each key with the revision it was read at (-1: not known, trusted on the notifications alone). */
+  const kept = new LRUCache<string, { row: T; readAt: number }>({ max: MAX_KEYS, ttl: Math.max(maxAgeMs, 1) });
+  /** Lookups under way, with the revision read before each began: a request may share one begun after its own read. */
+  const loading = new Map<string, { row: Promise<T | null>; readAt: number }>();
   let listening = false;
   // Bumped by everything that may have changed a key. A load that overlapped a bump may have read
   // the key as it was before, so it is answered but not kept.
@@ -123,17 +143,29 @@ export function createKeyCache<T extends { id: string }>({
 
   return {
     ready,
-    async get(hash, load) {
+    async get(hash, load, freshness) {
+      if (closed) return load();
+      // Unknown when the revision cannot be read (the database away): the notifications alone decide, as before.
+      const now = freshness ? await freshness.revision().catch(() => -1) : -1;
       const hit = kept.get(hash);
-      if (hit) return hit;
+      if (hit && (now < 0 || (hit.readAt >= 0 && freshness!.unchanged(hit.row.id, hit.readAt)))) return hit.row;
+      const shared = loading.get(hash);
+      if (shared && shared.readAt >= now) return shared.row;
       const before = generation;
-      const row = await load();
-      if (row && listening && generation === before) kept.set(hash, row);
-      return row;
+      const row = load();
+      const entry = { row, readAt: now };
+      loading.set(hash, entry);
+      try {
+        const found = await row;
+        if (found && listening && generation === before) kept.set(hash, { row: found, readAt: now });
+        return found;
+      } finally {
+        if (loading.get(hash) === entry) loading.delete(hash);
+      }
     },
     forgetId(id) {
       generation++;
-      for (const [hash, row] of kept.entries()) if (row.id === id) kept.delete(hash);
+      for (const [hash, entry] of kept.entries()) if (entry.row.id === id) kept.delete(hash);
     },
     async close() {
       closed = true;

@@ -10,7 +10,7 @@ import { hashToken, randomToken, TOKEN_BODY } from '../shared/tokens.js';
 import type { KeyCaller } from '../context/actor.js';
 import type { PrismaClient } from '../db/prisma.js';
 import type { Prisma } from '../generated/prisma/client.js';
-import type { KeyCache } from './key-cache.js';
+import type { KeyCache, KeyFreshness } from './key-cache.js';
 
 export const KEY_PREFIX = 'mk_';
 /** Characters shown in listings: `mk_` plus 9 of the random part, 54 bits — enough to tell keys apart, far too few to guess the rest. */
@@ -69,11 +69,17 @@ export type CheckedKey = Prisma.ApiKeyGetPayload<{ select: typeof CHECKED_COLUMN
  * any real key. With a cache (src/auth/key-cache.ts) a key already checked costs no query; its
  * expiry is still compared with the clock on every request.
  */
-export async function authenticateKey(prisma: PrismaClient, token: string, ip: string, cache?: KeyCache<CheckedKey>): Promise<KeyCaller | null> {
+export async function authenticateKey(
+  prisma: PrismaClient,
+  token: string,
+  ip: string,
+  cache?: KeyCache<CheckedKey>,
+  freshness?: KeyFreshness,
+): Promise<KeyCaller | null> {
   if (!looksLikeApiKey(token)) return null;
   const hash = hashApiKey(token);
   const load = () => prisma.apiKey.findUnique({ where: { hash }, select: CHECKED_COLUMNS });
-  const row = cache ? await cache.get(hash, load) : await load();
+  const row = cache ? await cache.get(hash, load, freshness) : await load();
   if (!row || row.revokedAt !== null) return null;
   if (row.expiresAt !== null && row.expiresAt.getTime() <= Date.now()) return null;
   return {

@@ -21,8 +21,13 @@ import { graphqlErrorResponse } from './graphql-errors.js';
 // interfaces go through it, so both obey one policy.
 
 export interface GateDeps {
-  /** Resolves a presented key to its caller, or null when it is unknown, revoked or expired. */
-  authenticate: (key: string, ip: string) => Promise<Caller | null>;
+  /**
+   * Resolves a presented key to its caller, or null when it is unknown, revoked or expired;
+   * `revision` is the request's freshness read (a kept key changed since it was read is read again).
+   */
+  authenticate: (key: string, ip: string, revision: () => Promise<number>) => Promise<Caller | null>;
+  /** Reads the primary's data revision and what changed up to it (src/cache/freshness.ts). */
+  revision: () => Promise<number>;
   clientIp: (request: Request, serverContext: unknown) => string;
   store: RateLimitStore;
   policy: PolicyConfig;
@@ -101,6 +106,10 @@ export function createGate(deps: GateDeps) {
   return {
     /** Lets the request in (undefined), or the response refusing it. */
     async admit(request: Request, state: RequestState, shape: ErrorShape): Promise<Response | undefined> {
+      // Read at most once per request, by whichever stage first needs it: a kept key's check here,
+      // or the response cache's lookup later.
+      let read: Promise<number> | undefined;
+      state.revision = () => (read ??= deps.revision());
       const anonymous: Caller = { kind: 'anonymous', ip: deps.clientIp(request, state) };
       let key: string | null;
       try {
@@ -130,7 +139,7 @@ export function createGate(deps: GateDeps) {
       }
       let found: Caller | null;
       try {
-        found = await deps.authenticate(key, anonymous.ip);
+        found = await deps.authenticate(key, anonymous.ip, state.revision);
       } catch (error) {
         // Whatever broke (pool exhausted, statement timeout, connection refused, a bug), the key is
         // neither valid nor invalid: 503 with Retry-After, never anonymous treatment, and no

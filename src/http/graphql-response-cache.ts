@@ -2,7 +2,9 @@ import { Kind, print, type DocumentNode, type GraphQLFieldMap, type GraphQLSchem
 import type { ExecutionResult } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { ResponseCache } from '../cache/response-cache.js';
-import type { RevisionSource } from '../cache/revision.js';
+import type { RevisionSource } from '../cache/freshness.js';
+import { dependenciesOf, tagsOf, type OperationDependencies } from '../cache/dependencies.js';
+import { accountOf } from '../context/actor.js';
 import { fieldRulesOf } from '../graphql/field-rules.js';
 import type { RequestState } from './request-state.js';
 
@@ -64,17 +66,23 @@ export type RevisionFor = (request: Request, caller: RequestState['actor'], docu
 
 export function useGraphqlResponseCache(cache: ResponseCache, schema: GraphQLSchema, revisionFor?: RevisionFor): Plugin {
   const queryFields = schema.getQueryType()!.getFields();
-  /** Per parsed document (Yoga hands the same object for the same text): may it be kept, and its text. */
-  const decisions = new WeakMap<DocumentNode, Map<string, { operation: string } | null>>();
+  /** Per parsed document (Yoga hands the same object for the same text): may it be kept, its text and what it reads. */
+  const decisions = new WeakMap<DocumentNode, Map<string, Kept | null>>();
+  interface Kept {
+    operation: string;
+    dependencies: OperationDependencies;
+  }
 
-  /** A query whose root fields may all be kept, with the text that names it; null otherwise. */
-  function keptAs(document: DocumentNode, operationName: string | null | undefined): { operation: string } | null {
+  /** A query whose root fields may all be kept, with the text that names it and what it reads; null otherwise. */
+  function keptAs(document: DocumentNode, operationName: string | null | undefined): Kept | null {
     let byName = decisions.get(document);
     if (!byName) decisions.set(document, (byName = new Map()));
     const name = operationName ?? '';
     const decided = byName.get(name);
     if (decided !== undefined) return decided;
-    const verdict = isCatalogueQuery(queryFields, document, operationName) ? { operation: `${name}\n${print(document)}` } : null;
+    const operation = isCatalogueQuery(queryFields, document, operationName) ? operationOf(document, operationName) : undefined;
+    const dependencies = operation ? dependenciesOf(schema, document, operation) : null;
+    const verdict = dependencies ? { operation: `${name}\n${print(document)}`, dependencies } : null;
     byName.set(name, verdict);
     return verdict;
   }
@@ -92,8 +100,9 @@ export function useGraphqlResponseCache(cache: ResponseCache, schema: GraphQLSch
       if (!kept) return;
       const variables = textOf(args.variableValues);
       if (variables === undefined) return;
-      const caller = (args.contextValue as RequestState).actor;
-      const revision = revisionFor?.((args.contextValue as { request: Request }).request, caller, args.document, args.operationName);
+      const state = args.contextValue as RequestState & { request: Request };
+      const caller = state.actor;
+      const revision = revisionFor?.(state.request, caller, args.document, args.operationName)?.current ?? state.revision;
       const lookup = await cache.lookup({ face: 'graphql', operation: kept.operation, variables, caller, revision });
       if (!lookup) return;
       if (lookup.hit) {
@@ -107,7 +116,7 @@ export function useGraphqlResponseCache(cache: ResponseCache, schema: GraphQLSch
           // An error may be the caller's or a moment's (a database away): never kept.
           if (result.errors?.length || result.extensions) return;
           const body = JSON.stringify(result);
-          lookup.keep({ status: 200, body });
+          lookup.keep({ status: 200, body }, tagsOf(kept.dependencies, result.data, caller ? (accountOf(caller) ?? undefined) : undefined));
           setResult({ ...result, stringify: () => body } as SerializedResult);
         },
       };

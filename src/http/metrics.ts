@@ -166,7 +166,7 @@ export function createMetrics(
   });
   const responseCacheInvalidations = new Counter({
     name: 'response_cache_invalidations_total',
-    help: 'Times this instance saw the data revision move on (a write committed): every answer kept before is stale',
+    help: 'Kept answers this instance dropped as stale: a write changed something they read',
     registers: [registry],
   });
   const responseCacheStoreErrors = new Counter({

@@ -1,6 +1,6 @@
 import type { DocumentNode, ExecutionResult } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import type { RevisionSource } from '../cache/revision.js';
+import type { RevisionSource } from '../cache/freshness.js';
 import type { Caller } from '../context/actor.js';
 import type { ApiContext } from '../context/context.js';
 import { isDatabaseUnavailable, type PrismaClient } from '../db/prisma.js';

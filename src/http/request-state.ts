@@ -13,6 +13,12 @@ export interface RequestState {
   requestId?: string;
   /** process.hrtime.bigint() at arrival, for the request's duration. */
   startedAt?: bigint;
+  /**
+   * The primary's data revision as of this request, with what changed up to it (src/cache/freshness.ts):
+   * read at most once per request, by the first stage that needs it (the gate for a kept key, else
+   * the response cache).
+   */
+  revision?: () => Promise<number>;
   /** Who is calling, decided by the gate (src/http/gate.ts). */
   actor?: Caller;
   /** The bucket the request was charged to and what it said, for the rate-limit headers. */

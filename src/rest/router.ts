@@ -1,14 +1,15 @@
-import { GraphQLError, type DocumentNode, type ExecutionArgs, type ExecutionResult, type GraphQLSchema } from 'graphql';
+import { GraphQLError, Kind, type DocumentNode, type ExecutionArgs, type ExecutionResult, type GraphQLSchema } from 'graphql';
 import { requireMembership } from '../auth/membership.js';
 import { requireScopes } from '../auth/scopes.js';
-import type { Caller } from '../context/actor.js';
+import { accountOf, type Caller } from '../context/actor.js';
 import type { ApiContext } from '../context/context.js';
 import { AppError, asAppError, contractError, notFound, validationError } from '../shared/errors.js';
 import { ILL_FORMED_MESSAGE, illFormedStringAt } from '../shared/validation.js';
 import { readLimited } from '../shared/request-body.js';
 import type { PaginationMeta } from '../shared/pagination.js';
 import type { Lookup, ResponseCache } from '../cache/response-cache.js';
-import type { RevisionSource } from '../cache/revision.js';
+import type { RevisionSource } from '../cache/freshness.js';
+import { dependenciesOf, tagsOf, type OperationDependencies } from '../cache/dependencies.js';
 import { cacheControl, conditionalJson } from './caching.js';
 import { pathPattern, withoutTrailingSlash } from '../shared/paths.js';
 import { errorResponse, jsonTextResponse, type SuccessBody } from './envelope.js';
@@ -19,6 +20,8 @@ import { deriveRoute, type DerivedRoute } from './derive.js';
 interface CompiledRoute extends DerivedRoute {
   pattern: RegExp;
   paramNames: string[];
+  /** What a kept answer of the route depends on (cacheable routes only). */
+  dependencies?: OperationDependencies;
 }
 
 export interface RestRouterDeps {
@@ -28,12 +31,16 @@ export interface RestRouterDeps {
   maskError: (error: unknown) => Error;
   /** Keeps and answers again the GETs of cacheable routes; absent: every request runs. */
   responseCache?: ResponseCache;
-  /** Where a GET's data revision is read: the read replica its reads go to (src/http/read-routing.ts); default the primary. */
+  /** Where a GET's data revision is read: the read replica its reads go to (src/http/read-routing.ts); default the primary's, read once per request. */
   revisionFor?: (request: Request, caller: Caller | undefined, document: DocumentNode) => RevisionSource | undefined;
 }
 
 function compile(route: RestRoute, schema: GraphQLSchema): CompiledRoute {
-  return { ...deriveRoute(route, schema), ...pathPattern(route.path) };
+  const derived = deriveRoute(route, schema);
+  const operation = derived.operation.definitions.find((d) => d.kind === Kind.OPERATION_DEFINITION);
+  const dependencies = derived.cacheable && operation ? dependenciesOf(schema, derived.operation, operation) : null;
+  if (derived.cacheable && !dependencies) throw new Error(`${route.method} ${route.path}: the response cache cannot tell what it reads`);
+  return { ...derived, ...pathPattern(route.path), ...(dependencies ? { dependencies } : {}) };
 }
 
 /**
@@ -178,7 +185,7 @@ export function createRestRouter({ schema, routes, maskError, responseCache, rev
     }
     if (route.method !== 'GET') return jsonTextResponse(status, text, { 'cache-control': 'no-store' });
     const response = conditionalJson(request, status, text, cacheControl(route, ctx.actor));
-    keep?.({ status, body: text, etag: response.headers.get('etag')! });
+    if (keep && route.dependencies) keep({ status, body: text, etag: response.headers.get('etag')! }, tagsOf(route.dependencies, result.data, accountOf(ctx.actor) ?? undefined));
     return response;
   }
 
@@ -190,7 +197,7 @@ export function createRestRouter({ schema, routes, maskError, responseCache, rev
       getEnveloped = fn;
     },
     /** Answers a request under /api; `state` is the request's server context, which becomes its GraphQL context. */
-    async handle(request: Request, url: URL, state: { actor?: Caller }): Promise<Response> {
+    async handle(request: Request, url: URL, state: { actor?: Caller; revision?: () => Promise<number> }): Promise<Response> {
       const path = withoutTrailingSlash(url.pathname);
       try {
         const candidates = compiled.flatMap((route) => {
@@ -206,12 +213,18 @@ export function createRestRouter({ schema, routes, maskError, responseCache, rev
           });
         }
         if (!getEnveloped) throw new Error('The REST router was used before Yoga handed it its pipeline');
-        // A kept answer is the one this caller got for this request at the current data revision:
-        // nothing runs (the gate has already admitted and charged the request).
+        // A kept answer is the one this caller got for this request, while nothing it read has
+        // changed since: nothing runs (the gate has already admitted and charged the request).
         const { actor } = state;
         const lookup =
           found.route.cacheable && responseCache
-            ? await responseCache.lookup({ face: 'rest', operation: found.route.path, variables: requestText(url), caller: actor, revision: revisionFor?.(request, actor, found.route.operation) })
+            ? await responseCache.lookup({
+                face: 'rest',
+                operation: found.route.path,
+                variables: requestText(url),
+                caller: actor,
+                revision: revisionFor?.(request, actor, found.route.operation)?.current ?? state.revision,
+              })
             : null;
         if (lookup?.hit) return conditionalJson(request, lookup.hit.status, lookup.hit.body, cacheControl(found.route, actor), lookup.hit.etag);
         // As Yoga does for /graphql: the request joins its state, which becomes the context.
