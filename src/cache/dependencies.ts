@@ -91,8 +91,17 @@ export const TYPE_READS: Readonly<Record<string, readonly TableTag[]>> = {
   ProductChange: [],
 };
 
-/** Object types whose objects are product rows, by the product's id: their stock changes per row. */
-const PRODUCT_ROWS: ReadonlySet<string> = new Set(['Product', 'StockRecord', 'PriceRecord']);
+/**
+ * Object types whose objects are product rows (their `id` is the product's), with the fields that
+ * show what changes per product ("Product:<id>": its stock, the time of its last change, its
+ * favourites' count). A position that selects none of them depends on the "Product" tag alone: a
+ * category's most viewed products, by name and price, are not made stale by an order.
+ */
+const PRODUCT_ROWS: ReadonlyMap<string, ReadonlySet<string>> = new Map([
+  ['Product', new Set(['stock', 'updatedAt', '_count'])],
+  ['StockRecord', new Set(['stock', 'updatedAt'])],
+  ['PriceRecord', new Set(['updatedAt'])],
+]);
 
 /** Every product row changed in its stock (with "Product:<id>"): for an answer that shows products without their ids. */
 export const ANY_PRODUCT_ROW = 'Product:*';
@@ -104,8 +113,8 @@ export const EVERYTHING = '*';
 
 /** Where product rows stand in a result: a response key, and beneath it more keys or a row. */
 interface RowPlan {
-  /** Response key of the row's `id` where this position is a product row and selects it; null where it does not. */
-  id?: string | null;
+  /** Where this position is a product row: whether it shows what changes per product, and the response key of its `id` (null: not selected). */
+  row?: { perProduct: boolean; id: string | null };
   children: Map<string, RowPlan>;
 }
 
@@ -155,7 +164,10 @@ function derive(schema: GraphQLSchema, document: DocumentNode, operation: Operat
         continue;
       }
       const key = selection.alias?.value ?? selection.name.value;
-      if (selection.name.value === 'id' && PRODUCT_ROWS.has(type.name)) plan.id = key;
+      if (plan.row) {
+        if (selection.name.value === 'id') plan.row.id = key;
+        if (PRODUCT_ROWS.get(type.name)?.has(selection.name.value)) plan.row.perProduct = true;
+      }
       const field = fields[selection.name.value];
       if (!field || !selection.selectionSet) continue;
       const named = getNamedType(field.type);
@@ -163,7 +175,7 @@ function derive(schema: GraphQLSchema, document: DocumentNode, operation: Operat
       if (!reads) throw new Error(`The response cache does not know what ${named.name} reads: add it to TYPE_READS`);
       for (const table of reads) tables.add(table);
       let child = plan.children.get(key);
-      if (!child) plan.children.set(key, (child = { children: new Map(), ...(PRODUCT_ROWS.has(named.name) ? { id: null } : {}) }));
+      if (!child) plan.children.set(key, (child = { children: new Map(), ...(PRODUCT_ROWS.has(named.name) ? { row: { perProduct: false, id: null } } : {}) }));
       walk(named, selection.selectionSet, child, spread);
     }
   }
@@ -188,8 +200,8 @@ function collect(plan: RowPlan, value: unknown, tags: Set<string>) {
   }
   if (typeof value !== 'object') return;
   const object = value as Record<string, unknown>;
-  if (plan.id !== undefined) {
-    const id = plan.id === null ? undefined : object[plan.id];
+  if (plan.row?.perProduct) {
+    const id = plan.row.id === null ? undefined : object[plan.row.id];
     tags.add(typeof id === 'string' ? productTag(id) : ANY_PRODUCT_ROW);
   }
   for (const [key, child] of plan.children) collect(child, object[key], tags);

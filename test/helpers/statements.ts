@@ -119,6 +119,12 @@ export const isKeyLookup = (sql: string) => tablesOf(sql).join() === 'ApiKey';
 export const isKeyFlush = (sql: string) => classify(sql).writes.some((table) => table === 'ApiKey' || table === 'KeyUsage');
 
 /**
+ * The response cache's prune of its change log (src/cache/freshness.ts, every minute, on its own
+ * connections), the only statement that writes "CacheChange" (its triggers' inserts run inside them).
+ */
+export const isChangePrune = (sql: string) => classify(sql).writes.includes('CacheChange');
+
+/**
  * The statements the app sends on timers, not for any request, which may land while a request is
  * being measured: the keys' (isKeyFlush), and the save of the list totals brought up to date
  * (src/modules/products/list-totals.ts, every second), the only one that writes "ListTotal".
