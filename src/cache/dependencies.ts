@@ -171,6 +171,7 @@ function derive(schema: GraphQLSchema, document: DocumentNode, operation: Operat
       const field = fields[selection.name.value];
       if (!field || !selection.selectionSet) continue;
       const named = getNamedType(field.type);
+      if (!isObjectType(named)) throw new UnknownReads(named.name);
       const reads = TYPE_READS[named.name];
       if (!reads) throw new Error(`The response cache does not know what ${named.name} reads: add it to TYPE_READS`);
       for (const table of reads) tables.add(table);
