@@ -111,7 +111,12 @@ BEGIN
       tags := ARRAY['account:' || (r->>'accountId'), 'account:' || (o->>'accountId')];
     WHEN 'Order' THEN
       tags := "cache_order_viewers"(n->>'buyerId', n->>'supplierId') || "cache_order_viewers"(o->>'buyerId', o->>'supplierId');
+      -- Its items and history written in the same transaction have nobody else to tell.
+      PERFORM set_config('marketplace.cache_orders', coalesce(current_setting('marketplace.cache_orders', true), '') || ' ' || (r->>'id') || ' ', true);
     WHEN 'OrderItem', 'OrderEvent' THEN
+      IF position(' ' || (r->>'orderId') || ' ' IN coalesce(current_setting('marketplace.cache_orders', true), '')) > 0 THEN
+        RETURN NULL;
+      END IF;
       SELECT x."buyerId", x."supplierId" INTO parent FROM "Order" x WHERE x."id" = r->>'orderId';
       -- Gone with its order (a cascade): the order's own trigger tells its viewers.
       IF FOUND THEN
