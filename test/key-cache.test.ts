@@ -117,6 +117,14 @@ describe('keys kept by the gate', () => {
     expect(await ask(key)).toMatchObject({ status: 200, keyReads: 0 });
   });
 
+  it('reads a key once for many concurrent requests that bring it', async () => {
+    const { key } = await createTestKey(app.url, { scopes: ['read:orders'] });
+    const before = app.statements.length;
+    const answers = await Promise.all(Array.from({ length: 20 }, () => app.get('/api/orders?limit=1', { headers: { 'x-api-key': key } })));
+    expect(answers.map((a) => a.status)).toEqual(Array(20).fill(200));
+    expect(sentSince(app.statements, before).filter((sql) => classify(sql).reads.includes('ApiKey')).length).toBe(1);
+  });
+
   it('stops a kept key revoked by another process as soon as the change is delivered', async () => {
     const { key, id } = await createTestKey(app.url, { scopes: ['read:orders'] });
     expect(await ask(key)).toMatchObject({ status: 200, keyReads: 1 });
