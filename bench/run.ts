@@ -1053,6 +1053,21 @@ async function main() {
     // An idle connection ended by PostgreSQL stopping (Ctrl-C) is no error of the run.
     sql.on('error', () => undefined);
     try {
+      // Every page of the mix once, through both, before any order: a shop that has run a while has
+      // been asked for each of them (the service keeps them, PostgreSQL has their rows in memory
+      // for both), and each answer must be the same bytes from both.
+      const paths = [...new Set(sequence.map((r) => r.path))];
+      let nextPath = 0;
+      await Promise.all(
+        Array.from({ length: 8 }, async () => {
+          while (nextPath < paths.length) {
+            const p = paths[nextPath++]!;
+            const [svc, base] = await Promise.all([answer('mixed', `${service.url}${p}`, { headers: auth }), answer('mixed baseline', `${baseline.url}${p}`, { headers: auth })]);
+            if (svc !== base) throw new Error(`baseline and service disagree on GET ${p}:\n${firstDifference(svc, base)}`);
+          }
+        }),
+      );
+      log(`mixed: bodies identical on all ${paths.length} pages of the mix (each asked once of both before measuring)`);
       for (const rate of ORDER_RATES) {
         log(`mixed: ${rate} orders/s${rate ? ' (another account, through the service, each followed by a stale-read check)' : ''}`);
         const firstRun = measuredRuns.length;
