@@ -7,13 +7,17 @@ import pg from 'pg';
 // rate limits, logging, GraphQL or ORM: each ratio service/baseline is the price of all of those.
 //
 // It does the same work the service does wherever the service saves work:
-// - the list's total is counted once and kept while the catalogue revision stays the same, the
-//   revision read with each request, as the service's kept totals do (src/modules/products/list-totals.ts);
+// - the list's total is counted once per filter (all active products, or one category's subtree)
+//   and kept while the catalogue revision stays the same, the revision read with each request, as
+//   the service's kept totals do (src/modules/products/list-totals.ts; orders change stock only,
+//   which moves neither revision);
 // - the nested GraphQL list takes one SQL round trip per level: the page, then its suppliers,
 //   categories and newest reviews (three statements, concurrently);
 // - a page is found by its offset over the index alone, and only its own rows are read (PAGE_IDS).
 //
-//   GET  /api/products?limit=&page= one page, newest first, with supplier, category and counts
+//   GET  /api/products?limit=&page=[&sortBy=newest|price_asc|price_desc][&categoryId=]
+//                                   one page with supplier, category and counts; categoryId takes
+//                                   the category's whole subtree, as the service's filter does
 //   GET  /api/products/:slug        one active product, the same representation
 //   POST /graphql                   the bench's nested query, a page of 50: the query is fixed, only
 //                                   its page is read from the body (variables.page, default 1)
@@ -49,6 +53,32 @@ const PAGE_IDS = (limit: string, offset: string) =>
   `SELECT id FROM "Product" WHERE "isActive" ORDER BY "createdAt" DESC, id ASC LIMIT ${limit} OFFSET ${offset}`;
 const PAGE_SQL = `SELECT ${PRODUCT_COLUMNS} JOIN (${PAGE_IDS('$1', '$2')}) page ON page.id = p.id
   ORDER BY p."createdAt" DESC, p.id ASC`;
+
+/** The list's sorts the bench sends (src/modules/products/products.service.ts, productOrders). */
+const SORTS: Record<string, string> = {
+  newest: '"createdAt" DESC, id ASC',
+  price_asc: 'price ASC, id ASC',
+  price_desc: 'price DESC, id ASC',
+};
+/** A category and all its descendants, active or not: what the service's categoryId filter takes. */
+const SUBTREE = (param: string) => `WITH RECURSIVE tree AS (
+    SELECT id FROM "Category" WHERE id = ${param}
+    UNION
+    SELECT c.id FROM "Category" c JOIN tree t ON c."parentId" = t.id
+  )`;
+/**
+ * Any other list the bench's mixed workload sends: a sort, and optionally a category's subtree
+ * (the subtree walked in the same statement, where the service reads it first in one of its own).
+ */
+function filteredPageSql(sort: string, category: boolean): string {
+  const order = SORTS[sort]!;
+  const where = category ? '"isActive" AND "categoryId" IN (SELECT id FROM tree)' : '"isActive"';
+  return `${category ? SUBTREE('$3') : ''} SELECT ${PRODUCT_COLUMNS}
+  JOIN (SELECT id FROM "Product" WHERE ${where} ORDER BY ${order} LIMIT $1 OFFSET $2) page ON page.id = p.id
+  ORDER BY ${order.replace(/(^|, )/g, '$1p.')}`;
+}
+const FILTERED_PAGE_SQL = new Map<string, string>();
+for (const sort of Object.keys(SORTS)) for (const category of [false, true]) FILTERED_PAGE_SQL.set(`${sort}/${category}`, filteredPageSql(sort, category));
 const BY_SLUG_SQL = `SELECT ${PRODUCT_COLUMNS} WHERE p.slug = $1 AND p."isActive"`;
 
 const NESTED_LIMIT = 50;
@@ -62,6 +92,7 @@ const REVIEWS_SQL = `SELECT r.id, r.rating, r.title, r."createdAt", r."productId
 
 const REVISION_SQL = `SELECT epoch::text || '/' || revision::text AS at FROM "CatalogRevision" WHERE id = 1`;
 const COUNT_SQL = 'SELECT count(*)::int AS n FROM "Product" WHERE "isActive"';
+const CATEGORY_COUNT_SQL = `${SUBTREE('$1')} SELECT count(*)::int AS n FROM "Product" WHERE "isActive" AND "categoryId" IN (SELECT id FROM tree)`;
 
 type Row = Record<string, unknown> & { createdAt: Date; updatedAt: Date };
 
@@ -95,13 +126,22 @@ function product(r: Row) {
   };
 }
 
-/** The active products' total, counted once per catalogue revision (the revision is read every time). */
-let kept: { at: string; total: Promise<number> } | undefined;
-async function activeTotal(): Promise<number> {
+/**
+ * The active products' total (or a category subtree's), counted once per filter and catalogue
+ * revision (the revision is read every time).
+ */
+const kept = new Map<string, { at: string; total: Promise<number> }>();
+async function activeTotal(categoryId?: string): Promise<number> {
   const { rows } = await pool.query<{ at: string }>(REVISION_SQL);
   const at = rows[0]?.at ?? '';
-  if (kept?.at !== at) kept = { at, total: pool.query<{ n: number }>(COUNT_SQL).then((r) => r.rows[0]!.n) };
-  return kept.total;
+  const filter = categoryId ?? '';
+  let entry = kept.get(filter);
+  if (entry?.at !== at) {
+    const count = categoryId ? pool.query<{ n: number }>(CATEGORY_COUNT_SQL, [categoryId]) : pool.query<{ n: number }>(COUNT_SQL);
+    entry = { at, total: count.then((r) => r.rows[0]!.n) };
+    kept.set(filter, entry);
+  }
+  return entry.total;
 }
 
 function send(res: ServerResponse, status: number, body: string) {
@@ -112,8 +152,15 @@ function send(res: ServerResponse, status: number, body: string) {
 async function list(u: URL): Promise<string> {
   const page = Number(u.searchParams.get('page') ?? 1);
   const limit = Number(u.searchParams.get('limit') ?? 12);
-  const [items, total] = await Promise.all([pool.query<Row>(PAGE_SQL, [limit, (page - 1) * limit]), activeTotal()]);
-  return JSON.stringify({ success: true, data: items.rows.map(product), meta: { page, limit, total, totalPages: Math.ceil(total / limit) } });
+  const sort = u.searchParams.get('sortBy') ?? 'newest';
+  const categoryId = u.searchParams.get('categoryId') ?? undefined;
+  if (!SORTS[sort]) throw new Error(`sortBy ${sort} is not one the baseline answers`);
+  const items =
+    sort === 'newest' && !categoryId
+      ? pool.query<Row>(PAGE_SQL, [limit, (page - 1) * limit])
+      : pool.query<Row>(FILTERED_PAGE_SQL.get(`${sort}/${Boolean(categoryId)}`)!, [limit, (page - 1) * limit, ...(categoryId ? [categoryId] : [])]);
+  const [rows, total] = await Promise.all([items, activeTotal(categoryId)]);
+  return JSON.stringify({ success: true, data: rows.rows.map(product), meta: { page, limit, total, totalPages: Math.ceil(total / limit) } });
 }
 
 async function bySlug(slug: string): Promise<string | null> {

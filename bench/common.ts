@@ -92,13 +92,16 @@ export async function openBenchDatabase(products: number, log: (msg: string) => 
   }
 }
 
-/** A new enterprise key with every scope and a limit no bench run reaches. */
-export async function createBenchKey(url: string): Promise<string> {
+/**
+ * A new enterprise key with every scope and a limit no bench run reaches, of `owner`'s account
+ * (made if new): another owner, another account (its own order limit, its own orders).
+ */
+export async function createBenchKey(url: string, owner = 'bench@example.com'): Promise<string> {
   const prisma = createPrisma({ url, poolMax: 2 });
   try {
     const operator = createContextFactory({ prisma, logger: createLogger('silent'), webhookPolicy: { allowPrivate: false, requireHttps: false } }).forOperator();
     const { key } = await createApiKey(operator, {
-      owner: 'bench@example.com',
+      owner,
       plan: 'ENTERPRISE',
       scopes: ['admin:all'],
       rateLimit: 10_000_000,

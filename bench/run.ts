@@ -1,6 +1,6 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -11,11 +11,34 @@ import { loadConfig } from '../src/runtime/config.js';
 import { openDatabase, type Database } from '../src/db/database.js';
 import { migrate } from '../src/db/migrate.js';
 import { seedDatabase } from '../src/seed/seed.js';
+import { Redis } from 'ioredis';
 import { createBenchKey, freePort, gitCommit, HOST, NESTED_QUERY, nextLine, ROOT, startFlags } from './common.js';
+import { FLOOD_BOUND_BYTES, FLOOD_PAGES, FLOOD_SAFETY_BYTES, FLOOD_SAVE_EVERY_MS, keysByPrefix, mib, redisSample, redisServerPath, sampleRedis, saveProfileSteadily, type RedisSample } from './flood.js';
+import {
+  addCounters,
+  browsingSequence,
+  cacheCounters,
+  counterDelta,
+  failureList,
+  hitRatio,
+  MIXED_SLUGS,
+  mixedFixtures,
+  NO_COUNTS,
+  ORDER_RATES,
+  orderFailures,
+  percentile,
+  SLUG_SHARE,
+  startOrders,
+  ZIPF_S,
+  zipfShare,
+  type CacheCounters,
+  type MixedFixtures,
+  type OrderStats,
+} from './mixed.js';
 import { profileSplit, renderSplit } from './profile.js';
 
 // `npm run bench -- [--products 100000] [--duration 10] [--rounds 2] [--connections 10] [--only list,slug-distinct,…]
-//                   [--response-cache on|off] [--soak S] [--cpu-prof] [--no-report]`
+//                   [--response-cache on|off] [--flood-seconds 60] [--soak S] [--cpu-prof] [--no-report]`
 //
 // Performance at catalogue scale against references measured in the same run (BENCHMARKS.md, How to run):
 //  1. its own embedded PostgreSQL under .data-bench-<products> (never the development .data), migrated and
@@ -56,6 +79,8 @@ const { values: args } = (() => {
         only: { type: 'string' },
         /** off: the service runs with RESPONSE_CACHE=off; on: with its default (RESPONSE_CACHE unset). */
         'response-cache': { type: 'string', default: 'on' },
+        /** Seconds of the flood part's read load (the profile saves run as long). */
+        'flood-seconds': { type: 'string', default: '60' },
       },
       strict: true,
     });
@@ -68,6 +93,7 @@ const DURATION = positiveInt('--duration', args.duration);
 const ROUNDS = positiveInt('--rounds', args.rounds);
 const CONNECTIONS = positiveInt('--connections', args.connections);
 const SOAK = args.soak === '0' ? 0 : positiveInt('--soak', args.soak);
+const FLOOD_SECONDS = positiveInt('--flood-seconds', args['flood-seconds']);
 const RESPONSE_CACHE = args['response-cache'];
 if (RESPONSE_CACHE !== 'on' && RESPONSE_CACHE !== 'off') argError(`--response-cache must be on or off, got ${RESPONSE_CACHE}`);
 
@@ -85,7 +111,9 @@ const SECTIONS = {
   connections: 'the repeated scenarios chosen (list, slug, nested) again at 4 and 32 connections',
   'half-rate': 'the repeated scenarios chosen and their baselines at half their maximum, evenly spaced',
   alloc: 'JS heap allocated per REST list request (repeated and distinct), service and baseline',
+  mixed: 'the response cache under a busy shop: skewed browsing while orders are placed (0, 2, 10/s), after its baseline',
   'search-latency': 'search latency, 40 terms one at a time, four passes',
+  flood: 'the response cache in Redis: list reads while a profile is saved every 25 ms, Redis memory against its bound',
 } as const;
 type Section = keyof typeof SECTIONS;
 const ONLY = args.only === undefined ? undefined : new Set(args.only.split(',').map((k) => k.trim()).filter(Boolean));
@@ -207,6 +235,40 @@ function spawnPinned(core: number, program: Program, env: Record<string, string 
   return child;
 }
 
+/**
+ * A throwaway redis-server on 127.0.0.1:`port` (no snapshots, no append-only file, its working
+ * directory `dir`), on every core as PostgreSQL is (this process is pinned to core 1 by then and
+ * its children would inherit that); stopped with the other children, on exit, error and Ctrl-C.
+ */
+async function startRedis(bin: string, port: number, dir: string): Promise<ChildProcess> {
+  mkdirSync(dir, { recursive: true });
+  const child = spawn('taskset', ['-c', `0-${os.cpus().length - 1}`, bin, '--bind', HOST, '--port', String(port), '--save', '', '--appendonly', 'no', '--dir', dir], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.add(child);
+  child.stderr?.on('data', (d: Buffer) => process.stderr.write(`[redis] ${d.toString()}`));
+  child.once('exit', (code, signal) => {
+    children.delete(child);
+    if (!stopRequested.has(child)) log(`redis-server exited early (code ${code}, signal ${signal})`);
+  });
+  await new Promise<void>((resolve, reject) => {
+    let seen = '';
+    const timer = setTimeout(() => reject(new Error(`redis-server did not get ready within 10 s:\n${seen.slice(-1000)}`)), 10_000);
+    child.stdout?.on('data', (d: Buffer) => {
+      seen += d.toString();
+      if (/Ready to accept connections/.test(seen)) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    child.once('exit', () => {
+      clearTimeout(timer);
+      reject(new Error(`redis-server exited before it was ready:\n${seen.slice(-1000)}`));
+    });
+  });
+  return child;
+}
 
 async function waitForHttp(url: string, init: RequestInit, timeoutMs: number) {
   const deadline = Date.now() + timeoutMs;
@@ -351,8 +413,8 @@ function record(r: Result): Result {
  * a distinct workload WARM_UP_SECONDS of its warm-up set. Its failures count for "no errors under
  * load" (as a run of its own), its speed for nothing.
  */
-async function warm(s: Scenario, connections = CONNECTIONS): Promise<void> {
-  const r = await cannon(s.warmUp ? autocannonOptions({ ...s, cycle: s.warmUp }, connections, WARM_UP_SECONDS) : autocannonOptions(s, connections, 1));
+async function warm(s: Scenario, connections = CONNECTIONS, seconds = 1): Promise<void> {
+  const r = await cannon(s.warmUp ? autocannonOptions({ ...s, cycle: s.warmUp }, connections, WARM_UP_SECONDS) : autocannonOptions(s, connections, seconds));
   if (r.non2xx + r.errors + r.timeouts) {
     record({ scenario: `${s.name} (warm-up)`, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, requests: r.requests.total, non2xx: r.non2xx, errors: r.errors, timeouts: r.timeouts });
   }
@@ -692,8 +754,16 @@ async function main() {
   let fixtures: { slug: string; categoryId: string; word: string; productId: string; supplierId: string; minOrder: number; slugs: string[]; warmUpSlugs: string[] };
   let pgVersion: string;
   let activeProducts: number;
+  /** The mixed part's: another account's key for its orders, the products browsed and ordered, the list pages. */
+  let orderKey: string | undefined;
+  let mixedSet: MixedFixtures | undefined;
   try {
     key = await createBenchKey(db.url);
+    if (runs('mixed')) {
+      orderKey = await createBenchKey(db.url, 'bench-orders@example.com');
+      mixedSet = await mixedFixtures(client);
+      if (mixedSet.products.length < MIXED_SLUGS) log(`mixed: the catalogue has ${mixedSet.products.length} products to browse and order, not ${MIXED_SLUGS}`);
+    }
     const newest = await client.query<{ slug: string; name: string }>(
       `SELECT slug, name FROM "Product" WHERE "isActive" ORDER BY "createdAt" DESC, id LIMIT 1`,
     );
@@ -749,7 +819,7 @@ async function main() {
     startPinned(name, { script: 'dist/server.js', nodeFlags: [...NODE_FLAGS, ...ALLOC_METER, ...nodeFlags] }, env, '/api/products?limit=1', { headers: auth });
   const PAIRS: Section[] = ['list', 'slug', 'nested', 'list-distinct', 'slug-distinct', 'nested-deep'];
   const REPEATED: Section[] = ['list', 'slug', 'nested'];
-  const needBaseline = PAIRS.some(runs) || runs('alloc');
+  const needBaseline = PAIRS.some(runs) || runs('alloc') || runs('mixed');
   const needPeer = runs('nested') || runs('nested-deep');
   const service = await startService('service');
   // The distinct workloads measure the miss path: with the cache on, a cycle's second pass would be
@@ -901,6 +971,15 @@ async function main() {
     log(`${p.name}: PostGraphile answers the service's ${NESTED_LIMIT} products on page ${p.requests.length}`);
   }
   for (const s of others) await send(s, { path: new URL(s.url).pathname + new URL(s.url).search, body: s.body });
+  if (mixedSet && baseline) {
+    // Every list page of the mix, and its most, middle and least popular products.
+    const paths = [...mixedSet.lists, ...firstMiddleLast(mixedSet.products).map((p) => `/api/products/${encodeURIComponent(p.slug)}`)];
+    for (const p of paths) {
+      const [svc, base] = await Promise.all([answer('mixed', `${service.url}${p}`, { headers: auth }), answer('mixed baseline', `${baseline.url}${p}`, { headers: auth })]);
+      if (svc !== base) throw new Error(`baseline and service disagree on GET ${p}:\n${firstDifference(svc, base)}`);
+    }
+    log(`mixed: bodies identical on its ${mixedSet.lists.length} list pages and ${paths.length - mixedSet.lists.length} of its products`);
+  }
 
   // 6. Load: each scenario right after its own baseline (and the peer), 1 s of warm-up first
   // (none for order creation: each request creates an order).
@@ -961,6 +1040,67 @@ async function main() {
       allocations.push(await measureAllocation(serving.child, p.service), await measureAllocation(baseline.child, p.baseline));
     }
   }
+
+  // 9b. The response cache under a busy shop: at each order rate, the service then the baseline
+  // (in ROUNDS alternating rounds, each keeping its fastest), the orders running throughout.
+  const mixedRates: MixedRate[] = [];
+  if (mixedSet && baseline && orderKey) {
+    const sequence = browsingSequence(mixedSet, SEED);
+    const browse = (name: string, origin: string): Scenario => ({ name, url: `${origin}${sequence[0]!.path}`, headers: auth, cycle: { requests: sequence, next: 0 } });
+    const svcBrowse = browse('Mixed browsing', service.url);
+    const baseBrowse = browse('Baseline: mixed browsing', baseline.url);
+    const sql = new pg.Pool({ connectionString: db.url, max: 4 });
+    // An idle connection ended by PostgreSQL stopping (Ctrl-C) is no error of the run.
+    sql.on('error', () => undefined);
+    try {
+      // Every page of the mix once, through both, before any order: a shop that has run a while has
+      // been asked for each of them (the service keeps them, PostgreSQL has their rows in memory
+      // for both), and each answer must be the same bytes from both.
+      const paths = [...new Set(sequence.map((r) => r.path))];
+      let nextPath = 0;
+      await Promise.all(
+        Array.from({ length: 8 }, async () => {
+          while (nextPath < paths.length) {
+            const p = paths[nextPath++]!;
+            const [svc, base] = await Promise.all([answer('mixed', `${service.url}${p}`, { headers: auth }), answer('mixed baseline', `${baseline.url}${p}`, { headers: auth })]);
+            if (svc !== base) throw new Error(`baseline and service disagree on GET ${p}:\n${firstDifference(svc, base)}`);
+          }
+        }),
+      );
+      log(`mixed: bodies identical on all ${paths.length} pages of the mix (each asked once of both before measuring)`);
+      for (const rate of ORDER_RATES) {
+        log(`mixed: ${rate} orders/s${rate ? ' (another account, through the service, each followed by a stale-read check)' : ''}`);
+        const firstRun = measuredRuns.length;
+        const orders = startOrders({ service: service.url, orderKey, browseKey: key, rate, products: mixedSet.products, seed: SEED + rate, sql, stopped: () => interrupted, log });
+        let counts: CacheCounters = NO_COUNTS;
+        let svc: Result | undefined;
+        let base: Result | undefined;
+        let stats: OrderStats;
+        try {
+          for (let round = 0; round < ROUNDS; round++) {
+            const at = (s: Scenario): Scenario => ({ ...s, name: `${s.name}, ${rate} orders/s` });
+            await warm(at(svcBrowse), CONNECTIONS, MIXED_WARM_UP_SECONDS);
+            const before = await cacheCounters(service.url);
+            svc = fastest(svc, await load(at(svcBrowse)));
+            counts = addCounters(counts, counterDelta(before, await cacheCounters(service.url)));
+            await warm(at(baseBrowse), CONNECTIONS, MIXED_WARM_UP_SECONDS);
+            base = fastest(base, await load(at(baseBrowse)));
+          }
+        } finally {
+          stats = await orders.stop();
+        }
+        const browseFailures = measuredRuns.slice(firstRun).reduce((n, r) => n + failed(r), 0);
+        mixedRates.push({ rate, service: svc!, baseline: base!, counts, orders: stats, browseFailures });
+        log(
+          `mixed, ${rate} orders/s: service ${svc!.rps.toFixed(0)} vs baseline ${base!.rps.toFixed(0)} req/s (${pct(svc!.rps / base!.rps)}), ` +
+            `hit ratio ${pct(hitRatio(counts))}; ${stats.placed} orders placed (${failureList(stats)} failed), ${stats.checks} checks, ${stats.stale} stale` +
+            (stats.staleSamples.length ? `: ${stats.staleSamples.join('; ')}` : ''),
+        );
+      }
+    } finally {
+      await sql.end();
+    }
+  }
   await Promise.all([baseline?.stop(), peer?.stop()]);
 
   // 10. Search latency and, with --soak, memory over a long run.
@@ -975,6 +1115,78 @@ async function main() {
       : undefined;
   if (SOAK && !repeated.length) log('--soak: no repeated scenario (list, slug, nested) chosen to soak with');
   await service.stop();
+
+  // 10b. The response cache in Redis under a flood of writes: a service of its own with REDIS_URL
+  // (a throwaway redis-server) and RESPONSE_CACHE_MAX_BYTES; list reads while a profile is saved
+  // every FLOOD_SAVE_EVERY_MS; Redis' memory sampled every second.
+  let flood: FloodResult | { skipped: string } | undefined;
+  if (runs('flood')) {
+    const bin = redisServerPath();
+    if (!bin) {
+      flood = { skipped: 'redis-server is not installed (Debian: apt-get install redis-server)' };
+      log(`flood: skipped, ${flood.skipped}`);
+    } else {
+      const port = await freePort();
+      const redisChild = await startRedis(bin, port, path.join(DATA_DIR, 'redis-flood'));
+      const redisUrl = `redis://${HOST}:${port}`;
+      const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
+      redis.on('error', (error: Error) => log(`flood: redis client: ${error.message}`));
+      const sql = new pg.Pool({ connectionString: db.url, max: 2 });
+      sql.on('error', () => undefined);
+      try {
+        const redisVersion = /^redis_version:(\S+)/m.exec(await redis.info('server'))?.[1] ?? 'unknown';
+        await createBenchKey(db.url, 'bench-profile@example.com');
+        const accountId = (await sql.query<{ id: string }>(`SELECT id FROM "Account" WHERE email = 'bench-profile@example.com'`)).rows[0]!.id;
+        // The cache always on here, whatever --response-cache says: the part measures its bound.
+        const floodService = await startService('service, Redis', [], {
+          ...serviceEnv,
+          RESPONSE_CACHE: undefined,
+          REDIS_URL: redisUrl,
+          RESPONSE_CACHE_MAX_BYTES: String(FLOOD_BOUND_BYTES),
+        });
+        try {
+          // Redis' own overhead (and the service's few keys: its rate-limit counters), before the load.
+          const overhead = (await redisSample(redis, performance.now())).usedMemory;
+          const pages = Array.from({ length: FLOOD_PAGES }, (_, i) => ({ path: `/api/products?limit=12&page=${i + 1}` }));
+          const keysBefore = await keysByPrefix(redis);
+          for (const p of pages) await answer('flood', `${floodService.url}${p.path}`, { headers: auth });
+          const counts0 = await cacheCounters(floodService.url);
+          let stoppedEarly: string | undefined;
+          const sampler = await sampleRedis(
+            redis,
+            (s) => {
+              stoppedEarly = `stopped after ${s.at.toFixed(0)} s: Redis used ${mib(s.usedMemory).toFixed(0)} MiB, past the bench's safety stop of ${mib(FLOOD_SAFETY_BYTES).toFixed(0)} MiB`;
+              log(`flood: ${stoppedEarly}`);
+              for (const run of inFlight) run.stop();
+            },
+            log,
+          );
+          const saver = saveProfileSteadily(sql, accountId, () => interrupted || stoppedEarly !== undefined, log);
+          log(`flood: ${FLOOD_SECONDS} s of ${FLOOD_PAGES} list pages round-robin; the profile saved every ${FLOOD_SAVE_EVERY_MS} ms; RESPONSE_CACHE_MAX_BYTES ${mib(FLOOD_BOUND_BYTES)} MiB`);
+          let reader: Result;
+          let saved: Awaited<ReturnType<typeof saver.stop>>;
+          let samples: RedisSample[];
+          try {
+            reader = await load({ name: 'Flood: REST list, 20 pages round-robin', url: `${floodService.url}${pages[0]!.path}`, headers: auth, cycle: { requests: pages, next: 0 } }, { connections: CONNECTIONS, duration: FLOOD_SECONDS });
+          } finally {
+            saved = await saver.stop();
+            samples = await sampler.stop();
+          }
+          const counts = counterDelta(counts0, await cacheCounters(floodService.url));
+          const keysAfter = await keysByPrefix(redis);
+          flood = { seconds: (performance.now() - sampler.since) / 1000, stoppedEarly, reader, counts, saves: saved.saves, saveFailures: saved.failures, overhead, samples, redisVersion, keysBefore, keysAfter };
+          const max = Math.max(...samples.map((s) => s.usedMemory));
+          log(`flood: Redis used_memory ${mib(samples[0]!.usedMemory).toFixed(1)} → max ${mib(max).toFixed(1)} → ${mib(samples.at(-1)!.usedMemory).toFixed(1)} MiB, keys ${samples[0]!.keys} → ${samples.at(-1)!.keys}; ${saved.saves} saves; hit ratio ${pct(hitRatio(counts))}`);
+        } finally {
+          await floodService.stop();
+        }
+      } finally {
+        redis.disconnect();
+        await sql.end();
+        await stopChild(redisChild);
+      }
+    }
+  }
 
   // 11. With --cpu-prof: one profiled instance per scenario, so each profile holds one scenario.
   const profiles: string[] = [];
@@ -1018,10 +1230,18 @@ async function main() {
     slugs: fixtures.slugs.length,
     nestedPages,
   };
-  const results = renderResults({ ...machine, postgres: pgVersion, products: activeProducts }, table, fixtures, distinct);
+  const header = { ...machine, postgres: pgVersion, products: activeProducts };
+  const results = renderResults(header, table, fixtures, distinct);
+  // The response cache parts: blocks of their own, each with its header and targets (a skipped
+  // flood is said on stdout only: the file keeps the figures it has).
+  const parts: PartBlocks = {};
+  if (mixedSet && mixedRates.length) parts.mixed = renderPart(header, 'mixed', [renderMixed(mixedRates, mixedSet), renderChecks(mixedChecks(mixedRates), 'Target (the response cache under a busy shop)')]);
+  if (flood && !('skipped' in flood)) parts.flood = renderPart(header, 'flood', [renderFlood(flood), renderChecks(floodChecks(flood), 'Target (the response cache in Redis)')]);
   if (interrupted) throw new Error('interrupted');
   process.stdout.write(`\n${results}\n`);
-  if (!args['no-report']) writeReport(results);
+  for (const block of Object.values(parts)) process.stdout.write(`\n${block}\n`);
+  if (flood && 'skipped' in flood) process.stdout.write(`\n${renderFlood(flood)}\n`);
+  if (!args['no-report']) writeReport(results, parts);
   log(`done in ${((Date.now() - started) / 1000).toFixed(0)} s`);
 }
 
@@ -1042,6 +1262,8 @@ function describeMachine() {
     node: process.version,
     commit: gitCommit(),
     date: new Date().toISOString().slice(0, 16).replace('T', ' ') + ' UTC',
+    /** 1, 5 and 15 minutes, as the run starts: anything else running shares the 2 cores. */
+    load: os.loadavg().map((x) => x.toFixed(2)).join(' / '),
   };
 }
 
@@ -1119,9 +1341,168 @@ function renderTable(pairs: PairResult[], others: Result[]): string {
   ].join('\n');
 }
 
-function renderChecks(checks: Check[]): string {
+function renderChecks(checks: Check[], title = 'Target (issue 27)'): string {
   const status = (c: Check) => (c.met === undefined ? '—' : c.met ? 'met' : '**not met**');
-  return ['| Target (issue 27) | measured | |', '|---|---|---|', ...checks.map((c) => `| ${c.target} | ${c.measured} | ${status(c)} |`)].join('\n');
+  return [`| ${title} | measured | |`, '|---|---|---|', ...checks.map((c) => `| ${c.target} | ${c.measured} | ${status(c)} |`)].join('\n');
+}
+
+// ---------------------------------------------------------------------------------------------
+// The response cache under load: the mixed part (skewed browsing while orders are placed) and the
+// flood part (Redis' memory against RESPONSE_CACHE_MAX_BYTES while a profile is saved every 25 ms).
+
+/** Seconds of browsing before each measured mixed run (the orders already running). */
+const MIXED_WARM_UP_SECONDS = 3;
+
+interface MixedRate {
+  rate: number;
+  /** The fastest of the rounds, each. */
+  service: Result;
+  baseline: Result;
+  /** /metrics deltas over every measured window of the service at this rate, summed. */
+  counts: CacheCounters;
+  orders: OrderStats;
+  /** Browsing requests that failed at this rate: every run, warm-ups and baseline included. */
+  browseFailures: number;
+}
+
+interface FloodResult {
+  seconds: number;
+  /** Set when the bench's safety stop ended the load early. */
+  stoppedEarly?: string;
+  reader: Result;
+  counts: CacheCounters;
+  saves: number;
+  saveFailures: number;
+  /** Redis' used_memory before the load: its own overhead, allowed above the bound. */
+  overhead: number;
+  /** One a second from the load's start (the first) to its end (the last). */
+  samples: RedisSample[];
+  redisVersion: string;
+  /** Keys by prefix before the load (after the service started) and after it. */
+  keysBefore: string;
+  keysAfter: string;
+}
+
+/** The mixed part's targets: browsing against the baseline at each order rate, the hit ratio, stale reads, errors. */
+function mixedChecks(rates: MixedRate[]): Check[] {
+  const notRun = (target: string): Check => ({ target, measured: 'not run', met: undefined });
+  const at = (rate: number) => rates.find((r) => r.rate === rate);
+  const vsBaseline = (rate: number, least: number, target: string): Check => {
+    const r = at(rate);
+    if (!r) return notRun(target);
+    const x = r.service.rps / r.baseline.rps;
+    return { target, measured: `${pct(x)} (${r.service.rps.toFixed(0)} vs ${r.baseline.rps.toFixed(0)} req/s)`, met: x >= least };
+  };
+  const checks: Check[] = [
+    vsBaseline(0, 3, 'Mixed browsing with no writes ≥ 300 % of the hand-written server (which reads the database every time)'),
+    vsBaseline(2, 2.5, 'Mixed browsing with 2 orders/s ≥ 250 % of the hand-written server'),
+    vsBaseline(10, 2, 'Mixed browsing with 10 orders/s ≥ 200 % of the hand-written server'),
+  ];
+  const ten = at(10);
+  const hitTarget = 'Response cache hit ratio ≥ 80 % at 10 orders/s (`/metrics` over the measured windows)';
+  checks.push(ten ? { target: hitTarget, measured: `${pct(hitRatio(ten.counts))} (${ten.counts.hits} hits, ${ten.counts.misses} misses)`, met: hitRatio(ten.counts) >= 0.8 } : notRun(hitTarget));
+  const staleTarget = 'No stale reads: after each order’s 201, the product through the service shows the stock the database holds';
+  const withOrders = rates.filter((r) => r.rate > 0);
+  const checked = withOrders.reduce((n, r) => n + r.orders.checks, 0);
+  const stale = withOrders.reduce((n, r) => n + r.orders.stale, 0);
+  checks.push(
+    withOrders.length
+      ? { target: staleTarget, measured: `${stale} stale in ${checked} checks${checked ? '' : ' (no order placed: nothing checked)'}`, met: stale === 0 && checked > 0 }
+      : notRun(staleTarget),
+  );
+  const errorsTarget = 'No errors in the mixed part (browsing: non-2xx, connection errors, timeouts, warm-ups and baseline included; orders other than 201; checks other than 200)';
+  if (!rates.length) checks.push(notRun(errorsTarget));
+  else {
+    const parts = rates
+      .filter((r) => r.browseFailures + orderFailures(r.orders) + r.orders.checkFailures > 0)
+      .map((r) => `${r.rate} orders/s: ${r.browseFailures} browsing, ${orderFailures(r.orders)} orders (${failureList(r.orders)}), ${r.orders.checkFailures} checks`);
+    const requests = rates.reduce((n, r) => n + r.orders.sent + r.orders.checks, 0);
+    checks.push({ target: errorsTarget, measured: parts.length ? parts.join('; ') : `0 (browsing runs and ${requests} orders and checks)`, met: parts.length === 0 });
+  }
+  return checks;
+}
+
+/** The flood part's target: Redis' memory within RESPONSE_CACHE_MAX_BYTES and its own overhead. */
+function floodChecks(flood: FloodResult): Check[] {
+  const max = Math.max(...flood.samples.map((s) => s.usedMemory));
+  const limit = FLOOD_BOUND_BYTES + flood.overhead;
+  return [
+    {
+      target: `Redis under its bound (RESPONSE_CACHE_MAX_BYTES ${mib(FLOOD_BOUND_BYTES)} MiB + Redis' own overhead measured before the load), every sample`,
+      measured: `max ${mib(max).toFixed(1)} MiB against ${mib(limit).toFixed(1)} MiB (${mib(FLOOD_BOUND_BYTES)} + ${mib(flood.overhead).toFixed(1)})${flood.stoppedEarly ? `; ${flood.stoppedEarly}` : ''}`,
+      met: max <= limit && !flood.stoppedEarly,
+    },
+  ];
+}
+
+type Part = 'mixed' | 'flood';
+type PartBlocks = Partial<Record<Part, string>>;
+const PART_KEYS: Part[] = ['mixed', 'flood'];
+
+/** A response cache part's block: its own header (machine, date, commit, catalogue), then its tables, within its markers. */
+function renderPart(m: ReturnType<typeof describeMachine> & { postgres: string; products: number }, part: Part, body: string[]): string {
+  const cache = part === 'flood' ? 'response cache on, in Redis' : `response cache ${RESPONSE_CACHE === 'off' ? 'off (RESPONSE_CACHE=off)' : "on (the service's default, in memory)"}`;
+  const pinned = part === 'flood' ? 'service pinned to core 0, autocannon to core 1, PostgreSQL and Redis unpinned' : 'service and baseline pinned to core 0, autocannon and the orders to core 1, PostgreSQL unpinned';
+  return [
+    partMarker(part, 'start'),
+    `Run of ${m.date}, commit ${m.commit}: ${m.cpu}, ${m.cores} cores, ${m.memGiB} GiB (load average ${m.load} as it started); Node ${m.node}; PostgreSQL ${m.postgres} (embedded); ` +
+      `${PRODUCTS} products seeded (${m.products} active); ${cache}; ${pinned}.`,
+    '',
+    ...body.flatMap((b, i) => (i ? ['', b] : [b])),
+    partMarker(part, 'end'),
+  ].join('\n');
+}
+
+function renderMixed(rates: MixedRate[], f: MixedFixtures): string {
+  const cell = (r: MixedRate) => {
+    const o = r.orders;
+    const errors = r.browseFailures + orderFailures(o) + o.checkFailures;
+    const orders = r.rate ? `${o.placed} (${percentile(o.latencies, 0.5).toFixed(0)} / ${percentile(o.latencies, 0.99).toFixed(0)} ms)` : '—';
+    return (
+      `| ${r.rate} | ${r.service.rps.toFixed(0)} | ${r.service.p50} / ${r.service.p99} | ${r.baseline.rps.toFixed(0)} | ${r.baseline.p50} / ${r.baseline.p99} | ${pct(r.service.rps / r.baseline.rps)} | ` +
+      `${pct(hitRatio(r.counts))} (${r.counts.hits} / ${r.counts.hits + r.counts.misses}) | ${r.counts.invalidations} | ${orders} | ${r.rate ? `${o.stale} in ${o.checks} (${o.overlapped} overlapped)` : '—'} | ` +
+      `${errors ? `${r.browseFailures} browsing, ${orderFailures(o)} orders (${failureList(o)}), ${o.checkFailures} checks` : '0'} |`
+    );
+  };
+  return [
+    `The response cache under a busy shop (\`mixed\`): ${CONNECTIONS} connections browsing with an enterprise key, ${pct(SLUG_SHARE)} product by slug over ${f.products.length} products ` +
+      `with a Zipf-like skew (s = ${ZIPF_S}: the top 20 draw ${pct(zipfShare(f.products.length, ZIPF_S, 20))} of them), the rest ${f.lists.length} list pages in equal shares ` +
+      `(pages 1–5 of the default sort, 1–3 of each price sort, 6 top-level categories' pages 1–2 and page 1 by price); a seeded sequence, the same for both programs. ` +
+      `Orders (\`POST /api/orders\`, 1 unit of a product drawn with the same skew) by another account through the service, evenly spaced, throughout each rate's runs, ` +
+      `the baseline's included. Each rate: the service, then the baseline, in ${ROUNDS} alternating round${ROUNDS === 1 ? '' : 's'} of ${MIXED_WARM_UP_SECONDS} s of warm-up and ${DURATION} s measured, each keeping its fastest. ` +
+      `Hit ratio: \`response_cache_hits_total\` ÷ (hits + \`response_cache_misses_total\`), deltas over the service's measured windows (every round's), as is \`response_cache_invalidations_total\`. ` +
+      `Stale-read check after each 201: stock read with pg, the product through the service (the browsing key), pg again; the service's stock must lie between the two (overlapped: another order of it committed in between).`,
+    '',
+    '| Orders/s | service req/s | p50 / p99 (ms) | baseline req/s | p50 / p99 (ms) | service vs baseline | cache hit ratio (hits / reads) | invalidations | orders placed (p50 / p99) | stale reads in checks | errors |',
+    '|---:|---:|---|---:|---|---:|---:|---:|---:|---|---|',
+    ...rates.map(cell),
+  ].join('\n');
+}
+
+function renderFlood(flood: FloodResult | { skipped: string }): string {
+  if ('skipped' in flood) return `The response cache in Redis under a flood of writes (\`flood\`): not run, ${flood.skipped}.`;
+  const first = flood.samples[0]!;
+  const last = flood.samples.at(-1)!;
+  const maxMem = flood.samples.reduce((a, b) => (b.usedMemory > a.usedMemory ? b : a));
+  const maxKeys = flood.samples.reduce((a, b) => (b.keys > a.keys ? b : a));
+  const r = flood.reader;
+  return [
+    `The response cache in Redis under a flood of writes (\`flood\`): a service of its own with \`REDIS_URL\` (a throwaway redis-server ${flood.redisVersion} on 127.0.0.1, no persistence) ` +
+      `and \`RESPONSE_CACHE_MAX_BYTES\` ${mib(FLOOD_BOUND_BYTES)} MiB; an enterprise key reads ${FLOOD_PAGES} list pages (limit 12, pages 1–${FLOOD_PAGES}) round-robin with ${CONNECTIONS} connections ` +
+      `for ${flood.seconds.toFixed(0)} s while one account's profile is saved every ${FLOOD_SAVE_EVERY_MS} ms with SQL (its name alternating: ${flood.saves} saves` +
+      `${flood.saveFailures ? `, ${flood.saveFailures} failed` : ''}). Redis sampled every second (\`INFO memory\` used_memory, \`DBSIZE\`); its own overhead, ` +
+      `before the load: ${mib(flood.overhead).toFixed(1)} MiB.${flood.stoppedEarly ? ` **${flood.stoppedEarly}.**` : ''}`,
+    '',
+    '| Redis | start | max | end |',
+    '|---|---:|---:|---:|',
+    `| used_memory (MiB) | ${mib(first.usedMemory).toFixed(1)} | ${mib(maxMem.usedMemory).toFixed(1)} (at ${maxMem.at.toFixed(0)} s) | ${mib(last.usedMemory).toFixed(1)} (at ${last.at.toFixed(0)} s) |`,
+    `| DBSIZE (keys) | ${first.keys} | ${maxKeys.keys} (at ${maxKeys.at.toFixed(0)} s) | ${last.keys} |`,
+    '',
+    `Keys by prefix: before the load (the service started, nothing read yet) ${flood.keysBefore || 'none'}; after it ${flood.keysAfter || 'none'}.`,
+    '',
+    `Reads: ${r.rps.toFixed(0)} req/s (p50 ${r.p50} ms, p99 ${r.p99} ms), ${r.requests} requests, ${failed(r)} failed; response cache hit ratio ${pct(hitRatio(flood.counts))} ` +
+      `(${flood.counts.hits} hits, ${flood.counts.misses} misses), ${flood.counts.invalidations} invalidations, ${flood.counts.storeErrors} store errors.`,
+  ].join('\n');
 }
 
 function renderScaling(rows: { name: string; rps: Record<number, number> }[]): string {
@@ -1183,7 +1564,7 @@ function renderResults(
   distinct: { list: string; slugs: number; nestedPages: number },
 ): string {
   return [
-    `Run of ${m.date}, commit ${m.commit}: ${m.cpu}, ${m.cores} cores, ${m.memGiB} GiB; Node ${m.node}; PostgreSQL ${m.postgres} (embedded);`,
+    `Run of ${m.date}, commit ${m.commit}: ${m.cpu}, ${m.cores} cores, ${m.memGiB} GiB (load average ${m.load} as it started); Node ${m.node}; PostgreSQL ${m.postgres} (embedded);`,
     `${PRODUCTS} products seeded (${m.products} active); ${DURATION} s per scenario, ${CONNECTIONS} connections; ` +
       `response cache ${RESPONSE_CACHE === 'off' ? 'off (RESPONSE_CACHE=off)' : "on (the service's default)"}; ${ONLY ? `only ${[...ONLY].join(', ')}` : 'every part'};`,
     `service, baselines and PostGraphile pinned to core 0 (loaded in turn), autocannon to core 1, PostgreSQL unpinned.`,
@@ -1198,19 +1579,52 @@ function renderResults(
 const START = `<!-- bench:results:${PRODUCTS}:start -->`;
 const END = `<!-- bench:results:${PRODUCTS}:end -->`;
 
-/** Replaces only the results between the markers, so the hand-written analysis stays. */
-function writeReport(results: string) {
-  const block = `${START}\n${results}\n${END}`;
+/** The markers of a response cache part's own block, inside its catalogue's results block. */
+const partMarker = (part: Part, end: 'start' | 'end') => `<!-- bench:results:${PRODUCTS}:${part}:${end} -->`;
+
+/** A part's block (markers included) as the text holds it, or undefined. */
+function partBlock(text: string, part: Part): string | undefined {
+  const a = text.indexOf(partMarker(part, 'start'));
+  const b = text.indexOf(partMarker(part, 'end'));
+  return a >= 0 && b > a ? text.slice(a, b + partMarker(part, 'end').length) : undefined;
+}
+
+/**
+ * Replaces only the results between the markers, so the hand-written analysis stays. The response
+ * cache parts (mixed, flood) have blocks of their own inside: a run of only those parts replaces
+ * only their blocks, and any run keeps the block of a part it did not run (each block says when it
+ * was measured), so that a run of other parts does not throw those figures away.
+ */
+function writeReport(results: string, parts: PartBlocks) {
   const text = existsSync(REPORT) ? readFileSync(REPORT, 'utf8') : '# Benchmarks\n';
   const a = text.indexOf(START);
   const b = text.indexOf(END);
+  const old = a >= 0 && b > a ? text.slice(a + START.length, b) : undefined;
+  let inner: string;
+  if (old !== undefined && ONLY && [...ONLY].every((k) => (PART_KEYS as string[]).includes(k))) {
+    inner = old;
+    for (const part of PART_KEYS) {
+      const block = parts[part];
+      if (!block) continue;
+      const kept = partBlock(inner, part);
+      // A new part's block goes before the blocks of the parts after it (mixed before flood), else last.
+      const later = PART_KEYS.slice(PART_KEYS.indexOf(part) + 1).map((p) => partBlock(inner, p)).find(Boolean);
+      if (kept) inner = inner.replace(kept, () => block);
+      else if (later) inner = inner.replace(later, () => `${block}\n\n${later}`);
+      else inner = `${inner.trimEnd()}\n\n${block}\n`;
+    }
+  } else {
+    const blocks = PART_KEYS.map((part) => parts[part] ?? (old !== undefined ? partBlock(old, part) : undefined)).filter(Boolean);
+    inner = `\n${[results, ...blocks].join('\n\n')}\n`;
+  }
+  const block = `${START}${inner}${END}`;
   writeFileSync(
     REPORT,
     a >= 0 && b > a
       ? text.slice(0, a) + block + text.slice(b + END.length)
       : `${text.trimEnd()}\n\n## Latest results at ${PRODUCTS} products\n\n${block}\n`,
   );
-  log(`results written to ${path.relative(ROOT, REPORT)}`);
+  log(`results written to ${path.relative(ROOT, REPORT)}${ONLY && [...ONLY].every((k) => (PART_KEYS as string[]).includes(k)) ? ` (the ${Object.keys(parts).join(' and ') || 'no'} block only)` : ''}`);
 }
 
 main()
