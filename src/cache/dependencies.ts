@@ -9,6 +9,7 @@ import {
   type OperationDefinitionNode,
   type SelectionSetNode,
 } from 'graphql';
+import type { Caller } from '../context/actor.js';
 
 // What a kept answer depends on: the tags a write names when it changes what the answer shows
 // (the triggers of migration *_cache_dependencies write them to "CacheChange" as they commit).
@@ -186,9 +187,9 @@ function derive(schema: GraphQLSchema, document: DocumentNode, operation: Operat
  * The tags of one answer: its operation's tables, the products its data shows, and the caller's
  * account for a key's answer.
  */
-export function tagsOf(deps: OperationDependencies, data: unknown, accountId: string | undefined): string[] {
+export function tagsOf(deps: OperationDependencies, data: unknown, caller: Caller | undefined): string[] {
   const tags = new Set<string>(deps.tables);
-  if (accountId !== undefined) tags.add(accountTag(accountId));
+  if (caller?.kind === 'key') tags.add(accountTag(caller.accountId));
   collect(deps.rows, data, tags);
   return [...tags];
 }

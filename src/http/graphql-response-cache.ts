@@ -4,7 +4,6 @@ import type { Plugin } from 'graphql-yoga';
 import type { ResponseCache } from '../cache/response-cache.js';
 import type { RevisionSource } from '../cache/freshness.js';
 import { dependenciesOf, tagsOf, type OperationDependencies } from '../cache/dependencies.js';
-import { accountOf } from '../context/actor.js';
 import { fieldRulesOf } from '../graphql/field-rules.js';
 import type { RequestState } from './request-state.js';
 
@@ -116,7 +115,7 @@ export function useGraphqlResponseCache(cache: ResponseCache, schema: GraphQLSch
           // An error may be the caller's or a moment's (a database away): never kept.
           if (result.errors?.length || result.extensions) return;
           const body = JSON.stringify(result);
-          lookup.keep({ status: 200, body }, tagsOf(kept.dependencies, result.data, caller ? (accountOf(caller) ?? undefined) : undefined));
+          lookup.keep({ status: 200, body }, tagsOf(kept.dependencies, result.data, caller));
           setResult({ ...result, stringify: () => body } as SerializedResult);
         },
       };

@@ -1,7 +1,7 @@
 import { GraphQLError, Kind, type DocumentNode, type ExecutionArgs, type ExecutionResult, type GraphQLSchema } from 'graphql';
 import { requireMembership } from '../auth/membership.js';
 import { requireScopes } from '../auth/scopes.js';
-import { accountOf, type Caller } from '../context/actor.js';
+import type { Caller } from '../context/actor.js';
 import type { ApiContext } from '../context/context.js';
 import { AppError, asAppError, contractError, notFound, validationError } from '../shared/errors.js';
 import { ILL_FORMED_MESSAGE, illFormedStringAt } from '../shared/validation.js';
@@ -185,7 +185,7 @@ export function createRestRouter({ schema, routes, maskError, responseCache, rev
     }
     if (route.method !== 'GET') return jsonTextResponse(status, text, { 'cache-control': 'no-store' });
     const response = conditionalJson(request, status, text, cacheControl(route, ctx.actor));
-    if (keep && route.dependencies) keep({ status, body: text, etag: response.headers.get('etag')! }, tagsOf(route.dependencies, result.data, accountOf(ctx.actor) ?? undefined));
+    if (keep && route.dependencies) keep({ status, body: text, etag: response.headers.get('etag')! }, tagsOf(route.dependencies, result.data, ctx.actor));
     return response;
   }
 

@@ -61,7 +61,8 @@ describe('what an answer depends on', () => {
 
   it('a key’s answer depends on its account’s view; an anonymous one on none', () => {
     const d = deps(`{ me { name } }`)!;
-    expect(tagsOf(d, { me: { name: 'x' } }, 'acc1')).toEqual(['account:acc1']);
+    expect(tagsOf(d, { me: { name: 'x' } }, { kind: 'key', ip: '', keyId: 'k', accountId: 'acc1', plan: 'PRO', scopes: [], rateLimit: null, rateWindowSeconds: null })).toEqual(['account:acc1']);
+    expect(tagsOf(d, { me: { name: 'x' } }, { kind: 'anonymous', ip: '' })).toEqual([]);
     expect(tagsOf(deps(`{ categories { items { name } } }`)!, {}, undefined)).toEqual(['Category', 'Product']);
   });
 
