@@ -5,7 +5,7 @@ import { createTestKey, type TestKey } from './helpers/keys.js';
 import { makeOrderFixture, type OrderFixture } from './helpers/orders.js';
 import { startRelay } from './helpers/pgbouncer.js';
 import { HAS_REDIS_SERVER, startRedisServer, type RedisServer } from './helpers/redis.js';
-import { sentSince } from './helpers/statements.js';
+import { as, sent } from './helpers/sent.js';
 
 // The response cache invalidates only what a write changed (src/cache/dependencies.ts), over real
 // HTTP on a real database: an order makes stale the answers that show the products it took and
@@ -33,16 +33,6 @@ afterAll(async () => {
   await app?.close();
   await db?.drop();
 });
-
-const as = (key: TestKey | null, init: RequestInit = {}) => ({ ...init, headers: { ...(key ? { 'x-api-key': key.key } : {}), ...(init.headers as Record<string, string>) } });
-
-/** A request, the raw text of its answer, and how many SQL statements the app sent for it. */
-async function sent(on: TestApp, path: string, init: RequestInit = {}) {
-  const before = on.statements.length;
-  const res = await fetch(on.base + path, init);
-  const text = await res.text();
-  return { status: res.status, text, statements: sentSince(on.statements, before).length };
-}
 
 const gql = (on: TestApp, key: TestKey | null, query: string, variables: Record<string, unknown> = {}) =>
   sent(on, '/graphql', as(key, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query, variables }) }));

@@ -6,7 +6,7 @@ import { createTestKey, type TestKey } from './helpers/keys.js';
 import { makeOrderFixture, type OrderFixture } from './helpers/orders.js';
 import { startRelay } from './helpers/pgbouncer.js';
 import { HAS_REDIS_SERVER, startRedisServer, type RedisServer } from './helpers/redis.js';
-import { sentSince } from './helpers/statements.js';
+import { as, sent } from './helpers/sent.js';
 
 // The response cache as its users meet it, over real HTTP on a real database: a repeated read is
 // answered without a statement, with the same bytes; the first read after any write — through
@@ -39,16 +39,6 @@ afterAll(async () => {
   await b?.close();
   await db?.drop();
 });
-
-const as = (key: TestKey | null, init: RequestInit = {}) => ({ ...init, headers: { ...(key ? { 'x-api-key': key.key } : {}), ...(init.headers as Record<string, string>) } });
-
-/** A request, the raw text of its answer, and how many SQL statements the app sent for it. */
-async function sent(app: TestApp, path: string, init: RequestInit = {}) {
-  const before = app.statements.length;
-  const res = await fetch(app.base + path, init);
-  const text = await res.text();
-  return { status: res.status, headers: res.headers, text, statements: sentSince(app.statements, before).length };
-}
 
 const gql = (app: TestApp, key: TestKey | null, query: string, variables: Record<string, unknown> = {}) =>
   sent(app, '/graphql', as(key, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query, variables }) }));
