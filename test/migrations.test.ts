@@ -200,6 +200,7 @@ const HAND_WRITTEN = [
   'function cache_record(tags text[])',
   'function cache_changed()',
   'function cache_truncated()',
+  'function cache_read(since bigint)',
   ...['Category', 'Supplier', 'Product', 'Review', 'Favorite', 'Account', 'SupplierMember', 'Address', 'Order', 'OrderEvent', 'OrderItem', 'Coupon', 'ApiKey'].flatMap((t) => [
     `trigger ${t}.${t}_cache_changed`,
     `constraint ${t}.${t}_cache_changed`,
