@@ -2,12 +2,12 @@ import { Writable } from 'node:stream';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ACTIVE_KEYS_PER_ACCOUNT } from '../src/accounts/api-keys.js';
-import { createPasswordLink } from '../src/accounts/credentials.js';
+import { createPasswordLink, FORM_LIMITS } from '../src/accounts/credentials.js';
 import { createPrisma } from '../src/db/prisma.js';
 import { hashToken } from '../src/shared/tokens.js';
 import { createTestKey } from './helpers/keys.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
-import { accountIdOf, dashboardClient, formTokenIn, insertOrder, keyIn, signedIn, textOf, type DashboardClient, type Page } from './helpers/dashboard.js';
+import { accountIdOf, dashboardClient, formTokenIn, insertOrder, keyIn, randomIp, signedIn, textOf, type DashboardClient, type Page } from './helpers/dashboard.js';
 import { byTable, without } from './helpers/statements.js';
 import { asOperator } from './helpers/context.js';
 
@@ -989,3 +989,154 @@ describe('forms that make or unlock something are throttled per client address',
   });
 });
 
+
+describe("edits of the account's own data (profile, addresses) are throttled per account", () => {
+  const { limit: SAVES } = FORM_LIMITS.savesPerAccount;
+  const ADDRESS = { fullName: 'Ion Pop', phone: '+40 721 000 000', address: 'Str. Lunga 1', city: 'Cluj', county: 'Cluj', postalCode: '400001' };
+
+  /** Saves an address through the new-address form; its id, from the list. */
+  async function addAddress(client: DashboardClient, fields: Record<string, string> = {}): Promise<string> {
+    await client.get('/dashboard/addresses/new');
+    const saved = await client.post('/dashboard/addresses', { ...ADDRESS, ...fields });
+    expect(saved.status).toBe(303);
+    const ids = [...(await client.get('/dashboard/addresses')).html.matchAll(/<code>([a-z0-9]{20,})<\/code>/g)].map((m) => m[1]!);
+    const { rows } = await app.sql.query<{ id: string }>(`SELECT id FROM "Address" WHERE id = ANY($1) ORDER BY "createdAt" DESC, id DESC LIMIT 1`, [ids]);
+    return rows[0]!.id;
+  }
+
+  /** The 429 a throttled form is answered with: status, Retry-After, and the page saying how long to wait. */
+  function expectRefusal(page: Page, sender: 'address' | 'account') {
+    expect(page.status).toBe(429);
+    const wait = Number(page.headers.get('retry-after'));
+    expect(wait).toBeGreaterThan(0);
+    expect(page.html).toMatch(/<h1>Too many attempts<\/h1>/);
+    expect(textOf(page.html)).toContain(`Too many forms sent from your ${sender}; try again in ${wait} s`);
+  }
+
+  // What the flooding client did: one signed-in account, 518 saves in 15 s. Each form is sent
+  // as that script sent it, the same one over and over; every one counts, whatever its outcome.
+  const floods: Array<{ form: string; send: (client: DashboardClient, i: number) => Promise<Page> }> = [
+    { form: 'the profile', send: (client, i) => client.post('/dashboard/account', { name: `Name ${i}`, companyName: '', phone: '' }) },
+    { form: 'a new address', send: (client) => client.post('/dashboard/addresses', ADDRESS) },
+    {
+      form: 'an address edit',
+      send: async (client, i) => client.post(`/dashboard/addresses/${(floodAddress ??= await addAddress(client))}`, { ...ADDRESS, label: `L${i}` }),
+    },
+    { form: 'an address deletion', send: async (client) => client.post(`/dashboard/addresses/${(floodAddress ??= await addAddress(client))}/delete`, {}) },
+  ];
+  let floodAddress: string | undefined;
+
+  /** How registration, a form throttled per client address, is refused once its address is over FORM_LIMITS.perIp. */
+  let registrationRefusal: Promise<Page> | undefined;
+  const perIpRefusal = () =>
+    (registrationRefusal ??= (async () => {
+      const flooded = dashboardClient(app.base);
+      await flooded.get('/dashboard/register');
+      for (let i = 0; i <= FORM_LIMITS.perIp.limit; i++) {
+        const page = await flooded.post('/dashboard/register', { name: 'Bot', email: `saves-bot-${i}-${Date.now()}@example.com`, password: 'correct horse battery staple' });
+        if (page.status === 429) return page;
+      }
+      throw new Error(`registration was not refused after ${FORM_LIMITS.perIp.limit + 1} forms`);
+    })());
+
+  it.each(floods)(`$form: ${SAVES} from one account in 15 minutes, then 429 with Retry-After, as the other throttled forms answer`, async ({ form, send }) => {
+    floodAddress = undefined;
+    const { client, email } = await signedIn(app.base);
+    await client.get(form === 'a new address' ? '/dashboard/addresses/new' : '/dashboard/account');
+    const statuses: number[] = [];
+    let refused: Page | undefined;
+    // An address added to edit or delete is one of the account's saves too.
+    const budget = SAVES - (form.startsWith('an address') ? 1 : 0);
+    for (let i = 0; i < budget + 2; i++) {
+      const page = await send(client, i);
+      statuses.push(page.status);
+      if (page.status === 429) refused ??= page;
+    }
+    expect(statuses.slice(0, budget)).not.toContain(429);
+    expect(statuses.slice(budget)).toEqual([429, 429]);
+    expectRefusal(refused!, 'account');
+    // The same page as the other throttled forms', but for whose forms were counted.
+    const other = await perIpRefusal();
+    expectRefusal(other, 'address');
+    for (const header of ['content-type', 'cache-control', 'content-security-policy']) expect(refused!.headers.get(header)).toBe(other.headers.get(header));
+
+    if (form === 'the profile') {
+      // The refused saves changed nothing: the name is the last accepted one's.
+      expect((await app.sql.query(`SELECT name FROM "Account" WHERE email = $1`, [email])).rows).toEqual([{ name: `Name ${SAVES - 1}` }]);
+    }
+  });
+
+  it('normal use is not refused: a flooding account keeps its key form, and another account at the same address saves as usual', async () => {
+    const ip = randomIp();
+    const { client } = await signedIn(app.base, { ip });
+    await client.get('/dashboard/account');
+    for (let i = 0; i < SAVES; i++) expect((await client.post('/dashboard/account', { name: `Busy ${i}` })).status).toBe(303);
+    expectRefusal(await client.post('/dashboard/account', { name: 'One more' }), 'account');
+    // The account's saves are not its address's make-or-unlock forms: a key is still made.
+    const { answer, key } = await createKey(client);
+    expect(answer.status).toBe(303);
+    expect(key).toBeDefined();
+
+    // A colleague behind the same address (the same client IP) fills in a profile and a few
+    // addresses, edits one, makes another the default and deletes one: every form is saved.
+    const colleague = await signedIn(app.base, { ip });
+    const sameAddress = colleague.client;
+    await sameAddress.get('/dashboard/account');
+    expect((await sameAddress.post('/dashboard/account', { name: 'Colleague', companyName: 'Firma SRL', phone: '+40 700 000 000' })).status).toBe(303);
+    const first = await addAddress(sameAddress, { label: 'HQ' });
+    const second = await addAddress(sameAddress, { label: 'Depot' });
+    await addAddress(sameAddress, { label: 'Shop' });
+    await sameAddress.get(`/dashboard/addresses/${first}`);
+    expect((await sameAddress.post(`/dashboard/addresses/${first}`, { ...ADDRESS, label: 'Head office' })).status).toBe(303);
+    expect((await sameAddress.post(`/dashboard/addresses/${second}`, { ...ADDRESS, label: 'Depot', isDefault: 'true' })).status).toBe(303);
+    await sameAddress.get(`/dashboard/addresses/${first}/delete`);
+    expect((await sameAddress.post(`/dashboard/addresses/${first}/delete`, {})).status).toBe(303);
+    const labels = await app.sql.query(`SELECT label, "isDefault" FROM "Address" WHERE "accountId" = $1 ORDER BY label`, [await accountIdOf(app.sql, colleague.email)]);
+    expect(labels.rows).toEqual([{ label: 'Depot', isDefault: true }, { label: 'Shop', isDefault: false }]);
+  });
+
+  it('a save that changes nothing writes nothing: the row keeps its updatedAt, and kept answers stay fresh', async () => {
+    const { client, email } = await signedIn(app.base);
+    const profile = { name: 'Same Name', companyName: 'Firma SRL', phone: '+40 700 000 000' };
+    await client.get('/dashboard/account');
+    expect((await client.post('/dashboard/account', profile)).status).toBe(303);
+    const account = async () => (await app.sql.query(`SELECT name, "companyName", phone, "updatedAt" FROM "Account" WHERE email = $1`, [email])).rows[0];
+    const revision = async () => (await app.sql.query(`SELECT revision::text FROM "DataRevision"`)).rows[0].revision as string;
+    const before = await account();
+    const revisionBefore = await revision();
+
+    // The same values again, and with the spaces and the empty fields a form sends: saved, unchanged.
+    const again = await client.post('/dashboard/account', profile);
+    expect(again.location).toBe('/dashboard/account?done=profile-saved');
+    expect((await client.post('/dashboard/account', { name: ' Same Name ', companyName: 'Firma SRL', phone: '+40 700 000 000' })).status).toBe(303);
+    expect(await account()).toEqual(before);
+    expect(await revision()).toBe(revisionBefore);
+
+    // A change, even from a value to none, is written.
+    expect((await client.post('/dashboard/account', { ...profile, phone: '' })).status).toBe(303);
+    const changed = await account();
+    expect(changed).toMatchObject({ name: 'Same Name', companyName: 'Firma SRL', phone: null });
+    expect(changed.updatedAt.getTime()).toBeGreaterThan(before.updatedAt.getTime());
+    expect(await revision()).not.toBe(revisionBefore);
+    // …and from none back to a value.
+    expect((await client.post('/dashboard/account', profile)).status).toBe(303);
+    expect(await account()).toMatchObject({ phone: '+40 700 000 000' });
+
+    // An address has no updatedAt: its row version (xmin, the transaction that wrote it) tells.
+    const id = await addAddress(client, { label: 'HQ', isDefault: 'true' });
+    const row = async () => (await app.sql.query(`SELECT xmin::text AS version, label, email, "isDefault" FROM "Address" WHERE id = $1`, [id])).rows[0];
+    const saved = await row();
+    const revisionOfAddress = await revision();
+    await client.get(`/dashboard/addresses/${id}`);
+    expect((await client.post(`/dashboard/addresses/${id}`, { ...ADDRESS, label: 'HQ', email: '', isDefault: 'true' })).location).toBe('/dashboard/addresses?done=address-saved');
+    expect(await row()).toEqual(saved);
+    expect(await revision()).toBe(revisionOfAddress);
+    expect((await client.post(`/dashboard/addresses/${id}`, { ...ADDRESS, label: 'HQ', email: 'hq@example.com', isDefault: 'true' })).status).toBe(303);
+    expect(await row()).toMatchObject({ label: 'HQ', email: 'hq@example.com', isDefault: true });
+    expect((await row()).version).not.toBe(saved.version);
+    // Another account's address is still not found, changed or not.
+    const intruder = await signedIn(app.base);
+    await intruder.client.get('/dashboard/account');
+    expect((await intruder.client.post(`/dashboard/addresses/${id}`, { ...ADDRESS, label: 'HQ', email: 'hq@example.com', isDefault: 'true' })).status).toBe(404);
+  });
+});

@@ -33,20 +33,44 @@ export const SIGN_IN_LIMITS = Object.freeze({
 });
 
 /**
- * The dashboard's forms that make or unlock something (registration, setting or changing a
- * password, creating a key or a webhook endpoint), per client IP, counted whatever their outcome:
- * as with sign-in, a script cannot make accounts, keys or endpoints at will (an account holds 20
- * keys, so accounts at will would be rate limits at will).
+ * The dashboard's throttled forms, each counted whatever its outcome.
+ *
+ * perIp: forms that make or unlock something (registration, setting or changing a password,
+ * creating a key or a webhook endpoint), per client IP: as with sign-in, a script cannot make
+ * accounts, keys or endpoints at will (an account holds 20 keys, so accounts at will would be
+ * rate limits at will).
+ *
+ * savesPerAccount: forms that only edit what a signed-in account already has (its profile, its
+ * addresses), per account: each save is a write, and each write makes every kept API answer
+ * stale (the response cache's data revision), so one account saving in a loop (518 saves in
+ * 15 s) slows every caller. Counted per account, not per address: the flood was one account's,
+ * and an office behind one address keeps its perIp budget for keys. A person filling in forms
+ * sends a few a minute at most; 60 in 15 minutes is four a minute throughout.
  */
-export const FORM_LIMITS = Object.freeze({ perIp: { limit: 30, windowMs: 15 * 60_000 } });
+export const FORM_LIMITS = Object.freeze({
+  perIp: { limit: 30, windowMs: 15 * 60_000 },
+  savesPerAccount: { limit: 60, windowMs: 15 * 60_000 },
+});
 
-/** Counts one such form from `ip`; RATE_LIMIT_EXCEEDED (with the wait) past FORM_LIMITS. */
-export async function countFormSubmission(store: RateLimitStore, ip: string, now: Date): Promise<void> {
-  const { limit, windowMs } = FORM_LIMITS.perIp;
-  const decision = await store.hit(`form:ip:${ip}`, limit, windowMs);
+export type FormLimit = keyof typeof FORM_LIMITS;
+
+/** Each limit's bucket in the store, and whose forms the refusal says it counted. */
+const FORM_BUCKETS: Record<FormLimit, { bucket: string; whose: string }> = {
+  perIp: { bucket: 'form:ip:', whose: 'your address' },
+  savesPerAccount: { bucket: 'form:account:', whose: 'your account' },
+};
+
+/**
+ * Counts one form against FORM_LIMITS[`limit`] for `sender` (the client IP for perIp, the
+ * account id for savesPerAccount); RATE_LIMIT_EXCEEDED (with the wait) past it.
+ */
+export async function countFormSubmission(store: RateLimitStore, limit: FormLimit, sender: string, now: Date): Promise<void> {
+  const { limit: allowed, windowMs } = FORM_LIMITS[limit];
+  const { bucket, whose } = FORM_BUCKETS[limit];
+  const decision = await store.hit(`${bucket}${sender}`, allowed, windowMs);
   if (decision.allowed) return;
   const retryAfter = secondsUntil(decision.resetAt, now.getTime());
-  throw rateLimited(`Too many forms sent from your address; try again in ${retryAfter} s`, retryAfter);
+  throw rateLimited(`Too many forms sent from ${whose}; try again in ${retryAfter} s`, retryAfter);
 }
 
 /** How long a set-password link works unless the caller says otherwise. */

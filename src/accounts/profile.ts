@@ -6,7 +6,7 @@
 import type { CreationStep, RequestContext } from '../context/context.js';
 import { z } from 'zod';
 import type { PrismaClient } from '../db/prisma.js';
-import type { Prisma } from '../generated/prisma/client.js';
+import type { Account, Address, Prisma } from '../generated/prisma/client.js';
 import { AppError, formError } from '../shared/errors.js';
 import { emailText, nameText } from '../shared/text.js';
 import { fieldPath, idParam } from '../shared/validation.js';
@@ -64,6 +64,32 @@ function parseForm<S extends z.ZodType>(schema: S, input: unknown): z.output<S> 
   throw formError(fields);
 }
 
+// ----- saving only what changes -----
+
+/** The columns of a row type that may hold NULL. */
+type NullableColumn<Row> = { [K in keyof Row]-?: null extends Row[K] ? K : never }[keyof Row];
+
+/** Every column a form sets that may hold NULL: used with `satisfies`, the list cannot fall behind the schema. */
+type NullableOf<Row, Data> = Record<NullableColumn<Row> & keyof Data, true>;
+
+/**
+ * A filter that matches a row only when a column `data` sets holds another value, so that an
+ * UPDATE behind it writes nothing for a save that changes nothing: the row's updatedAt stays, and
+ * the row's trigger does not bump the data revision (every bump makes each answer the response
+ * cache keeps stale, for every caller). SQL's `<>` never matches NULL, so a nullable column also
+ * differs when it holds NULL and the value is not. `data` setting nothing matches no row.
+ */
+function differsFrom<Where>(data: Record<string, unknown>, nullable: Readonly<Record<string, true>>): Where {
+  const differs = Object.entries(data)
+    .filter(([, value]) => value !== undefined)
+    .map(([column, value]) => {
+      if (value === null) return { [column]: { not: null } };
+      const other = { [column]: { not: value } };
+      return Object.hasOwn(nullable, column) ? { OR: [other, { [column]: null }] } : other;
+    });
+  return { OR: differs } as Where;
+}
+
 // ----- the profile -----
 
 /** What is shown of an account, in the dashboard and the API alike: never its password hash. */
@@ -90,9 +116,13 @@ export async function accountProfile(ctx: RequestContext, accountId: string): Pr
  */
 export async function updateProfile(ctx: RequestContext, accountId: string, input: ProfileInput): Promise<AccountProfile | null> {
   const data = parseForm(profileInput, input);
-  const { count } = await ctx.prisma.account.updateMany({ where: { id: accountId }, data });
-  return count ? accountProfile(ctx, accountId) : null;
+  // Writes only a change; whether the account exists is the read's to tell, as the update's count
+  // is 0 for an unchanged profile too.
+  await ctx.prisma.account.updateMany({ where: { id: accountId, ...differsFrom<Prisma.AccountWhereInput>(data, PROFILE_NULLABLE) }, data });
+  return accountProfile(ctx, accountId);
 }
+
+const PROFILE_NULLABLE = { companyName: true, phone: true } satisfies NullableOf<Account, z.output<typeof profileInput>>;
 
 // ----- addresses -----
 
@@ -170,12 +200,16 @@ export async function updateAddress(ctx: RequestContext, accountId: string, id: 
   const data = parseForm(addressInput, input);
   if (!idParam.safeParse(id).success) return null;
   return withAccountLocked(ctx, accountId, async (tx) => {
-    const { count } = await tx.address.updateMany({ where: { id, accountId }, data });
-    if (!count) return null;
+    // Writes only a change (differsFrom): the read tells an unchanged address from another account's.
+    await tx.address.updateMany({ where: { id, accountId, ...differsFrom<Prisma.AddressWhereInput>(data, ADDRESS_NULLABLE) }, data });
+    const saved = await tx.address.findFirst({ where: { id, accountId }, select: ADDRESS_SELECT });
+    if (!saved) return null;
     if (data.isDefault) await clearOtherDefaults(tx, accountId, id);
-    return tx.address.findUniqueOrThrow({ where: { id }, select: ADDRESS_SELECT });
+    return saved;
   });
 }
+
+const ADDRESS_NULLABLE = { companyName: true, email: true } satisfies NullableOf<Address, z.output<typeof addressInput>>;
 
 /** Deletes one of the account's addresses: false (nothing deleted) when it is not the account's. */
 export async function deleteAddress(ctx: RequestContext, accountId: string, id: string): Promise<boolean> {

@@ -2,7 +2,7 @@ import type { ContextFactory } from '../context/context.js';
 import type { RateLimitStore } from '../ratelimit/store.js';
 import { withoutTrailingSlash } from '../shared/paths.js';
 import type { Logger } from '../runtime/logger.js';
-import { countFormSubmission } from '../accounts/credentials.js';
+import { countFormSubmission, type FormLimit } from '../accounts/credentials.js';
 import { AppError, asAppError } from '../shared/errors.js';
 import { Response } from '../shared/fetch-api.js';
 import { accountHandlers } from './account.js';
@@ -40,13 +40,15 @@ export interface DashboardDeps {
 type Handler<V extends Visit> = (visit: V, params: string[]) => Promise<Response>;
 
 /**
- * guest: signed-in visitors go to their keys; member: others go to sign in. `throttled`: a form
- * that makes or unlocks something (an account, a password, a key, an endpoint), counted per client
- * address against FORM_LIMITS before it is read.
+ * guest: signed-in visitors go to their keys; member: others go to sign in. `throttled`: the
+ * FORM_LIMITS a form is counted against before it is read: perIp for a form that makes or unlocks
+ * something (an account, a password, a key, an endpoint), counted per client address;
+ * savesPerAccount for an edit of the signed-in account's own data (its profile, its addresses),
+ * counted per account, so for members only, once the session is known.
  */
-type DashboardRoute = { method: 'GET' | 'POST'; pattern: RegExp; throttled?: true } & (
-  | { who: 'member'; handle: Handler<SignedInVisit> }
-  | { who: 'guest' | 'anyone'; handle: Handler<Visit> }
+type DashboardRoute = { method: 'GET' | 'POST'; pattern: RegExp } & (
+  | { who: 'member'; throttled?: FormLimit; handle: Handler<SignedInVisit> }
+  | { who: 'guest' | 'anyone'; throttled?: 'perIp'; handle: Handler<Visit> }
 );
 
 const ID = '([A-Za-z0-9_-]{1,64})';
@@ -63,18 +65,18 @@ export function createDashboard(deps: DashboardDeps) {
     { method: 'GET', pattern: path('/sign-in'), who: 'guest', handle: auth.getSignIn },
     { method: 'POST', pattern: path('/sign-in'), who: 'anyone', handle: auth.postSignIn },
     { method: 'GET', pattern: path('/register'), who: 'guest', handle: auth.getRegister },
-    { method: 'POST', pattern: path('/register'), who: 'guest', throttled: true, handle: auth.postRegister },
+    { method: 'POST', pattern: path('/register'), who: 'guest', throttled: 'perIp', handle: auth.postRegister },
     { method: 'POST', pattern: path('/sign-out'), who: 'anyone', handle: auth.postSignOut },
     { method: 'GET', pattern: path('/set-password'), who: 'anyone', handle: auth.getSetPassword },
-    { method: 'POST', pattern: path('/set-password'), who: 'anyone', throttled: true, handle: auth.postSetPassword },
+    { method: 'POST', pattern: path('/set-password'), who: 'anyone', throttled: 'perIp', handle: auth.postSetPassword },
     { method: 'GET', pattern: path('/keys'), who: 'member', handle: keys.getKeys },
-    { method: 'POST', pattern: path('/keys'), who: 'member', throttled: true, handle: keys.postKey },
+    { method: 'POST', pattern: path('/keys'), who: 'member', throttled: 'perIp', handle: keys.postKey },
     { method: 'GET', pattern: path(`/keys/${ID}`), who: 'member', handle: keys.getKey },
     { method: 'GET', pattern: path(`/keys/${ID}/created`), who: 'member', handle: keys.getCreatedKey },
     { method: 'GET', pattern: path(`/keys/${ID}/revoke`), who: 'member', handle: keys.getRevoke },
     { method: 'POST', pattern: path(`/keys/${ID}/revoke`), who: 'member', handle: keys.postRevoke },
     { method: 'GET', pattern: path('/webhooks'), who: 'member', handle: webhooks.getWebhooks },
-    { method: 'POST', pattern: path('/webhooks'), who: 'member', throttled: true, handle: webhooks.postWebhook },
+    { method: 'POST', pattern: path('/webhooks'), who: 'member', throttled: 'perIp', handle: webhooks.postWebhook },
     { method: 'GET', pattern: path(`/webhooks/${ID}`), who: 'member', handle: webhooks.getWebhook },
     { method: 'GET', pattern: path(`/webhooks/${ID}/created`), who: 'member', handle: webhooks.getCreatedWebhook },
     { method: 'POST', pattern: path(`/webhooks/${ID}/test`), who: 'member', handle: webhooks.postWebhookTest },
@@ -82,15 +84,15 @@ export function createDashboard(deps: DashboardDeps) {
     { method: 'GET', pattern: path(`/webhooks/${ID}/delete`), who: 'member', handle: webhooks.getDeleteWebhook },
     { method: 'POST', pattern: path(`/webhooks/${ID}/delete`), who: 'member', handle: webhooks.postDeleteWebhook },
     { method: 'GET', pattern: path('/account'), who: 'member', handle: account.getAccount },
-    { method: 'POST', pattern: path('/account'), who: 'member', handle: account.postProfile },
-    { method: 'POST', pattern: path('/account/password'), who: 'member', throttled: true, handle: account.postPassword },
+    { method: 'POST', pattern: path('/account'), who: 'member', throttled: 'savesPerAccount', handle: account.postProfile },
+    { method: 'POST', pattern: path('/account/password'), who: 'member', throttled: 'perIp', handle: account.postPassword },
     { method: 'GET', pattern: path('/addresses'), who: 'member', handle: addresses.getAddresses },
     { method: 'GET', pattern: path('/addresses/new'), who: 'member', handle: addresses.getNewAddress },
-    { method: 'POST', pattern: path('/addresses'), who: 'member', handle: addresses.postAddress },
+    { method: 'POST', pattern: path('/addresses'), who: 'member', throttled: 'savesPerAccount', handle: addresses.postAddress },
     { method: 'GET', pattern: path(`/addresses/${ID}`), who: 'member', handle: addresses.getAddress },
-    { method: 'POST', pattern: path(`/addresses/${ID}`), who: 'member', handle: addresses.postAddress },
+    { method: 'POST', pattern: path(`/addresses/${ID}`), who: 'member', throttled: 'savesPerAccount', handle: addresses.postAddress },
     { method: 'GET', pattern: path(`/addresses/${ID}/delete`), who: 'member', handle: addresses.getDeleteAddress },
-    { method: 'POST', pattern: path(`/addresses/${ID}/delete`), who: 'member', handle: addresses.postDeleteAddress },
+    { method: 'POST', pattern: path(`/addresses/${ID}/delete`), who: 'member', throttled: 'savesPerAccount', handle: addresses.postDeleteAddress },
     { method: 'GET', pattern: path('/orders'), who: 'member', handle: orders.getOrders },
     { method: 'GET', pattern: path(`/orders/${ID}`), who: 'member', handle: orders.getOrder },
     { method: 'GET', pattern: path('/supplier-orders'), who: 'member', handle: orders.getSupplierOrders },
@@ -109,8 +111,12 @@ export function createDashboard(deps: DashboardDeps) {
     }
     const { route, match } = found;
     const params = match!.slice(1);
-    if (route.throttled) await countFormSubmission(deps.store, visit.ip, visit.now);
-    if (route.who === 'member') return isSignedIn(visit) ? route.handle(visit, params) : redirectTo(visit, '/dashboard/sign-in');
+    if (route.throttled === 'perIp') await countFormSubmission(deps.store, 'perIp', visit.ip, visit.now);
+    if (route.who === 'member') {
+      if (!isSignedIn(visit)) return redirectTo(visit, '/dashboard/sign-in');
+      if (route.throttled === 'savesPerAccount') await countFormSubmission(deps.store, 'savesPerAccount', visit.session.accountId, visit.now);
+      return route.handle(visit, params);
+    }
     if (route.who === 'guest' && visit.session) return redirectTo(visit, '/dashboard/keys');
     return route.handle(visit, params);
   }

@@ -114,11 +114,11 @@ export const formTokenIn = (html: string) => /name="_form_token" value="([^"]*)"
 
 export const keyIn = (html: string) => /value="(mk_[A-Za-z0-9_-]{43})"/.exec(html)?.[1];
 
-/** Registers and signs in a new account; returns the client, signed in. */
-export async function signedIn(base: string, opts: { email?: string; password?: string; name?: string } = {}): Promise<{ client: DashboardClient; email: string; password: string }> {
+/** Registers and signs in a new account (from its own client address unless `ip` is given); returns the client, signed in. */
+export async function signedIn(base: string, opts: { email?: string; password?: string; name?: string; ip?: string } = {}): Promise<{ client: DashboardClient; email: string; password: string }> {
   const email = opts.email ?? `dev-${Date.now()}-${Math.floor(Math.random() * 1e6)}@example.com`;
   const password = opts.password ?? 'correct horse battery staple';
-  const client = dashboardClient(base);
+  const client = dashboardClient(base, opts.ip);
   await client.get('/dashboard/register');
   const registered = await client.post('/dashboard/register', { name: opts.name ?? 'Dev Eloper', email, password });
   if (registered.status !== 303) throw new Error(`register answered ${registered.status}: ${textOf(registered.html).slice(0, 300)}`);
