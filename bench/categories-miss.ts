@@ -183,7 +183,7 @@ async function main() {
       rows.push(`| ${c.name} | ${median(measured).toFixed(1)} | ${Math.min(...measured).toFixed(1)} | ${Math.max(...measured).toFixed(1)} | ${answers[c.name]!.bytes}${same ? ` (${same})` : ''} |`);
     }
     process.stdout.write(
-      `\n${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, commit ${gitCommit()}, ${os.cpus()[0]?.model ?? 'unknown CPU'} (${os.cpus().length} cores), ` +
+      `\n${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, commit ${gitCommit()}${args.dist === 'dist' ? '' : ` (service: ${args.dist})`}${args.database ? ` (database ${args.database})` : ''}, ${os.cpus()[0]?.model ?? 'unknown CPU'} (${os.cpus().length} cores), ` +
         `Node ${process.version}; ${counts.products} active products, ${counts.categories} active categories; ` +
         `RESPONSE_CACHE=off, one request at a time, ${WARM_UPS} rounds of warm-up then ${RUNS} rounds; load average at start ${load}\n\n` +
         `| combination | median ms | fastest ms | slowest ms | answer bytes |\n|---|---:|---:|---:|---:|\n${rows.join('\n')}\n`,
