@@ -206,6 +206,16 @@ const HAND_WRITTEN = [
     `constraint ${t}.${t}_cache_changed`,
     `trigger ${t}.${t}_cache_truncated`,
   ]),
+  // Each category's active products (migration *_category_product_counts).
+  'function add_category_product_counts(categories text[], deltas bigint[])',
+  'function count_products_inserted()',
+  'function count_products_deleted()',
+  'function count_products_updated()',
+  'function count_products_truncated()',
+  'trigger Product.Product_tally_inserted',
+  'trigger Product.Product_tally_deleted',
+  'trigger Product.Product_tally_updated',
+  'trigger Product.Product_tally_truncated',
 ];
 
 function schemaDrift(migrated: Map<string, string>, fromSchema: Map<string, string>): string[] {

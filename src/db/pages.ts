@@ -388,6 +388,27 @@ export function pageReadSql(model: Prisma.ModelName, page: PageQuery<unknown>, q
 }
 
 /**
+ * `query`'s selection of `model` for a statement of the caller's own that picks the rows (a
+ * ranking, say) and reads them as `t`: the columns to select, the joins to add after `t`, and how
+ * a row of those columns (in order) becomes the object findMany would return; null when the query
+ * is more than plain (see above).
+ */
+export function plainRead(model: Prisma.ModelName, query: object): { columns: string; joins: string; row: (row: unknown[]) => Record<string, unknown> } | null {
+  const selection = plainSelection(model, query);
+  if (!selection) return null;
+  const { columns, joins, fill } = selection;
+  return {
+    columns,
+    joins,
+    row: (row) => {
+      const result: Record<string, unknown> = {};
+      fill(result, row);
+      return result;
+    },
+  };
+}
+
+/**
  * The statement that reads the one row `where` finds by a unique column (a product by its slug),
  * as findFirst would answer it, or null when `where` or `query` is more than plain.
  */

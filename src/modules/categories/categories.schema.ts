@@ -3,7 +3,6 @@ import { withInput, withInputQuery } from '../../graphql/field-rules.js';
 import { implementNode } from '../../graphql/nodes.js';
 import { listLimitArgs, pageArgs, PaginationMetaRef, metaFor } from '../../graphql/pagination.js';
 import {
-  productsByIds,
   categoryBySlug,
   categoryOrder,
   categoryPage,
@@ -14,7 +13,7 @@ import {
   categoryFilterInput,
   categoryWindow,
   subtreeProductCount,
-  subtreeProductSampleIds,
+  subtreeProducts,
   type CategoryListInput,
 } from './categories.service.js';
 
@@ -47,8 +46,7 @@ export const Category = builder.prismaObject('Category', {
       type: ['Product'],
       description: 'The most viewed active products of this category and its subcategories',
       args: listLimitArgs(SAMPLE_DEFAULT),
-      resolve: async (query, category, args, ctx) =>
-        productsByIds(ctx, await subtreeProductSampleIds(ctx, category.id, args.limit ?? SAMPLE_DEFAULT), query),
+      resolve: (query, category, args, ctx) => subtreeProducts(ctx, category.id, args.limit ?? SAMPLE_DEFAULT, query),
     }),
     _count: t.field({
       type: CategoryCounts,

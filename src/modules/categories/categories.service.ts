@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import type { ApiContext } from '../../context/context.js';
-import { findPage } from '../../db/pages.js';
-import { Prisma, type Product } from '../../generated/prisma/client.js';
+import { findPage, plainRead } from '../../db/pages.js';
+import { readDirect } from '../../db/prisma.js';
+import type { Prisma, Product } from '../../generated/prisma/client.js';
 import { LIMIT_DEFAULT, limitParam, PAGE_DEFAULT, pageParam, pageWindow, type PageInput } from '../../shared/pagination.js';
 import { requestLoader } from '../../context/loaders.js';
 import { booleanParam } from '../../shared/validation.js';
@@ -58,23 +59,51 @@ export async function categoryBySlug<Q extends object>(ctx: ApiContext, slug: st
 }
 
 /**
- * `tree(root, id)`: each of the given categories with itself and all its descendants. What is
- * "in" a category (the product filter, counts, samples) is what is in this tree.
+ * `tree(root, id)`: each of the categories in the array parameter $1 with itself and all its
+ * descendants. What is "in" a category (the product filter, counts, samples) is what is in this tree.
  */
-const subtree = (rootIds: readonly string[]) => Prisma.sql`
-  WITH RECURSIVE tree AS (
-    SELECT id AS root, id FROM "Category" WHERE id = ANY(${rootIds as string[]})
+const SUBTREE = `WITH RECURSIVE tree AS (
+    SELECT id AS root, id FROM "Category" WHERE id = ANY($1::text[])
     UNION
     SELECT t.root, c.id FROM "Category" c JOIN tree t ON c."parentId" = t.id
   )`;
 
-/** Rows grouped by `root`, in the order of `ids`: a DataLoader batch result. */
-function byRoot<R extends { root: string }, V>(ids: readonly string[], rows: R[], value: (rows: R[]) => V): V[] {
-  const groups = new Map<string, R[]>();
+/**
+ * `ranked(root, id, rn)`, after SUBTREE: each root's first $2 active products by views (ties by
+ * id), rn counting from 1. Each category of a subtree gives its own first $2 from the index on
+ * (categoryId, isActive, viewCount DESC, id), and the subtree's first $2 are among those: a few
+ * index entries per category, instead of every product of the subtree ranked.
+ */
+const RANKED = `SELECT root, id, rn FROM (
+    SELECT s.root, top.id, row_number() OVER (PARTITION BY s.root ORDER BY top."viewCount" DESC, top.id) AS rn
+    FROM tree s CROSS JOIN LATERAL (
+      SELECT p.id, p."viewCount" FROM "Product" p
+      WHERE p."categoryId" = s.id AND p."isActive"
+      ORDER BY p."viewCount" DESC, p.id
+      LIMIT $2
+    ) top
+  ) numbered
+  WHERE rn <= $2`;
+
+/**
+ * One statement of ours as rows of its columns' values, in order: past Prisma where it can be
+ * (readDirect: Prisma's raw query costs several times these statements' own time), through
+ * Prisma on a transaction's client.
+ */
+async function readRows(ctx: ApiContext, text: string, values: unknown[]): Promise<unknown[][]> {
+  const direct = await readDirect(ctx.prisma, text, values);
+  if (direct) return direct;
+  const rows = await ctx.prisma.$queryRawUnsafe<Record<string, unknown>[]>(text, ...values);
+  return rows.map((row) => Object.values(row));
+}
+
+/** Rows grouped by their first column, a root, in the order of `ids`: a DataLoader batch result. */
+function byRoot<V>(ids: readonly string[], rows: unknown[][], value: (rows: unknown[][]) => V): V[] {
+  const groups = new Map<unknown, unknown[][]>();
   for (const row of rows) {
-    const group = groups.get(row.root) ?? [];
+    const group = groups.get(row[0]) ?? [];
     group.push(row);
-    groups.set(row.root, group);
+    groups.set(row[0], group);
   }
   return ids.map((id) => value(groups.get(id) ?? []));
 }
@@ -85,36 +114,55 @@ function byRoot<R extends { root: string }, V>(ids: readonly string[], rows: R[]
  */
 export function subtreeIds(ctx: ApiContext, categoryId: string): Promise<string[]> {
   return requestLoader<string, string[]>(ctx, 'category.subtreeIds', async (ids) => {
-    const rows = await ctx.prisma.$queryRaw<{ root: string; id: string }[]>`${subtree(ids)} SELECT root, id FROM tree`;
-    return byRoot(ids, rows, (group) => group.map((r) => r.id));
-  }).load(categoryId);
-}
-
-/** Active products in each category's subtree, counted for a whole list in one statement. */
-export function subtreeProductCount(ctx: ApiContext, categoryId: string): Promise<number> {
-  return requestLoader<string, number>(ctx, 'category.subtreeProductCount', async (ids) => {
-    const rows = await ctx.prisma.$queryRaw<{ root: string; n: number }[]>`${subtree(ids)}
-      SELECT t.root, count(p.id)::int AS n
-      FROM tree t JOIN "Product" p ON p."categoryId" = t.id AND p."isActive"
-      GROUP BY t.root`;
-    return byRoot(ids, rows, (group) => group[0]?.n ?? 0);
+    const rows = await readRows(ctx, `${SUBTREE} SELECT root, id FROM tree`, [ids]);
+    return byRoot(ids, rows, (group) => group.map((r) => r[1] as string));
   }).load(categoryId);
 }
 
 /**
- * Ids of up to `limit` active products from each category's subtree, most viewed first, for a
- * whole list of categories in one statement.
+ * Active products in each category's subtree, for a whole list in one statement: the subtree's
+ * rows of "CategoryProductCount" (each category's own active products, kept by triggers on
+ * "Product": migration *_category_product_counts) added up, never its products counted.
  */
+export function subtreeProductCount(ctx: ApiContext, categoryId: string): Promise<number> {
+  return requestLoader<string, number>(ctx, 'category.subtreeProductCount', async (ids) => {
+    const rows = await readRows(
+      ctx,
+      `${SUBTREE} SELECT t.root, sum(k."activeProducts")::int FROM tree t JOIN "CategoryProductCount" k ON k."categoryId" = t.id GROUP BY t.root`,
+      [ids],
+    );
+    return byRoot(ids, rows, (group) => (group[0]?.[1] as number | undefined) ?? 0);
+  }).load(categoryId);
+}
+
+/**
+ * Up to `limit` active products from the category's subtree, most viewed first (ties by id), as
+ * `query` (plugin-prisma's selection) loads them, for a whole list of categories in one
+ * statement: the ranking (RANKED) joined to the products' rows, read past Prisma (src/db/pages.ts,
+ * plainRead). A selection more than plain takes two statements: the ranked ids, then the rows
+ * through Prisma.
+ */
+export async function subtreeProducts<Q extends object>(ctx: ApiContext, categoryId: string, limit: number, query: Q): Promise<Product[]> {
+  const read = plainRead('Product', query);
+  if (!read) return productsByIds(ctx, await subtreeProductSampleIds(ctx, categoryId, limit), query);
+  return requestLoader<string, Product[]>(ctx, `category.subtreeProducts:${limit}:${JSON.stringify(query)}`, async (ids) => {
+    // Each ranked product looked up by its id, LIMIT 1 keeping the lookup a subquery of its own:
+    // joined plainly, the planner, which takes the subtrees for ten times their size (a recursive
+    // query's guess), hashed every product to match a few hundred.
+    const text = `${SUBTREE} SELECT ranked.root, ${read.columns}
+      FROM (${RANKED}) ranked CROSS JOIN LATERAL (SELECT * FROM "Product" p WHERE p.id = ranked.id LIMIT 1) t${read.joins}
+      ORDER BY ranked.root, ranked.rn`;
+    const rows = await readDirect(ctx.prisma, text, [ids, limit]);
+    if (!rows) return Promise.all(ids.map(async (id) => productsByIds(ctx, await subtreeProductSampleIds(ctx, id, limit), query)));
+    return byRoot(ids, rows, (group) => group.map((row) => read.row(row.slice(1)) as unknown as Product));
+  }).load(categoryId);
+}
+
+/** Ids of up to `limit` active products from each category's subtree, ranked as subtreeProducts ranks them. */
 export function subtreeProductSampleIds(ctx: ApiContext, categoryId: string, limit: number): Promise<string[]> {
   return requestLoader<string, string[]>(ctx, `category.subtreeProductSample:${limit}`, async (ids) => {
-    const rows = await ctx.prisma.$queryRaw<{ root: string; id: string }[]>`${subtree(ids)}
-      SELECT root, id FROM (
-        SELECT t.root, p.id, row_number() OVER (PARTITION BY t.root ORDER BY p."viewCount" DESC, p.id) AS rn
-        FROM tree t JOIN "Product" p ON p."categoryId" = t.id AND p."isActive"
-      ) ranked
-      WHERE rn <= ${limit}
-      ORDER BY root, rn`;
-    return byRoot(ids, rows, (group) => group.map((r) => r.id));
+    const rows = await readRows(ctx, `${SUBTREE} SELECT root, id FROM (${RANKED}) ranked ORDER BY root, rn`, [ids, limit]);
+    return byRoot(ids, rows, (group) => group.map((r) => r[1] as string));
   }).load(categoryId);
 }
 
