@@ -358,16 +358,17 @@ function selectionOf(model: Prisma.ModelName, query: object): Selection | null {
   return { columns: statement.columns.join(', '), joins: statement.joins.map((join) => ` ${join}`).join(''), fill };
 }
 
-function directRead(text: string, values: unknown[], fill: Fill): DirectRead {
-  return {
-    text,
-    values,
-    row: (row) => {
-      const result: Record<string, unknown> = {};
-      fill(result, row);
-      return result;
-    },
+/** How a row of a selection's columns (in order) becomes the object findMany would return. */
+function rowOf(fill: Fill): (row: unknown[]) => Record<string, unknown> {
+  return (row) => {
+    const result: Record<string, unknown> = {};
+    fill(result, row);
+    return result;
   };
+}
+
+function directRead(text: string, values: unknown[], fill: Fill): DirectRead {
+  return { text, values, row: rowOf(fill) };
 }
 
 /**
@@ -397,15 +398,7 @@ export function plainRead(model: Prisma.ModelName, query: object): { columns: st
   const selection = plainSelection(model, query);
   if (!selection) return null;
   const { columns, joins, fill } = selection;
-  return {
-    columns,
-    joins,
-    row: (row) => {
-      const result: Record<string, unknown> = {};
-      fill(result, row);
-      return result;
-    },
-  };
+  return { columns, joins, row: rowOf(fill) };
 }
 
 /**
