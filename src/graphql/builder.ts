@@ -2,6 +2,7 @@ import SchemaBuilder from '@pothos/core';
 import PrismaPlugin from '@pothos/plugin-prisma';
 import RelayPlugin from '@pothos/plugin-relay';
 import { fieldRulesPlugin } from './field-rules.js';
+import { exposedColumnsPlugin } from './exposed-columns.js';
 import type { ApiContext } from '../context/context.js';
 import type { Money } from '../shared/money.js';
 import type PrismaTypes from '../generated/pothos-prisma-types.js';
@@ -18,8 +19,9 @@ export const builder = new SchemaBuilder<{
     JSON: { Input: unknown; Output: unknown };
   };
 }>({
-  // First: its resolver wrapper runs before plugin-prisma's, and its field config hook after (see field-rules.ts).
-  plugins: [fieldRulesPlugin, PrismaPlugin, RelayPlugin],
+  // First: its resolver wrapper runs before plugin-prisma's, and its field config hook after (see
+  // field-rules.ts). exposedColumns wraps plugin-prisma's wrapper of a column (exposed-columns.ts).
+  plugins: [fieldRulesPlugin, exposedColumnsPlugin, PrismaPlugin, RelayPlugin],
   defaultFieldNullability: false,
   prisma: {
     // The client comes from the context so that one schema serves any number of app instances.
