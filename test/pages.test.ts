@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { findPage, findUnique, pageIdsSql, pageReadSql, uniqueReadSql, type PageQuery } from '../src/db/pages.js';
+import { allReadSql, findAll, findPage, findUnique, pageIdsSql, pageReadSql, uniqueReadSql, type PageQuery } from '../src/db/pages.js';
 import { createPrisma, type PrismaClient } from '../src/db/prisma.js';
 import { Prisma } from '../src/generated/prisma/client.js';
 import { productQuery, productSorts } from '../src/modules/products/products.service.js';
@@ -133,8 +133,18 @@ describe('the other lists', () => {
 
 // A page read whole in one statement of our own (pageReadSql, for plain queries) must be the rows
 // and values Prisma's findMany answers: the same ids in the same order, every column with the
-// same type (Decimal, Date, JSON, lists, enums, nulls), relations (a missing optional one as
-// null) and relation counts.
+// same type (Date, JSON, lists, enums, nulls; a Decimal as the number the graph sends of it),
+// relations (a missing optional one as null) and relation counts.
+
+/** A findMany result as a direct read holds it: every Decimal as the number the Decimal scalar sends. */
+function decimalsSent(value: unknown): unknown {
+  if (Prisma.Decimal.isDecimal(value)) return Number(value.toString());
+  if (Array.isArray(value)) return value.map(decimalsSent);
+  if (value && typeof value === 'object' && Object.getPrototypeOf(value) === Object.prototype) {
+    return Object.fromEntries(Object.entries(value).map(([key, v]) => [key, decimalsSent(v)]));
+  }
+  return value;
+}
 describe('a page read in one statement is the page Prisma reads', () => {
   const NEWEST: unknown = [{ createdAt: 'desc' }, { id: 'asc' }];
   /** plugin-prisma's query for the REST product representation (src/modules/representations.ts). */
@@ -174,7 +184,9 @@ describe('a page read in one statement is the page Prisma reads', () => {
       expect(statements.length - before, 'one statement').toBe(1);
       const theirs = await delegate.findMany({ ...query, where: page.where, orderBy: page.orderBy, skip: page.skip, take: page.take });
       expect(ours.length, `${model} ${JSON.stringify(page)}`).toBeGreaterThan(0);
-      expect(ours, `${model} ${JSON.stringify(page)} ${JSON.stringify(query)}`).toStrictEqual(theirs);
+      expect(ours, `${model} ${JSON.stringify(page)} ${JSON.stringify(query)}`).toStrictEqual(decimalsSent(theirs));
+      // The decimals compared are the columns' own: prices, ratings and rates are read and sent.
+      if (model === 'Product' && 'select' in query) expect(ours.every((row) => typeof (row as { price?: unknown }).price === 'number')).toBe(true);
       rows += ours.length;
     }
     // The cases reach a missing optional relation and a product with reviews and favourites.
@@ -192,9 +204,26 @@ describe('a page read in one statement is the page Prisma reads', () => {
       const before = statements.length;
       const ours = await findUnique(prisma, 'Product', prisma.product, where, REST_PRODUCT);
       expect(statements.length - before, 'one statement').toBe(1);
-      expect(ours, slug).toStrictEqual(await prisma.product.findFirst({ ...REST_PRODUCT, where }));
+      expect(ours, slug).toStrictEqual(decimalsSent(await prisma.product.findFirst({ ...REST_PRODUCT, where })));
       expect(ours === null, slug).toBe(slug !== active!.slug);
     }
+  });
+
+  it('a whole list (the category tree), as findMany reads it', async () => {
+    const query = { select: { id: true, name: true, slug: true, order: true, image: true, parentId: true, createdAt: true, parent: { select: { id: true, name: true } } } };
+    const order = [{ order: 'asc' }, { id: 'asc' }];
+    for (const where of [{ isActive: true }, { isActive: true, parentId: null }]) {
+      expect(allReadSql('Category', where, order, query), JSON.stringify(where)).not.toBeNull();
+      const before = statements.length;
+      const ours = await findAll(prisma, 'Category', prisma.category as never, where, order, query);
+      expect(statements.length - before, 'one statement').toBe(1);
+      const theirs = await prisma.category.findMany({ ...query, where, orderBy: order as never });
+      expect(ours.length).toBeGreaterThan(0);
+      expect(ours, JSON.stringify(where)).toStrictEqual(theirs);
+    }
+    // An order that is not total, or a filter that is not plain, is Prisma's.
+    expect(allReadSql('Category', { isActive: true }, [{ order: 'asc' }], query)).toBeNull();
+    expect(allReadSql('Category', { OR: [{ isActive: true }] }, order, query)).toBeNull();
   });
 
   it('leaves to Prisma what is more than columns, to-one relations and counts', () => {

@@ -221,10 +221,11 @@ export async function rowsInOrder<Where, Row extends { id: string }>(
 // relations joined by their foreign key, relation counts — and the page's filters and order are
 // plain column conditions (pageIdsSql), the page is read as one statement: its ids (as pageIdsSql
 // picks them) joined to their rows, relations and counts, in the page's order, with values of the
-// types Prisma's results hold (src/db/prisma.ts, readDirect). Anything else, or a transaction's
-// client, takes the way above. test/pages.test.ts holds both ways to the same rows.
+// types Prisma's results hold, decimals as the numbers the graph sends (src/db/prisma.ts,
+// readDirect). Anything else, or a transaction's client, takes the way above. test/pages.test.ts
+// holds both ways to the same rows.
 
-/** Scalar types read directly: each comes back as Prisma's results hold it (readDirect's parsers). */
+/** Scalar types read directly: each comes back as Prisma's results hold it, a Decimal as a number (readDirect's parsers). */
 const DIRECT_TYPES = new Set(['String', 'Int', 'Float', 'Boolean', 'DateTime', 'Decimal', 'Json', 'BigInt']);
 /** List columns read directly (as JSON, which holds them exactly). */
 const DIRECT_LIST_TYPES = new Set(['String', 'Int']);
@@ -399,6 +400,39 @@ export function plainRead(model: Prisma.ModelName, query: object): { columns: st
   if (!selection) return null;
   const { columns, joins, fill } = selection;
   return { columns, joins, row: rowOf(fill) };
+}
+
+/**
+ * The statement that reads every row `where` finds, in `orderBy`'s order (which must end by id, a
+ * total order), as findMany would answer it, or null when `where`, the order or `query` is more
+ * than plain. For lists returned whole (the category tree).
+ */
+export function allReadSql(model: Prisma.ModelName, where: unknown, orderBy: unknown, query: object): DirectRead | null {
+  const values: unknown[] = [];
+  const condition = conditionSql(where, SCALAR_FIELDS[model], values, 't.');
+  const order = orderSql(orderBy, SCALAR_FIELDS[model], 't.');
+  const selection = plainSelection(model, query);
+  if (condition === null || !order || !/"id" (ASC|DESC)$/.test(order) || !selection) return null;
+  const text = `SELECT ${selection.columns} FROM "${model}" t${selection.joins} WHERE ${condition} ORDER BY ${order}`;
+  return directRead(text, values, selection.fill);
+}
+
+/**
+ * Every row `where` finds, in `orderBy`'s order, with `query`'s relations: read in one statement
+ * of our own where it can be (see above), findMany otherwise.
+ */
+export async function findAll<Where, Row>(
+  db: RawQuery,
+  model: Prisma.ModelName,
+  delegate: FindMany<Where, Row>,
+  where: Where,
+  orderBy: unknown,
+  query: object,
+): Promise<Row[]> {
+  const read = allReadSql(model, where, orderBy, query);
+  const rows = read && (await readDirect(db, read.text, read.values));
+  if (rows) return rows.map(read.row) as Row[];
+  return delegate.findMany({ ...query, where, orderBy: orderBy as never });
 }
 
 /**
