@@ -1,5 +1,6 @@
 import pg from 'pg';
 import { EVERYTHING } from './dependencies.js';
+import { coalescedRead } from '../shared/coalesced-read.js';
 
 // What changed, and when: the data revision (table "DataRevision", bumped by the commit of every
 // transaction that really changes a row an API read can show) and, for each revision, the tags it
@@ -130,31 +131,12 @@ export function createRevisionSource(databaseUrl: string, { connectMs, queryMs, 
   // check must not take a request's connection.
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 2, keepAlive: true, connectionTimeoutMillis: connectMs, query_timeout: queryMs });
   pool.on('error', () => undefined);
-  let inFlight: Promise<number> | null = null;
-  let next: Promise<number> | null = null;
-
-  const read = async () => {
+  const current = coalescedRead(async () => {
     const { rows } = await pool.query<RevisionRead>(READ, [knowledge.since()]);
     if (!rows[0]) throw new Error('DataRevision has no row: the migrations have not been applied');
     knowledge.learn(rows[0]);
     return rows[0].revision;
-  };
-
-  function current(): Promise<number> {
-    if (!inFlight) {
-      inFlight = read().finally(() => {
-        inFlight = null;
-      });
-      return inFlight;
-    }
-    next ??= inFlight
-      .catch(() => undefined)
-      .then(() => {
-        next = null;
-        return current();
-      });
-    return next;
-  }
+  });
 
   const pruning = prune && setInterval(() => void pool.query(PRUNE).catch(prune.onError), PRUNE_EVERY_MS).unref();
   return {

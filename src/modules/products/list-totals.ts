@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { readDirect, type PrismaClient } from '../../db/prisma.js';
 import type { ListedCondition } from '../../db/catalog-changes.js';
+import { coalescedRead } from '../../shared/coalesced-read.js';
 import type { TotalsOfRequest } from '../../context/context.js';
 
 // Exact product-list totals without counting every matching product each time. Counting is what
@@ -91,6 +92,14 @@ export function createListTotals(prisma: PrismaClient, log: (error: unknown) => 
     const direct = await readDirect(db, READ_CATALOGUE, []);
     if (!direct) return toCatalogue(await db.$queryRawUnsafe<CatalogueRow[]>(READ_CATALOGUE));
     return toCatalogue(direct.map(([epoch, revision, changesFrom]) => ({ epoch, revision, changesFrom }) as CatalogueRow));
+  };
+
+  // Concurrent requests share a read of each client's revision (one begun after they asked).
+  const catalogueReads = new WeakMap<PrismaClient, () => Promise<Catalogue | null>>();
+  const catalogueOf = (db: PrismaClient) => {
+    let read = catalogueReads.get(db);
+    if (!read) catalogueReads.set(db, (read = coalescedRead(() => readCatalogue(db))));
+    return read;
   };
 
   const countProducts = (db: PrismaClient, conditions: ListedCondition[]) => db.product.count({ where: { AND: conditions } });
@@ -204,7 +213,7 @@ export function createListTotals(prisma: PrismaClient, log: (error: unknown) => 
         products: async (conditions) => {
           const db = reader();
           let at = catalogue.get(db);
-          if (!at) catalogue.set(db, (at = readCatalogue(db)));
+          if (!at) catalogue.set(db, (at = catalogueOf(db)()));
           return products(db, await at, conditions);
         },
       };
