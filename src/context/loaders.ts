@@ -17,3 +17,15 @@ export function requestLoader<K, V>(
   }
   return loader;
 }
+
+/**
+ * A plugin-prisma query as part of a loader's key: its JSON, written once per frozen query (a
+ * kept plan's, the same object on every execution) rather than once per parent row.
+ */
+const queryTexts = new WeakMap<object, string>();
+export function queryKey(query: object): string {
+  if (!Object.isFrozen(query)) return JSON.stringify(query);
+  let text = queryTexts.get(query);
+  if (text === undefined) queryTexts.set(query, (text = JSON.stringify(query)));
+  return text;
+}

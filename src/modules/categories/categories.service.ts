@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import type { ApiContext } from '../../context/context.js';
-import { findPage, plainRead } from '../../db/pages.js';
+import { findAll, findPage, plainRead } from '../../db/pages.js';
 import { readDirect } from '../../db/prisma.js';
 import type { Prisma, Product } from '../../generated/prisma/client.js';
 import { LIMIT_DEFAULT, limitParam, PAGE_DEFAULT, pageParam, pageWindow, type PageInput } from '../../shared/pagination.js';
-import { requestLoader } from '../../context/loaders.js';
+import { queryKey, requestLoader } from '../../context/loaders.js';
 import { booleanParam } from '../../shared/validation.js';
 
 export const categoryListInput = z
@@ -37,7 +37,7 @@ export const categoryOrder: Prisma.CategoryOrderByWithRelationInput[] = [{ order
 
 export async function listCategories<Q extends object>(ctx: ApiContext, input: CategoryListInput, query: Q) {
   const page = categoryPage(input);
-  if (!page) return ctx.prisma.category.findMany({ ...query, where: categoryWhere(input), orderBy: categoryOrder });
+  if (!page) return findAll(ctx.prisma, 'Category', ctx.prisma.category, categoryWhere(input), categoryOrder, query);
   const window = pageWindow(page);
   if (!window) return [];
   return findPage(ctx.prisma, 'Category', ctx.prisma.category, { where: categoryWhere(input), orderBy: categoryOrder, ...window }, query);
@@ -145,7 +145,7 @@ export function subtreeProductCount(ctx: ApiContext, categoryId: string): Promis
 export async function subtreeProducts<Q extends object>(ctx: ApiContext, categoryId: string, limit: number, query: Q): Promise<Product[]> {
   const read = plainRead('Product', query);
   if (!read) return productsByIds(ctx, await subtreeProductSampleIds(ctx, categoryId, limit), query);
-  return requestLoader<string, Product[]>(ctx, `category.subtreeProducts:${limit}:${JSON.stringify(query)}`, async (ids) => {
+  return requestLoader<string, Product[]>(ctx, `category.subtreeProducts:${limit}:${queryKey(query)}`, async (ids) => {
     // Each ranked product looked up by its id, LIMIT 1 keeping the lookup a subquery of its own:
     // joined plainly, the planner, which takes the subtrees for ten times their size (a recursive
     // query's guess), hashed every product to match a few hundred.
@@ -172,7 +172,7 @@ export function subtreeProductSampleIds(ctx: ApiContext, categoryId: string, lim
  */
 export async function productsByIds<Q extends object>(ctx: ApiContext, ids: readonly string[], query: Q) {
   if (ids.length === 0) return [];
-  const loader = requestLoader<string, Product | null>(ctx, `product.byId:${JSON.stringify(query)}`, async (keys) => {
+  const loader = requestLoader<string, Product | null>(ctx, `product.byId:${queryKey(query)}`, async (keys) => {
     const rows = await ctx.prisma.product.findMany({ ...query, where: { id: { in: [...keys] }, isActive: true } });
     const byId = new Map(rows.map((r) => [r.id, r]));
     return keys.map((id) => byId.get(id) ?? null);
