@@ -14,6 +14,10 @@ export default defineConfig({
   test: {
     include: ['test/unit/**/*.test.ts'],
     setupFiles: ['test/setup/unit.ts'],
+    // Pure tests share one module graph per worker: the schema and its plugins are imported once,
+    // not once per file (on the 2-core machine, under load, about 7 s in all instead of 28 s).
+    // So a unit test must not change a module's state for the files after it.
+    isolate: false,
     testTimeout: 10_000,
   },
 });
