@@ -1,5 +1,5 @@
 import { createRequire } from 'node:module';
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 
 const require = createRequire(import.meta.url);
 
@@ -11,6 +11,8 @@ export default defineConfig({
   },
   test: {
     include: ['test/**/*.test.ts'],
+    // The unit tier has its own config (vitest.unit.config.ts), run first by `npm test`.
+    exclude: [...configDefaults.exclude, 'test/unit/**'],
     globalSetup: ['test/setup/global.ts'],
     testTimeout: 60_000,
     hookTimeout: 120_000,

@@ -1,0 +1,66 @@
+import { describe, expect, it } from 'vitest';
+import { hasScope, isScope, requireScopes, SCOPES, SELF_SERVICE_SCOPES } from '../../src/auth/scopes.js';
+import type { KeyCaller } from '../../src/context/actor.js';
+import { AppError } from '../../src/shared/errors.js';
+
+// Scopes (src/auth/scopes.ts): what a key may do, checked once in front of orders, stock, prices
+// and webhooks, whichever face asks.
+
+const caller = (scopes: string[]): KeyCaller => ({ kind: 'key', ip: '', keyId: 'k', accountId: 'a', plan: 'BASIC', scopes, rateLimit: null, rateWindowSeconds: null });
+
+function refusal(run: () => unknown): AppError {
+  try {
+    run();
+  } catch (error) {
+    if (error instanceof AppError) return error;
+    throw error;
+  }
+  throw new Error('allowed');
+}
+
+describe('scopes', () => {
+  it('admin:all grants every scope; no other scope implies another', () => {
+    for (const scope of SCOPES) expect(hasScope(['admin:all'], scope)).toBe(true);
+    expect(hasScope(['write:orders'], 'read:orders')).toBe(false);
+    expect(hasScope(['read:orders'], 'write:orders')).toBe(false);
+    expect(hasScope([], 'read:products')).toBe(false);
+  });
+
+  it('knows only the scopes of the list, spelt exactly', () => {
+    expect(isScope('read:stock')).toBe(true);
+    expect(isScope('READ:STOCK')).toBe(false);
+    expect(isScope('read:*')).toBe(false);
+    expect(isScope('toString')).toBe(false);
+  });
+
+  it('lets an account give its own keys every read scope and its own write scopes, never admin:all or write:products', () => {
+    expect(SELF_SERVICE_SCOPES).toEqual(SCOPES.filter((s) => s.startsWith('read:')).concat(['write:orders', 'write:webhooks']));
+    expect(SELF_SERVICE_SCOPES).not.toContain('admin:all');
+    expect(SELF_SERVICE_SCOPES).not.toContain('write:products');
+  });
+
+  it('hands back the key of a caller that has every scope asked for', () => {
+    const key = caller(['read:orders', 'write:orders']);
+    expect(requireScopes(key, 'read:orders', 'write:orders')).toBe(key);
+    expect(requireScopes(caller(['admin:all']), 'write:products')).toMatchObject({ kind: 'key' });
+  });
+
+  it('asks a caller without a key for one: 401', () => {
+    const error = refusal(() => requireScopes({ kind: 'anonymous', ip: '192.0.2.1' }, 'read:orders'));
+    expect(error.code).toBe('UNAUTHORIZED');
+    expect(error.status).toBe(401);
+    expect(error.message).toBe('An API key is required: send X-API-Key or Authorization: Bearer');
+  });
+
+  it('tells a key without a scope which ones it lacks: 403', () => {
+    const one = refusal(() => requireScopes(caller(['read:orders']), 'read:orders', 'write:orders'));
+    expect(one).toMatchObject({ code: 'FORBIDDEN', status: 403, message: 'This API key lacks the scope write:orders', details: { requiredScopes: ['write:orders'] } });
+    const two = refusal(() => requireScopes(caller([]), 'read:stock', 'read:prices'));
+    expect(two.message).toBe('This API key lacks the scopes read:stock, read:prices');
+    expect(two.details).toEqual({ requiredScopes: ['read:stock', 'read:prices'] });
+  });
+
+  it('asks nothing more than a valid key when no scope is named (the caller’s own data)', () => {
+    expect(requireScopes(caller([]))).toMatchObject({ kind: 'key' });
+  });
+});
