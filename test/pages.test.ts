@@ -210,8 +210,12 @@ describe('a page read in one statement is the page Prisma reads', () => {
   });
 
   it('a whole list (the category tree), as findMany reads it', async () => {
-    const query = { select: { id: true, name: true, slug: true, order: true, image: true, parentId: true, createdAt: true, parent: { select: { id: true, name: true } } } };
-    const order = [{ order: 'asc' }, { id: 'asc' }];
+    const order: Prisma.CategoryOrderByWithRelationInput[] = [{ order: 'asc' }, { id: 'asc' }];
+    // With a to-many relation (its active children, in display order), as the REST representation has.
+    const children = { select: { id: true, name: true, slug: true, isActive: true }, where: { isActive: true }, orderBy: order };
+    const query = { select: { id: true, name: true, slug: true, order: true, image: true, parentId: true, createdAt: true, parent: { select: { id: true, name: true } }, children } };
+    // Some children inactive, so that the relation's filter is seen to apply.
+    await prisma.$executeRawUnsafe(`UPDATE "Category" SET "isActive" = false WHERE id IN (SELECT id FROM "Category" WHERE "parentId" IS NOT NULL ORDER BY id LIMIT 3)`);
     for (const where of [{ isActive: true }, { isActive: true, parentId: null }]) {
       expect(allReadSql('Category', where, order, query), JSON.stringify(where)).not.toBeNull();
       const before = statements.length;
@@ -221,9 +225,19 @@ describe('a page read in one statement is the page Prisma reads', () => {
       expect(ours.length).toBeGreaterThan(0);
       expect(ours, JSON.stringify(where)).toStrictEqual(theirs);
     }
-    // An order that is not total, or a filter that is not plain, is Prisma's.
+    const all = await findAll(prisma, 'Category', prisma.category as never, {}, order, query);
+    expect(all.some((c) => (c as { children: unknown[] }).children.length > 0) && all.some((c) => (c as { children: unknown[] }).children.length === 0)).toBe(true);
+    // An order that is not total, or a filter that is not plain, is Prisma's; so is a relation
+    // read in pages, or filtered by anything but a boolean, or with a relation beneath it.
     expect(allReadSql('Category', { isActive: true }, [{ order: 'asc' }], query)).toBeNull();
     expect(allReadSql('Category', { OR: [{ isActive: true }] }, order, query)).toBeNull();
+    const withChildren = (relation: object) => ({ select: { id: true, children: { ...children, ...relation } } });
+    expect(allReadSql('Category', {}, order, withChildren({}))).not.toBeNull();
+    expect(allReadSql('Category', {}, order, withChildren({ take: 2 }))).toBeNull();
+    expect(allReadSql('Category', {}, order, withChildren({ where: { name: 'x' } }))).toBeNull();
+    expect(allReadSql('Category', {}, order, withChildren({ orderBy: [{ order: 'asc' }] }))).toBeNull();
+    expect(allReadSql('Category', {}, order, withChildren({ select: { id: true, parent: { select: { id: true } } } }))).toBeNull();
+    expect(allReadSql('Category', {}, order, withChildren({ select: { id: true, createdAt: true } }))).toBeNull();
   });
 
   it('leaves to Prisma what is more than columns, to-one relations and counts', () => {

@@ -252,8 +252,8 @@ function foreignKeyOf(model: string, field: DataField): string | undefined {
 /**
  * The columns and joins that read `select` of `model` (aliased `alias`) into `statement`, and how a
  * row fills the result, or null when it selects anything but columns, to-one relations by a
- * single foreign key (every relation of the schema references the related model's id) and
- * relation counts.
+ * single foreign key (every relation of the schema references the related model's id), relation
+ * counts and plain to-many relations (listRelationSql).
  */
 function selectionSql(model: string, select: Record<string, unknown> | undefined, alias: string, statement: Statement): Fill | null {
   const fields = FIELDS[model];
@@ -294,9 +294,15 @@ function selectionSql(model: string, select: Record<string, unknown> | undefined
       });
       continue;
     }
+    if (field.isList) {
+      const fill = listRelationSql(model, field, value, alias, statement);
+      if (!fill) return null;
+      fills.push(fill);
+      continue;
+    }
     // A to-one relation through a foreign key of this model's.
     const from = field.relationFromFields;
-    if (field.isList || from?.length !== 1) return null;
+    if (from?.length !== 1) return null;
     const nested = value === true ? undefined : (value as { select?: Record<string, unknown> }).select;
     if (value !== true && (typeof value !== 'object' || value === null || !nested || Object.keys(value).length !== 1)) return null;
     const joined = `j${statement.joins.length + 1}`;
@@ -317,6 +323,52 @@ function selectionSql(model: string, select: Record<string, unknown> | undefined
   }
   return (target, row) => {
     for (const fill of fills) fill(target, row);
+  };
+}
+
+/** Column types a list relation's rows may select: those JSON holds exactly, as Prisma's results hold them. */
+const JSON_TYPES = new Set(['String', 'Int', 'Boolean']);
+
+/**
+ * A to-many relation (a category's children) as one column of `statement`: its rows' columns as
+ * a JSON array of arrays, filtered and ordered in SQL, and how a row fills the relation's field;
+ * null unless it selects plain columns of JSON_TYPES (or enums), filters by equality to a boolean
+ * or null (written into the statement: no parameter), and orders by columns, ending by id (so
+ * that its order is total, and Prisma's). Nothing else: no page of it, no relation beneath it.
+ */
+function listRelationSql(model: string, field: DataField, value: unknown, alias: string, statement: Statement): Fill | null {
+  const foreignKey = foreignKeyOf(model, field);
+  const fields = FIELDS[field.type];
+  if (!foreignKey || !fields || typeof value !== 'object' || value === null) return null;
+  const { select, where, orderBy, ...rest } = value as { select?: Record<string, unknown>; where?: Record<string, unknown>; orderBy?: unknown };
+  if (Object.keys(rest).length || !select) return null;
+  const names: string[] = [];
+  for (const [name, wanted] of Object.entries(select)) {
+    if (wanted === false || wanted === undefined) continue;
+    const column = fields.get(name);
+    if (wanted !== true || !column || column.isList || !(column.kind === 'enum' || (column.kind === 'scalar' && JSON_TYPES.has(column.type)))) return null;
+    names.push(name);
+  }
+  const related = `r${statement.columns.length + 1}`;
+  const conditions = [`${related}."${foreignKey}" = ${alias}."id"`];
+  for (const [name, condition] of Object.entries(where ?? {})) {
+    if (condition === undefined) continue;
+    if (!fields.has(name) || fields.get(name)!.kind === 'object' || !(condition === true || condition === false || condition === null)) return null;
+    conditions.push(`${related}."${name}" ${condition === null ? 'IS NULL' : `= ${condition ? 'TRUE' : 'FALSE'}`}`);
+  }
+  const order = orderSql(orderBy ?? [], SCALAR_FIELDS[field.type as Prisma.ModelName], `${related}.`);
+  if (!names.length || !order || !/"id" (ASC|DESC)$/.test(order)) return null;
+  const at =
+    statement.columns.push(
+      `(SELECT coalesce(json_agg(json_build_array(${names.map((n) => `${related}."${n}"`).join(', ')}) ORDER BY ${order}), '[]'::json)` +
+        ` FROM "${field.type}" ${related} WHERE ${conditions.join(' AND ')})`,
+    ) - 1;
+  return (target, row) => {
+    target[field.name] = (row[at] as unknown[][]).map((values) => {
+      const item: Record<string, unknown> = {};
+      for (let i = 0; i < names.length; i++) item[names[i]!] = values[i];
+      return item;
+    });
   };
 }
 
