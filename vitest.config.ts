@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import { configDefaults, defineConfig } from 'vitest/config';
+import { DurationsReporter } from './test/setup/durations-reporter.js';
 
 const require = createRequire(import.meta.url);
 
@@ -18,5 +19,7 @@ export default defineConfig({
     hookTimeout: 120_000,
     // Test files share one PostgreSQL server but each gets its own database.
     pool: 'forks',
+    // Each file's time also goes to .reports/ (npx tsx scripts/slowest-tests.ts lists the slowest).
+    reporters: ['default', new DurationsReporter('.reports/vitest-main.json')],
   },
 });

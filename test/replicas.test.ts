@@ -83,8 +83,9 @@ describe.skipIf(!HAS_PG15)('with a streaming replica (Debian PostgreSQL 15)', ()
     await primarySql.query(`INSERT INTO "SupplierMember" ("accountId", "supplierId") VALUES ($1, $2)`, [writer.accountId, f.supplierId]);
     slugs = (await primarySql.query<{ slug: string }>(`SELECT slug FROM "Product" WHERE "isActive" ORDER BY id LIMIT 20`)).rows.map((r) => r.slug);
     const env = { DATABASE_URL: repl.primary.url(), DATABASE_READ_URLS: repl.replica.url(), DATABASE_REPLICA_MAX_LAG_SECONDS: String(MAX_LAG), ORDER_CREATE_LIMIT: '1000' };
-    a = await startTestApp({ url: repl.primary.url(), env });
-    b = await startTestApp({ url: repl.primary.url(), env });
+    // Under TEST_POOLER=1 both behind a PgBouncer in front of the primary (the replica stays direct).
+    a = await startTestApp({ url: repl.primary.url(), env, pooled: true });
+    b = await startTestApp({ url: repl.primary.url(), env, pooled: true });
     // The replica has replayed the fixture.
     await eventually('replica caught up', () => replicaSql.query(`SELECT count(*)::int AS n FROM "SupplierMember"`).then((r) => r.rows[0].n), (n) => n === 1);
   }, 240_000);

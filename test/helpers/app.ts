@@ -13,21 +13,32 @@ import { createTestDatabase } from './db.js';
 import { HAS_PGBOUNCER, startPgbouncer, type Pgbouncer } from './pgbouncer.js';
 
 /**
- * TEST_POOLER=1 runs every app of the suite behind Debian's PgBouncer in transaction mode with its
- * default settings (DATABASE_URL on the pooler, DATABASE_DIRECT_URL on the server), as
- * docs/deploy.md has it: each existing test then proves its behaviour holds behind the pooler.
- * One pooler per test file, in front of the suite's server; the tests' own SQL (`sql`) stays direct.
+ * TEST_POOLER=1 (`npm run test:pooler`, the files of test/pooler-files.ts) runs every app of a file
+ * behind Debian's PgBouncer in transaction mode with its default settings (DATABASE_URL on the
+ * pooler, DATABASE_DIRECT_URL on the server), as docs/deploy.md has it: each of its tests then
+ * proves its behaviour holds behind the pooler. One pooler per test file and server, in front of the
+ * suite's server (and a server of the test's own given `pooled`); the tests' own SQL (`sql`) stays direct.
  */
 const BEHIND_POOLER = process.env.TEST_POOLER === '1';
 if (BEHIND_POOLER && !HAS_PGBOUNCER) throw new Error('TEST_POOLER=1 needs Debian\'s pgbouncer (/usr/sbin/pgbouncer; .ci/run installs it)');
-let pooler: Promise<Pgbouncer> | undefined;
+/** One pooler per server (host:port), started on first use. */
+const poolers = new Map<string, Promise<Pgbouncer>>();
 // Stopped with its file: vitest ends a file's process with a signal, so no 'exit' handler of
 // the pooler's own runs, and it would outlive the suite.
-if (BEHIND_POOLER) afterAll(async () => (await pooler)?.stop());
+if (BEHIND_POOLER) afterAll(async () => void (await Promise.all([...poolers.values()].map(async (p) => (await p).stop()))));
 const serverOf = (url: string) => new URL(url).host;
-/** `url` through the pooler when it is on the suite's own server; a test's other servers (one that is down, one that never answers) are reached as the test set them up. */
-const throughPooler = async (url: string) =>
-  serverOf(url) === serverOf(inject('pgAdminUrl')) ? (await (pooler ??= startPgbouncer(url))).url(url) : url;
+/**
+ * `url` through a pooler when it is on the suite's own server, or on a working server of the
+ * test's own that it says may be pooled (`pooled`); a test's other servers (one that is down, one
+ * that never answers) are reached as the test set them up.
+ */
+const throughPooler = async (url: string, pooled = false) => {
+  const server = serverOf(url);
+  if (!pooled && server !== serverOf(inject('pgAdminUrl'))) return url;
+  let pooler = poolers.get(server);
+  if (!pooler) poolers.set(server, (pooler = startPgbouncer(url)));
+  return (await pooler).url(url);
+};
 
 export interface TestApp {
   /** http://127.0.0.1:<port> */
@@ -69,13 +80,15 @@ export interface TestAppOptions {
   usage?: UsageRecorder;
   /** The rate-limit store the gate counts in (the test closes it); default the app's own. */
   rateLimitStore?: RateLimitStore;
+  /** With TEST_POOLER=1, `url` is on a working server of the test's own (a replication primary) that goes behind a pooler too. */
+  pooled?: boolean;
 }
 
 /** The real app over real HTTP on a fresh copy of the seeded database. */
 export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> {
   const db = opts.url ? { url: opts.url, drop: async () => undefined } : await createTestDatabase(opts.template ?? 'seeded');
   const statements: string[] = [];
-  const requestUrl = BEHIND_POOLER && !opts.directUrl ? await throughPooler(db.url) : db.url;
+  const requestUrl = BEHIND_POOLER && !opts.directUrl ? await throughPooler(db.url, opts.pooled) : db.url;
   const directUrl = requestUrl !== db.url ? db.url : opts.directUrl;
   const prisma = createPrisma({ url: requestUrl, poolMax: 5, timeouts: opts.dbTimeouts, onQuery: (sql) => statements.push(sql) });
   // The suite sends far more anonymous requests than one IP may (60/min). Requests come through
