@@ -261,6 +261,8 @@ function selectionSql(model: string, select: Record<string, unknown> | undefined
   // No select: every scalar field, as findMany returns.
   const chosen = select ?? Object.fromEntries([...fields.values()].filter((f) => f.kind !== 'object').map((f) => [f.name, true]));
   const fills: Fill[] = [];
+  /** The plain columns: [field, index in the row]. */
+  const columns: [string, number][] = [];
   for (const [name, value] of Object.entries(chosen)) {
     if (value === false || value === undefined) continue;
     if (name === '_count') {
@@ -288,10 +290,7 @@ function selectionSql(model: string, select: Record<string, unknown> | undefined
       if (value !== true || !readsDirectly(field)) return null;
       // A list as JSON: JSON.parse reads it several times faster than node-postgres's array parser.
       const column = field.isList ? `to_json(${alias}."${name}")` : `${alias}."${name}"`;
-      const at = statement.columns.push(column) - 1;
-      fills.push((target, row) => {
-        target[name] = row[at];
-      });
+      columns.push([name, statement.columns.push(column) - 1]);
       continue;
     }
     if (field.isList) {
@@ -321,9 +320,22 @@ function selectionSql(model: string, select: Record<string, unknown> | undefined
       target[name] = related;
     });
   }
+  const fillColumns = columnsFill(columns);
   return (target, row) => {
+    fillColumns(target, row);
     for (const fill of fills) fill(target, row);
   };
+}
+
+/**
+ * Copies the plain columns of a row into the result: one function written for the selection, a
+ * store per field, rather than a closure per field storing under a name it holds. A page of 100
+ * products with 25 columns made 2,500 such calls, each a store by a key the engine could not
+ * foresee. The names are the schema's own fields (DATAMODEL), written as JSON string literals.
+ */
+function columnsFill(columns: [string, number][]): Fill {
+  const body = columns.map(([name, at]) => `target[${JSON.stringify(name)}] = row[${at}];`).join('\n');
+  return new Function('target', 'row', body) as Fill;
 }
 
 /** Column types a list relation's rows may select: those JSON holds exactly, as Prisma's results hold them. */

@@ -147,9 +147,18 @@ const statementHooks = new WeakMap<PrismaClient, NonNullable<PrismaOptions['onQu
  * through the graph: a Prisma Decimal built per value, to be printed and parsed back, was about
  * 4 % of a product list's CPU.
  */
+const parseTimestampTz = pg.types.getTypeParser(pg.types.builtins.TIMESTAMPTZ, 'text') as (text: string) => Date;
+/**
+ * timestamptz as node-postgres reads it, sooner for the text a UTC session sends
+ * ("2026-11-28 13:52:26.123+00"): as the ISO string it is, not through a general parser.
+ */
+export const timestampTz = (text: string): Date =>
+  text.length >= 22 && text.charCodeAt(10) === 32 && text.endsWith('+00') ? new Date(`${text.slice(0, 10)}T${text.slice(11, -3)}Z`) : parseTimestampTz(text);
+
 const PRISMA_VALUES: pg.CustomTypesConfig = {
   getTypeParser: ((oid: number, format?: string) => {
     if (oid === pg.types.builtins.TIMESTAMP) return (text: string) => new Date(`${text.replace(' ', 'T')}Z`);
+    if (oid === pg.types.builtins.TIMESTAMPTZ) return timestampTz;
     if (oid === pg.types.builtins.NUMERIC) return Number;
     if (oid === pg.types.builtins.INT8) return (text: string) => BigInt(text);
     return pg.types.getTypeParser(oid, format as 'text');
