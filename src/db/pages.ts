@@ -221,11 +221,11 @@ export async function rowsInOrder<Where, Row extends { id: string }>(
 // relations joined by their foreign key, relation counts — and the page's filters and order are
 // plain column conditions (pageIdsSql), the page is read as one statement: its ids (as pageIdsSql
 // picks them) joined to their rows, relations and counts, in the page's order, with values of the
-// types Prisma's results hold, decimals as the numbers the graph sends (src/db/prisma.ts,
+// types Prisma's results hold, decimals and timestamps as the graph sends them (src/db/prisma.ts,
 // readDirect). Anything else, or a transaction's client, takes the way above. test/pages.test.ts
 // holds both ways to the same rows.
 
-/** Scalar types read directly: each comes back as Prisma's results hold it, a Decimal as a number (readDirect's parsers). */
+/** Scalar types read directly: each comes back as Prisma's results hold it, a Decimal and a DateTime as the graph sends them (readDirect's parsers). */
 const DIRECT_TYPES = new Set(['String', 'Int', 'Float', 'Boolean', 'DateTime', 'Decimal', 'Json', 'BigInt']);
 /** List columns read directly (as JSON, which holds them exactly). */
 const DIRECT_LIST_TYPES = new Set(['String', 'Int']);

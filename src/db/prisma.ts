@@ -142,18 +142,25 @@ const statementHooks = new WeakMap<PrismaClient, NonNullable<PrismaOptions['onQu
 /**
  * PostgreSQL's text as the JS values Prisma's results hold, for the columns a direct read may
  * select (src/db/pages.ts): timestamp(3) (Prisma's DateTime, stored in UTC) as a Date, bigint as a
- * BigInt; every other type as node-postgres reads it. Except numeric: as the number the Decimal
- * scalar sends (src/graphql/scalars.ts), since a direct read's rows are only ever answered
- * through the graph: a Prisma Decimal built per value, to be printed and parsed back, was about
- * 4 % of a product list's CPU.
+ * BigInt; every other type as node-postgres reads it. Except numeric and timestamptz: as the
+ * number and the ISO text the Decimal and DateTime scalars send (src/graphql/scalars.ts), since
+ * a direct read's rows are only ever answered through the graph: a Prisma Decimal built per value,
+ * to be printed and parsed back, was about 4 % of a product list's CPU, a Date about 4 %.
  */
 const parseTimestampTz = pg.types.getTypeParser(pg.types.builtins.TIMESTAMPTZ, 'text') as (text: string) => Date;
+/** "2026-11-28 13:52:26.1+00": a UTC session's text of a timestamptz, at most milliseconds, a four-digit year. */
+const UTC_TEXT = /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(\.\d{1,3})?\+00$/;
 /**
- * timestamptz as node-postgres reads it, sooner for the text a UTC session sends
- * ("2026-11-28 13:52:26.123+00"): as the ISO string it is, not through a general parser.
+ * timestamptz as the DateTime scalar sends it (src/graphql/scalars.ts). The text a UTC session
+ * sends is written as the ISO string Date#toISOString gives ("2026-11-28T13:52:26.100Z"), with no
+ * Date parsed to be printed again; any other text (another time zone, microseconds, a year
+ * beyond 9999 or BC, infinity) is a Date, read by node-postgres's own parser.
  */
-export const timestampTz = (text: string): Date =>
-  text.length >= 22 && text.charCodeAt(10) === 32 && text.endsWith('+00') ? new Date(`${text.slice(0, 10)}T${text.slice(11, -3)}Z`) : parseTimestampTz(text);
+export const timestampTz = (text: string): Date | string => {
+  if (!UTC_TEXT.test(text)) return parseTimestampTz(text);
+  const fraction = text.length === 22 ? '' : text.slice(20, -3);
+  return `${text.slice(0, 10)}T${text.slice(11, 19)}.${fraction.padEnd(3, '0')}Z`;
+};
 
 const PRISMA_VALUES: pg.CustomTypesConfig = {
   getTypeParser: ((oid: number, format?: string) => {
@@ -167,7 +174,7 @@ const PRISMA_VALUES: pg.CustomTypesConfig = {
 
 /**
  * Sends one read of our own on `client`'s pool, past Prisma, and answers its rows as arrays of
- * Prisma's values, decimals as numbers (PRISMA_VALUES), or null when `client` is not one createPrisma made (a
+ * Prisma's values, decimals and timestamps as the graph sends them (PRISMA_VALUES), or null when `client` is not one createPrisma made (a
  * transaction's client, whose statements must stay on its connection). The statement is reported
  * to the client's onQuery as Prisma's are. For hot reads whose Prisma cost is most of the
  * request's (a list page: src/db/pages.ts); the pool's bounds and cancellation apply as to Prisma's.

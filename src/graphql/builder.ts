@@ -14,7 +14,7 @@ export const builder = new SchemaBuilder<{
   PrismaTypes: PrismaTypes;
   DefaultFieldNullability: false;
   Scalars: {
-    DateTime: { Input: Date; Output: Date };
+    DateTime: { Input: Date; Output: Date | string };
     Decimal: { Input: Money; Output: number | { toString(): string } };
     JSON: { Input: unknown; Output: unknown };
   };

@@ -5,7 +5,8 @@ import { exactDecimal } from '../shared/money.js';
 
 builder.scalarType('DateTime', {
   description: 'ISO 8601 date-time in UTC, e.g. 2026-01-31T12:00:00.000Z',
-  serialize: (value) => value.toISOString(),
+  // A direct read (src/db/pages.ts) holds a timestamp as this ISO text already.
+  serialize: (value) => (typeof value === 'string' ? value : value.toISOString()),
   parseValue: (value) => {
     const date = typeof value === 'string' ? new Date(value) : new Date(Number.NaN);
     if (Number.isNaN(date.getTime())) throw new AppError('VALIDATION_ERROR', 'DateTime must be an ISO 8601 string');
