@@ -1,9 +1,8 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
-import { createBenchKey, freePort, HOST, openBenchDatabase, ROOT, startFlags } from './common.js';
+import { cpuMs, createBenchKey, openBenchDatabase, startFlags, startOnCore0 } from './common.js';
 
 // CPU per request of two builds of the service, side by side, and of the hand-written baseline,
 // on the same distinct REST list pages as `npm run bench`'s list-distinct (700 (limit, page)
@@ -40,33 +39,17 @@ const stopAll = () => {
 };
 process.on('exit', stopAll);
 
-const CLOCK_TICK_MS = 10;
 const WARM_UP_SECONDS = 15;
-/** The CPU a process has used so far (user + system), in ms, from /proc. */
-function cpuMs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * CLOCK_TICK_MS;
-}
 
-async function start(name: string, script: string, env: Record<string, string>, tsx = false) {
-  const port = await freePort();
-  const child = spawn('taskset', ['-c', '0', process.execPath, ...startFlags(), ...(tsx ? ['--import', 'tsx'] : []), script], {
-    cwd: ROOT,
-    env: { ...process.env, ...env, PORT: String(port), HOST, LOG_LEVEL: 'warn', DEMO_DATA: 'false', RESPONSE_CACHE: 'off' },
-    stdio: ['ignore', 'ignore', 'pipe'],
+/** A program on core 0, its RESPONSE_CACHE off; ready once a list page answers (`headers`: the service's key). */
+async function start(name: string, script: string, env: Record<string, string>, headers: Record<string, string>, tsx = false) {
+  const { url, child } = await startOnCore0(name, script, {
+    env: { ...env, LOG_LEVEL: 'warn', DEMO_DATA: 'false', RESPONSE_CACHE: 'off' },
+    flags: [...startFlags(), ...(tsx ? ['--import', 'tsx'] : [])],
+    probe: '/api/products?limit=1',
+    init: { headers },
+    children,
   });
-  children.add(child);
-  child.stderr?.on('data', (d: Buffer) => process.stderr.write(`[${name}] ${d.toString()}`));
-  const url = `http://${HOST}:${port}`;
-  for (let i = 0; ; i++) {
-    try {
-      if ((await fetch(`${url}/api/products?limit=1`, { headers: env.KEY ? { 'x-api-key': env.KEY } : {} })).ok) break;
-    } catch {
-      // not listening yet
-    }
-    if (i > 600) throw new Error(`${name} did not start`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
   return { name, url, pid: child.pid! };
 }
 
@@ -100,16 +83,16 @@ async function main() {
   const db = await openBenchDatabase(Number(args.products), log);
   try {
     const key = await createBenchKey(db.url);
-    const env = { DATABASE_URL: db.url, KEY: key };
+    const env = { DATABASE_URL: db.url };
+    const headersOf = (name: string): Record<string, string> => (name === 'baseline' ? {} : { 'x-api-key': key });
     const programs = [
-      await start('a', path.join(args.a, 'server.js'), { ...env, ...settings(args['a-env']) }),
-      await start('b', path.join(args.b, 'server.js'), { ...env, ...settings(args['b-env']) }),
-      await start('baseline', 'bench/baseline-server.ts', { DATABASE_URL: db.url }, true),
+      await start('a', path.join(args.a, 'server.js'), { ...env, ...settings(args['a-env']) }, headersOf('a')),
+      await start('b', path.join(args.b, 'server.js'), { ...env, ...settings(args['b-env']) }, headersOf('b')),
+      await start('baseline', 'bench/baseline-server.ts', env, headersOf('baseline'), true),
     ];
     const measured = pages([12, 24, 50, 100], 175);
     const warmUp = pages([10, 20, 40, 80], 175);
     // A fresh process runs mostly unoptimised code: each first answers WARM_UP_SECONDS of other pages.
-    const headersOf = (name: string): Record<string, string> => (name === 'baseline' ? {} : { 'x-api-key': key });
     for (const p of programs) await load(p.url, warmUp, headersOf(p.name), WARM_UP_SECONDS);
     const cpu: Record<string, number[]> = {};
     const rate: Record<string, number[]> = {};
@@ -135,7 +118,12 @@ async function main() {
       );
     }
   } finally {
+    // The programs go before their database does (else the baseline dies of its pool's error).
+    const exited = [...children].map((child) =>
+      child.exitCode !== null || child.signalCode !== null ? undefined : new Promise((resolve) => child.once('exit', resolve)),
+    );
     stopAll();
+    await Promise.all(exited);
     await db.close();
   }
 }

@@ -1,4 +1,4 @@
-import { execFileSync, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
@@ -12,7 +12,7 @@ import { loadConfig } from '../src/runtime/config.js';
 import { createLogger } from '../src/runtime/logger.js';
 import { seedDatabase } from '../src/seed/seed.js';
 
-// What the bench scripts (run.ts, deep-pages.ts, cluster.ts) share: where they run, and how they start and
+// What the bench scripts (run.ts, deep-pages.ts, ab-cpu.ts, cluster.ts) share: where they run, and how they start and
 // listen to the programs they measure.
 
 export const ROOT = path.resolve(import.meta.dirname, '..');
@@ -134,3 +134,44 @@ export function gitCommit(): string {
 export const NESTED_QUERY = `query BenchNested($page: Int) { products(limit: 50, page: $page) { items { id name slug price
   supplier { id companyName verified rating } category { id name slug }
   reviews(limit: 3) { id rating title createdAt } } meta { total } } }`;
+
+/** User + system CPU time of a process so far, in ms (/proc/<pid>/stat, clock ticks of 10 ms). */
+export function cpuMs(pid: number | undefined): number {
+  if (!pid) return Number.NaN;
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+/**
+ * Starts `node [flags] script` pinned to core 0 (the load generator runs elsewhere) on a free
+ * port of HOST, adds it to `children` (stopped by the caller), echoes its output prefixed with
+ * `name` (not the allocation meter's answers), and resolves once `probe` answers 2xx.
+ */
+export async function startOnCore0(
+  name: string,
+  script: string,
+  { env, flags, probe, init = {}, children }: { env: Record<string, string>; flags: string[]; probe: string; init?: RequestInit; children: Set<ChildProcess> },
+) {
+  const port = await freePort();
+  const child = spawn('taskset', ['-c', '0', process.execPath, ...flags, script], {
+    cwd: ROOT,
+    env: { ...process.env, ...env, PORT: String(port), HOST },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.add(child);
+  child.stdout?.on('data', (d: Buffer) => process.stderr.write(`[${name}] ${d.toString()}`));
+  child.stderr?.on('data', (d: Buffer) => {
+    if (!/^ALLOC \d+/m.test(d.toString())) process.stderr.write(`[${name}] ${d.toString()}`);
+  });
+  const url = `http://${HOST}:${port}`;
+  for (let i = 0; ; i++) {
+    try {
+      if ((await fetch(url + probe, init)).ok) break;
+    } catch {
+      /* not yet */
+    }
+    if (i > 300) throw new Error(`${name} did not start`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return { url, child };
+}

@@ -1,5 +1,5 @@
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { execFileSync, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
@@ -10,7 +10,7 @@ import { openDatabase } from '../src/db/database.js';
 import { createPrisma } from '../src/db/prisma.js';
 import { loadConfig } from '../src/runtime/config.js';
 import { createLogger } from '../src/runtime/logger.js';
-import { freePort, HOST, nextLine, ROOT, startFlags } from './common.js';
+import { cpuMs, nextLine, ROOT, startFlags, startOnCore0 } from './common.js';
 
 // `npx tsx bench/deep-pages.ts [--products 100000] [--duration 5] [--pages 400] [--rounds 1] [--only nested|list|alloc|heap] [--before DIR] [--cpu-prof]`
 //
@@ -56,30 +56,8 @@ process.on('exit', stopAll);
 const NODE_FLAGS = startFlags();
 const ALLOC_METER = ['--import', './bench/alloc-meter.mjs'];
 
-async function start(name: string, script: string, env: Record<string, string>, flags: string[], probe: string, init: RequestInit = {}) {
-  const port = await freePort();
-  const child = spawn('taskset', ['-c', '0', process.execPath, ...flags, script], {
-    cwd: ROOT,
-    env: { ...process.env, ...env, PORT: String(port), HOST },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.add(child);
-  child.stdout?.on('data', (d: Buffer) => process.stderr.write(`[${name}] ${d.toString()}`));
-  child.stderr?.on('data', (d: Buffer) => {
-    if (!/^ALLOC \d+/m.test(d.toString())) process.stderr.write(`[${name}] ${d.toString()}`);
-  });
-  const url = `http://${HOST}:${port}`;
-  for (let i = 0; ; i++) {
-    try {
-      if ((await fetch(url + probe, init)).ok) break;
-    } catch {
-      /* not yet */
-    }
-    if (i > 300) throw new Error(`${name} did not start`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  return { url, child };
-}
+const start = (name: string, script: string, env: Record<string, string>, flags: string[], probe: string, init: RequestInit = {}) =>
+  startOnCore0(name, script, { env, flags, probe, init, children });
 
 const NESTED = (page: number) => `query BenchNested { products(limit: 50, page: ${page}) { items { id name slug price
   supplier { id companyName verified rating } category { id name slug }
@@ -98,13 +76,6 @@ interface Target {
   pages: number;
   /** The process answering, whose CPU time per request is reported (less noisy than req/s on a shared machine). */
   pid?: number | undefined;
-}
-
-/** User + system CPU time of a process so far, in ms (/proc/<pid>/stat, clock ticks of 10 ms). */
-function cpuMs(pid: number | undefined): number {
-  if (!pid) return Number.NaN;
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
 async function load(t: Target, duration = DURATION) {
