@@ -138,6 +138,15 @@ function orderSql(orderBy: unknown, fields: ReadonlySet<string>, qualifier = '')
 }
 
 /**
+ * `orderBy` as SQL (orderSql) when it ends by id, a total order: rows read apart (a page's ids,
+ * then its rows; a relation's rows) come back in one order only, the one Prisma gives. Else null.
+ */
+function totalOrderSql(orderBy: unknown, fields: ReadonlySet<string>, qualifier: string): string | null {
+  const order = orderSql(orderBy, fields, qualifier);
+  return order && /"id" (ASC|DESC)$/.test(order) ? order : null;
+}
+
+/**
  * The statement that reads a page's ids (the order's columns, then LIMIT and OFFSET as
  * parameters), or null when its filters or order are more than plain column conditions.
  */
@@ -368,8 +377,8 @@ function listRelationSql(model: string, field: DataField, value: unknown, alias:
     if (!fields.has(name) || fields.get(name)!.kind === 'object' || !(condition === true || condition === false || condition === null)) return null;
     conditions.push(`${related}."${name}" ${condition === null ? 'IS NULL' : `= ${condition ? 'TRUE' : 'FALSE'}`}`);
   }
-  const order = orderSql(orderBy ?? [], SCALAR_FIELDS[field.type as Prisma.ModelName], `${related}.`);
-  if (!names.length || !order || !/"id" (ASC|DESC)$/.test(order)) return null;
+  const order = totalOrderSql(orderBy ?? [], SCALAR_FIELDS[field.type as Prisma.ModelName], `${related}.`);
+  if (!names.length || !order) return null;
   const at =
     statement.columns.push(
       `(SELECT coalesce(json_agg(json_build_array(${names.map((n) => `${related}."${n}"`).join(', ')}) ORDER BY ${order}), '[]'::json)` +
@@ -444,8 +453,8 @@ function directRead(text: string, values: unknown[], fill: Fill): DirectRead {
  */
 export function pageReadSql(model: Prisma.ModelName, page: PageQuery<unknown>, query: object): DirectRead | null {
   const ids = pageIdsSql(model, page);
-  const order = orderSql(page.orderBy, SCALAR_FIELDS[model], 't.');
-  if (!ids || !order || !/"id" (ASC|DESC)$/.test(order)) return null;
+  const order = totalOrderSql(page.orderBy, SCALAR_FIELDS[model], 't.');
+  if (!ids || !order) return null;
   const selection = plainSelection(model, query);
   if (!selection) return null;
   const text =
@@ -474,9 +483,9 @@ export function plainRead(model: Prisma.ModelName, query: object): { columns: st
 export function allReadSql(model: Prisma.ModelName, where: unknown, orderBy: unknown, query: object): DirectRead | null {
   const values: unknown[] = [];
   const condition = conditionSql(where, SCALAR_FIELDS[model], values, 't.');
-  const order = orderSql(orderBy, SCALAR_FIELDS[model], 't.');
+  const order = totalOrderSql(orderBy, SCALAR_FIELDS[model], 't.');
   const selection = plainSelection(model, query);
-  if (condition === null || !order || !/"id" (ASC|DESC)$/.test(order) || !selection) return null;
+  if (condition === null || !order || !selection) return null;
   const text = `SELECT ${selection.columns} FROM "${model}" t${selection.joins} WHERE ${condition} ORDER BY ${order}`;
   return directRead(text, values, selection.fill);
 }

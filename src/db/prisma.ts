@@ -158,8 +158,8 @@ const UTC_TEXT = /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(\.\d{1,3})?\+00$/;
  */
 export const timestampTz = (text: string): Date | string => {
   if (!UTC_TEXT.test(text)) return parseTimestampTz(text);
-  const fraction = text.length === 22 ? '' : text.slice(20, -3);
-  return `${text.slice(0, 10)}T${text.slice(11, 19)}.${fraction.padEnd(3, '0')}Z`;
+  // After "HH:MM:SS" (index 19): "+00", or "." and 1-3 digits then "+00".
+  return `${text.slice(0, 10)}T${text.slice(11, 19)}.${text.slice(20, -3).padEnd(3, '0')}Z`;
 };
 
 const PRISMA_VALUES: pg.CustomTypesConfig = {
@@ -174,8 +174,9 @@ const PRISMA_VALUES: pg.CustomTypesConfig = {
 
 /**
  * Sends one read of our own on `client`'s pool, past Prisma, and answers its rows as arrays of
- * Prisma's values, decimals and timestamps as the graph sends them (PRISMA_VALUES), or null when `client` is not one createPrisma made (a
- * transaction's client, whose statements must stay on its connection). The statement is reported
+ * Prisma's values, decimals and timestamps as the graph sends them (PRISMA_VALUES), or null when
+ * `client` is not one createPrisma made (a transaction's client, whose statements must stay on
+ * its connection). The statement is reported
  * to the client's onQuery as Prisma's are. For hot reads whose Prisma cost is most of the
  * request's (a list page: src/db/pages.ts); the pool's bounds and cancellation apply as to Prisma's.
  */
