@@ -9,7 +9,7 @@ import pg from 'pg';
 // It does the same work the service does wherever the service saves work:
 // - the list's total is counted once per filter (all active products, or one category's subtree)
 //   and kept while the catalogue revision stays the same, the revision read with each request, as
-//   the service's kept totals do (src/modules/products/list-totals.ts; orders change stock only,
+//   the service's kept totals do (src/domain/products/list-totals.ts; orders change stock only,
 //   which moves neither revision);
 // - the nested GraphQL list takes one SQL round trip per level: the page, then its suppliers,
 //   categories and newest reviews (three statements, concurrently);
@@ -54,7 +54,7 @@ const PAGE_IDS = (limit: string, offset: string) =>
 const PAGE_SQL = `SELECT ${PRODUCT_COLUMNS} JOIN (${PAGE_IDS('$1', '$2')}) page ON page.id = p.id
   ORDER BY p."createdAt" DESC, p.id ASC`;
 
-/** The list's sorts the bench sends (src/modules/products/products.service.ts, productOrders). */
+/** The list's sorts the bench sends (src/domain/products/products.service.ts, productOrders). */
 const SORTS: Record<string, string> = {
   newest: '"createdAt" DESC, id ASC',
   price_asc: 'price ASC, id ASC',

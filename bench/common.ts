@@ -8,8 +8,8 @@ import { createContextFactory } from '../src/context/context.js';
 import { openDatabase, type Database } from '../src/db/database.js';
 import { migrate } from '../src/db/migrate.js';
 import { createPrisma } from '../src/db/prisma.js';
-import { loadConfig } from '../src/runtime/config.js';
-import { createLogger } from '../src/runtime/logger.js';
+import { loadConfig } from '../src/config/config.js';
+import { createLogger } from '../src/config/logger.js';
 import { seedDatabase } from '../src/seed/seed.js';
 
 // What the bench scripts (run.ts, deep-pages.ts, ab-cpu.ts, cluster.ts) share: where they run, and how they start and

@@ -8,8 +8,8 @@ import { createApiKey } from '../src/accounts/api-keys.js';
 import { createContextFactory } from '../src/context/context.js';
 import { openDatabase } from '../src/db/database.js';
 import { createPrisma } from '../src/db/prisma.js';
-import { loadConfig } from '../src/runtime/config.js';
-import { createLogger } from '../src/runtime/logger.js';
+import { loadConfig } from '../src/config/config.js';
+import { createLogger } from '../src/config/logger.js';
 import { cpuMs, nextLine, ROOT, startFlags, startOnCore0 } from './common.js';
 
 // `npx tsx bench/deep-pages.ts [--products 100000] [--duration 5] [--pages 400] [--rounds 1] [--only nested|list|alloc|heap] [--before DIR] [--cpu-prof]`

@@ -8,8 +8,8 @@ import { createApp } from '../src/app.js';
 import { createContextFactory } from '../src/context/context.js';
 import { openDatabase } from '../src/db/database.js';
 import { PrismaClient } from '../src/generated/prisma/client.js';
-import { loadConfig } from '../src/runtime/config.js';
-import { createLogger } from '../src/runtime/logger.js';
+import { loadConfig } from '../src/config/config.js';
+import { createLogger } from '../src/config/logger.js';
 
 // `npx tsx bench/explain-pages.ts [--products 100000] [--pages 1,400] [--path /api/products?limit=12] [--no-analyze] [--peer]`
 //

@@ -108,7 +108,7 @@ const benchSeal = createCursorSeal(['bench-cursor-secret-'.padEnd(32, '0')]);
 
 async function load(name: string, dir: string): Promise<Impl> {
   const url = (file: string) => pathToFileURL(path.join(dir, file)).href;
-  const { schema } = (await import(url('src/modules/schema.ts'))) as { schema: GraphQLSchema };
+  const { schema } = (await import(url('src/domain/schema.ts'))) as { schema: GraphQLSchema };
   const { createContextFactory } = (await import(url('src/context/context.ts'))) as typeof import('../src/context/context.js');
   const factory = createContextFactory(
     { prisma: prisma as never, logger: pino({ level: 'silent' }), webhookPolicy: { allowPrivate: true, requireHttps: false } },

@@ -7,8 +7,8 @@ import type { z } from 'zod';
 import type { Caller } from '../src/context/actor.js';
 import type { ApiContext } from '../src/context/context.js';
 import { fieldRulesPlugin, withInput } from '../src/graphql/field-rules.js';
-import { orderStatuses, createOrderRule, orderListInput } from '../src/modules/orders/orders.service.js';
-import { productFilterInput } from '../src/modules/products/products.service.js';
+import { orderStatuses, createOrderRule, orderListInput } from '../src/domain/orders/orders.service.js';
+import { productFilterInput } from '../src/domain/products/products.service.js';
 import { validationError } from '../src/shared/errors.js';
 import { fieldPath } from '../src/shared/validation.js';
 

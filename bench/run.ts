@@ -7,7 +7,7 @@ import { parseArgs } from 'node:util';
 import autocannon, { type Options as AutocannonOptions } from 'autocannon';
 import * as loadtest from 'loadtest';
 import pg from 'pg';
-import { loadConfig } from '../src/runtime/config.js';
+import { loadConfig } from '../src/config/config.js';
 import { openDatabase, type Database } from '../src/db/database.js';
 import { migrate } from '../src/db/migrate.js';
 import { seedDatabase } from '../src/seed/seed.js';

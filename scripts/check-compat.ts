@@ -174,7 +174,7 @@ async function main(argv: string[]): Promise<number> {
   // The documents the code builds, exactly as schema:print and openapi:print write them.
   const currentSchema = values['current-schema']
     ? readCurrent(values['current-schema'])
-    : (await import('../src/modules/schema.js')).printedSchema();
+    : (await import('../src/domain/schema.js')).printedSchema();
   const currentOpenApi = values['current-openapi']
     ? readCurrent(values['current-openapi'])
     : (await import('../src/openapi/serve.js')).openApiJson();

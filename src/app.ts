@@ -3,46 +3,46 @@ import { createResponseCache, type ResponseCache } from './cache/response-cache.
 import { createChangeKnowledge, createRevisionSource, type RevisionSource } from './cache/freshness.js';
 import { keyTag } from './cache/dependencies.js';
 import { createReplicas, type Replica } from './db/replicas.js';
-import { createReadRouting } from './http/read-routing.js';
+import { createReadRouting } from './pipeline/read-routing.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createKeyCache } from './auth/key-cache.js';
-import { authenticateKey, type CheckedKey } from './auth/keys.js';
+import { authenticateKey, type CheckedKey } from './auth/key-check.js';
 import { createLastUsedRecorder } from './auth/last-used.js';
 import { createPrisma, DB_TIMEOUTS, poolStats, type PrismaClient } from './db/prisma.js';
 import { createContextFactory, type ApiContext } from './context/context.js';
-import type { RequestState } from './http/request-state.js';
-import { IDEMPOTENCY_HEADER } from './modules/orders/idempotency.js';
-import { createRepresentation } from './modules/representations.js';
-import { createGate } from './http/gate.js';
+import type { RequestState } from './pipeline/request-state.js';
+import { IDEMPOTENCY_HEADER } from './domain/orders/idempotency.js';
+import { createRepresentation } from './domain/representations.js';
+import { createGate } from './pipeline/gate.js';
 import { renderLocalGraphiQL, serveGraphiQLAsset } from './http/graphiql.js';
-import { createMaskError, graphqlMethodNotAllowed, useContractErrorCodes } from './http/graphql-errors.js';
-import { graphqlHardening } from './http/graphql-limits.js';
-import { useGraphqlResponseCache } from './http/graphql-response-cache.js';
-import { useCostBudget } from './http/graphql-cost-budget.js';
-import { useGraphqlHttpCaching } from './http/graphql-http-caching.js';
-import { createPersistedQueryStore, loadTrustedDocuments, PERSISTED_PARAM_NAMES, useAutomaticPersistedQueries, useTrustedDocuments } from './http/graphql-persisted.js';
+import { createMaskError, graphqlMethodNotAllowed, useContractErrorCodes } from './pipeline/graphql-errors.js';
+import { graphqlHardening } from './pipeline/graphql-limits.js';
+import { useGraphqlResponseCache } from './pipeline/graphql-response-cache.js';
+import { useCostBudget } from './pipeline/graphql-cost-budget.js';
+import { useGraphqlHttpCaching } from './pipeline/graphql-http-caching.js';
+import { createPersistedQueryStore, loadTrustedDocuments, PERSISTED_PARAM_NAMES, useAutomaticPersistedQueries, useTrustedDocuments } from './pipeline/graphql-persisted.js';
 import { createHealthHandler } from './http/health.js';
-import { useIdempotentReplayHeader } from './http/idempotent-replay.js';
+import { useIdempotentReplayHeader } from './pipeline/idempotent-replay.js';
 import { createMetrics } from './http/metrics.js';
 import type { Registry } from 'prom-client';
-import { useObservability } from './http/observe.js';
+import { useObservability } from './pipeline/observe.js';
 import { createOverloadLog } from './http/overload-log.js';
-import { createRouteNamer, createRouteTable, useRouteTable } from './http/routes.js';
+import { createRouteNamer, createRouteTable, useRouteTable } from './pipeline/route-table.js';
 import { cursorSealSource } from './graphql/cursors.js';
-import { createListTotals } from './modules/products/list-totals.js';
-import { schema } from './modules/schema.js';
+import { createListTotals } from './domain/products/list-totals.js';
+import { schema } from './domain/schema.js';
 import { createDocsHandler } from './openapi/serve.js';
 import { createFieldLimiter, createFieldRateLimiter } from './ratelimit/field-limits.js';
 import { createRateLimitStore } from './ratelimit/create-store.js';
 import type { RateLimitStore } from './ratelimit/store.js';
 import { useCompiledRestQueries } from './rest/compiled.js';
 import { createRestRouter, type GetEnveloped } from './rest/router.js';
-import { createOutbox } from './modules/webhooks/outbox.js';
-import { outboxBacklog, startWebhookWorker } from './modules/webhooks/worker.js';
-import { createLiveHub } from './modules/live/hub.js';
+import { createOutbox } from './domain/webhooks/outbox.js';
+import { outboxBacklog, startWebhookWorker } from './background/webhook-worker.js';
+import { createLiveHub } from './background/live-hub.js';
 import { restRoutes } from './rest/routes.js';
-import { webhookPolicyOf, type Config } from './runtime/config.js';
-import type { Logger } from './runtime/logger.js';
+import { webhookPolicyOf, type Config } from './config/config.js';
+import type { Logger } from './config/logger.js';
 import { createClientIpResolver, createHttpsDetector } from './shared/client-ip.js';
 import { createDashboard } from './dashboard/router.js';
 import { createUsageRecorder, type UsageRecorder } from './usage/recorder.js';
@@ -154,7 +154,7 @@ export async function createApp({ prisma, databaseUrl, directUrl = databaseUrl, 
         logger.warn({ err: error, replica: replica.name }, 'a read on a replica failed: answered by the primary');
       },
     });
-  // GraphQL subscriptions (src/modules/live/).
+  // GraphQL subscriptions (src/domain/live/).
   const live = createLiveHub({ databaseUrl: directUrl, prisma, redisUrl: config.REDIS_URL, perKey: config.SUBSCRIPTIONS_PER_KEY, connectMs: DB_TIMEOUTS.connectMs, logger });
   injected.stopping?.addEventListener('abort', () => live.drain(), { once: true });
   const webhookPolicy = webhookPolicyOf(config);
@@ -263,7 +263,7 @@ export async function createApp({ prisma, databaseUrl, directUrl = databaseUrl, 
   });
   const routeOf = createRouteNamer(routes, restRoutes.map((r) => r.path));
   const hardening = graphqlHardening(config);
-  // Trusted documents only, or automatic persisted queries (src/http/graphql-persisted.ts).
+  // Trusted documents only, or automatic persisted queries (src/pipeline/graphql-persisted.ts).
   const persisted = config.PERSISTED_ONLY
     ? useTrustedDocuments(loadTrustedDocuments(config.PERSISTED_DOCUMENTS ?? failStart('PERSISTED_ONLY=true needs PERSISTED_DOCUMENTS (the manifest path)')))
     : useAutomaticPersistedQueries(createPersistedQueryStore(prisma, config.PERSISTED_QUERIES_MAX));

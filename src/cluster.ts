@@ -3,7 +3,7 @@ import { Counter, Gauge, Registry } from 'prom-client';
 import { serveInstanceMetrics } from './http/cluster-metrics.js';
 import { MemoryRateLimitStore } from './ratelimit/memory-store.js';
 import { serveRateLimitStore } from './ratelimit/cluster-store.js';
-import type { Logger } from './runtime/logger.js';
+import type { Logger } from './config/logger.js';
 
 // The primary process of an instance with several workers (WEB_CONCURRENCY above 1). src/server.ts
 // has already done, once, what must be done once: bound the port to report a busy one, started

@@ -1,12 +1,12 @@
 import cluster from 'node:cluster';
 import net from 'node:net';
 import type { App } from './app.js';
-import { ConfigError, loadConfig, webhookPolicyOf, type Config } from './runtime/config.js';
+import { ConfigError, loadConfig, webhookPolicyOf, type Config } from './config/config.js';
 import { createContextFactory } from './context/context.js';
 import { DatabaseUrlError, openDatabase } from './db/database.js';
 import { createHttpServer } from './http/request-target.js';
-import { createLogger, writeBesideLogs, type Logger } from './runtime/logger.js';
-import { recordServerAddress } from './runtime/running-server.js';
+import { createLogger, writeBesideLogs, type Logger } from './config/logger.js';
+import { recordServerAddress } from './config/running-server.js';
 
 // Process entry point: configuration, database, HTTP listener, and an orderly shutdown.
 // Run as compiled JavaScript (`npm start` = node dist/server.js). With WEB_CONCURRENCY above 1

@@ -5,7 +5,7 @@ import { startTestApp, type TestApp } from './helpers/app.js';
 // What a category says of its products, `_count.products` (active products of its whole subtree)
 // and `products` (the subtree's most viewed active products, ties by id), is read from counts
 // that triggers on "Product" keep per category and from each category's own most viewed products
-// (src/modules/categories/categories.service.ts, migration *_category_product_counts). The
+// (src/domain/categories/categories.service.ts, migration *_category_product_counts). The
 // answers must be the ones the definition gives: here it is computed in SQL over every product,
 // and every documented parameter combination of GET /api/categories, GraphQL `categories` and
 // `category(slug:)` is checked against it, on the seeded catalogue and after each kind of change

@@ -2,7 +2,7 @@ import { Writable } from 'node:stream';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCursorSeal } from '../src/graphql/cursors.js';
-import { ConfigError, loadConfig } from '../src/runtime/config.js';
+import { ConfigError, loadConfig } from '../src/config/config.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { createTestDatabase } from './helpers/db.js';
 import { freePort } from './helpers/redis.js';

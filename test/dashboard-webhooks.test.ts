@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_ENDPOINTS } from '../src/modules/webhooks/events.js';
+import { MAX_ENDPOINTS } from '../src/domain/webhooks/events.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { accountIdOf, signedIn, textOf, type DashboardClient } from './helpers/dashboard.js';
 

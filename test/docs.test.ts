@@ -67,7 +67,7 @@ describe('docs/deploy.md', () => {
   });
 
   it('names only settings the service reads', () => {
-    const config = read('src/runtime/config.ts');
+    const config = read('src/config/config.ts');
     const settings = [...new Set([...deploy.matchAll(/`([A-Z][A-Z0-9]*_[A-Z0-9_]+)(?:=[^`]*)?`/g)].map((m) => m[1]!))];
     expect(settings).toEqual(expect.arrayContaining(['DATABASE_URL', 'DATABASE_DIRECT_URL', 'DATABASE_READ_URLS', 'WEB_CONCURRENCY', 'REDIS_URL']));
     for (const name of settings) expect(config, name).toContain(name);

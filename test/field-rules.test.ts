@@ -5,7 +5,7 @@ import { z } from 'zod';
 import type { Caller } from '../src/context/actor.js';
 import type { ApiContext } from '../src/context/context.js';
 import { fieldRulesOf, fieldRulesPlugin, withInput } from '../src/graphql/field-rules.js';
-import { schema } from '../src/modules/schema.js';
+import { schema } from '../src/domain/schema.js';
 import { deriveRoute } from '../src/rest/derive.js';
 import { restRoutes, type RestRoute } from '../src/rest/routes.js';
 import { enumParam, intParam } from '../src/shared/validation.js';

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { schema } from '../src/modules/schema.js';
+import { schema } from '../src/domain/schema.js';
 import { deriveRoute } from '../src/rest/derive.js';
 import { pathPattern, withoutTrailingSlash } from '../src/shared/paths.js';
 import { restRoutes, type RestMethod } from '../src/rest/routes.js';

@@ -9,7 +9,7 @@ import {
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { schema } from '../src/modules/schema.js';
+import { schema } from '../src/domain/schema.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { createTestKey } from './helpers/keys.js';
 

@@ -5,7 +5,7 @@ import { byTable } from './helpers/statements.js';
 import { createTestKey, type TestKey } from './helpers/keys.js';
 import { HAS_REDIS_SERVER, startRedisServer, type RedisServer } from './helpers/redis.js';
 
-// Calculated query costs (src/http/graphql-cost-budget.ts): extensions.cost on every answer of an
+// Calculated query costs (src/pipeline/graphql-cost-budget.ts): extensions.cost on every answer of an
 // estimated operation, a budget per key (per client address without one) refilled per second by
 // plan, 429 when it is spent. GRAPHQL_MAX_COST is small here so that budgets run out quickly:
 // Basic holds 2 × 50, Pro 5 × 50, a client without a key 1 × 50 (COST_BUDGETS).

@@ -1,17 +1,17 @@
 import { getIntrospectionQuery, Lexer, Source, TokenKind } from 'graphql';
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../src/runtime/config.js';
+import { loadConfig } from '../src/config/config.js';
 import { MAX_BODY_BYTES } from '../src/shared/request-body.js';
-import { estimateCost } from '../src/http/graphql-cost.js';
-import { graphqlLimitsFrom } from '../src/http/graphql-limits.js';
-import { schema } from '../src/modules/schema.js';
+import { estimateCost } from '../src/pipeline/graphql-cost.js';
+import { graphqlLimitsFrom } from '../src/pipeline/graphql-limits.js';
+import { schema } from '../src/domain/schema.js';
 import { parse } from 'graphql';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { sentSince } from './helpers/statements.js';
 
 // /graphql's limits: body size and type, document depth, aliases, tokens, directives and cost,
-// batching, introspection and field suggestions. Defaults come from src/runtime/config.ts.
+// batching, introspection and field suggestions. Defaults come from src/config/config.ts.
 
 const defaults = graphqlLimitsFrom(loadConfig({}));
 

@@ -1,6 +1,6 @@
 import { getNullableType, isListType, isNonNullType, isObjectType } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { schema } from '../src/modules/schema.js';
+import { schema } from '../src/domain/schema.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { byTable, sentSince } from './helpers/statements.js';
 
@@ -61,7 +61,7 @@ describe('GraphQL', () => {
   it.each(Object.entries(NESTED))('answers a nested %s query with a number of SQL statements that does not grow with the page size', async (name, query) => {
     const counts: number[] = [];
     const tallies: Record<string, number>[] = [];
-    // List totals are kept between requests (src/modules/products/list-totals.ts): a first request fills them, so
+    // List totals are kept between requests (src/domain/products/list-totals.ts): a first request fills them, so
     // the sizes compared all find them kept.
     await statementsFor(query, { limit: 1 });
     for (const limit of SIZES[name as keyof typeof NESTED]) {

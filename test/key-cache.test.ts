@@ -3,7 +3,7 @@ import pg from 'pg';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KEY_CHANGED_CHANNEL } from '../src/auth/key-cache.js';
-import { CHECKED_COLUMNS, hashApiKey } from '../src/auth/keys.js';
+import { CHECKED_COLUMNS, hashApiKey } from '../src/auth/key-check.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { createTestKey } from './helpers/keys.js';
 import { waitForText } from './helpers/npm-start.js';

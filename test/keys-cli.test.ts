@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { setPasswordWithToken, signIn } from '../src/accounts/credentials.js';
-import { authenticateKey } from '../src/auth/keys.js';
+import { authenticateKey } from '../src/auth/key-check.js';
 import { EMBEDDED_DATABASE_NAME } from '../src/db/database.js';
 import { startEmbeddedPostgres } from '../src/db/embedded.js';
 import { createPrisma, type PrismaClient } from '../src/db/prisma.js';

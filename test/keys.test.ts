@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import pg from 'pg';
 import { PLAN_LIMITS } from '../src/ratelimit/plans.js';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { DISPLAY_PREFIX_LENGTH, authenticateKey, generateApiKey, hashApiKey, looksLikeApiKey } from '../src/auth/keys.js';
+import { DISPLAY_PREFIX_LENGTH, authenticateKey, generateApiKey, hashApiKey, looksLikeApiKey } from '../src/auth/key-check.js';
 import { describeError } from '../src/cli/run.js';
 import { asAppError } from '../src/shared/errors.js';
 import { createApiKey, listApiKeys, revokeApiKey, type CreateApiKeyInput } from '../src/accounts/api-keys.js';

@@ -340,7 +340,7 @@ describe('SQL statements per list request', () => {
     expect(total).toBeGreaterThanOrEqual(20);
     const sizes = [1, 10, Math.min(LIMIT_MAX, total)];
 
-    // Warm-up: product and stock/price totals are kept between requests (src/modules/products/list-totals.ts), so
+    // Warm-up: product and stock/price totals are kept between requests (src/domain/products/list-totals.ts), so
     // the first request of a list may count once more than the ones measured after it.
     const warm = await c.request(1);
     expect(warm.status, JSON.stringify(warm.body)).toBe(200);
@@ -377,7 +377,7 @@ describe('SQL statements per list request', () => {
 // A page deep in a list costs what its own rows cost (issue 27): PostgreSQL builds every row it
 // reads in full before OFFSET skips it, relations joined in included, so a page that skips rows
 // picks its ids on the list's own table first and loads relations for those ids only
-// (src/db/pages.ts). Told by the statements, not by timing: whatever reads OFFSET reads the list's
+// (src/db/direct-reads.ts). Told by the statements, not by timing: whatever reads OFFSET reads the list's
 // table alone, and a statement that loads the page's rows by id binds at most a page of ids.
 
 /** Items per page of the deep page, and which page: rows 2·DEEP_LIMIT+1 … 3·DEEP_LIMIT are the page's, the rows before it skipped. */
@@ -387,7 +387,7 @@ const DEEP_PAGE = 3;
 const hasOffset = (sql: string) => /\bOFFSET\b/i.test(sql);
 /**
  * Where a statement skips rows: the ids subquery `(SELECT "id" FROM … OFFSET $n)` a page read in
- * one statement joins its rows to (src/db/pages.ts, pageReadSql), or else the whole statement.
+ * one statement joins its rows to (src/db/direct-reads.ts, pageReadSql), or else the whole statement.
  * The rest is the statement without that subquery.
  */
 function skipping(sql: string): { part: string; rest: string } {

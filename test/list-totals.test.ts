@@ -7,7 +7,7 @@ import { makeOrderFixture, type OrderFixture } from './helpers/orders.js';
 import { classify, isCount, tablesOf } from './helpers/statements.js';
 
 // Product-list totals are kept per catalogue revision and carried to the next one by adding the
-// changes statement triggers on "Product" log (src/modules/products/list-totals.ts,
+// changes statement triggers on "Product" log (src/domain/products/list-totals.ts,
 // prisma/migrations/*_catalog_changes). What a user sees must not change for it: every total is
 // exact on the very next request after any change, whoever made it. Each describe block that
 // changes data has its own app on its own database copy.
@@ -99,7 +99,7 @@ interface TotalReader {
   total: (app: TestApp, f: Filter) => Promise<number>;
   /**
    * How many totals the request needs for the filter: a searched page of items also needs the
-   * number of all active products, to choose its plan (src/modules/products/products.service.ts).
+   * number of all active products, to choose its plan (src/domain/products/products.service.ts).
    */
   totalsFor: (f: Filter) => number;
 }

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { orderStatuses, TRANSITIONS, type OrderStatus } from '../src/modules/orders/transitions.js';
+import { orderStatuses, TRANSITIONS, type OrderStatus } from '../src/domain/orders/transitions.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { createTestKey, type TestKey } from './helpers/keys.js';
 import { makeOrderFixture, type OrderFixture } from './helpers/orders.js';

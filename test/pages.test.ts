@@ -1,14 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { allReadSql, findAll, findPage, findUnique, pageIdsSql, pageReadSql, uniqueReadSql, type PageQuery } from '../src/db/pages.js';
+import { allReadSql, findAll, findPage, findUnique, pageIdsSql, pageReadSql, uniqueReadSql, type PageQuery } from '../src/db/direct-reads.js';
 import { createPrisma, type PrismaClient } from '../src/db/prisma.js';
 import { Prisma } from '../src/generated/prisma/client.js';
-import { productQuery, productSorts } from '../src/modules/products/products.service.js';
-import { money } from '../src/shared/money.js';
+import { productQuery, productSorts } from '../src/domain/products/products.service.js';
+import { money } from '../src/rules/money.js';
 import { createTestDatabase, type TestDatabase } from './helpers/db.js';
 import { testContexts } from './helpers/context.js';
 
 // An offset page's ids are read with a statement of our own when its filters and order are plain
-// column conditions (src/db/pages.ts): it must pick exactly the ids Prisma's findMany picks, for
+// column conditions (src/db/direct-reads.ts): it must pick exactly the ids Prisma's findMany picks, for
 // every filter and order the lists use, on any page, ties included.
 
 let db: TestDatabase;
@@ -148,7 +148,7 @@ function decimalsSent(value: unknown): unknown {
 }
 describe('a page read in one statement is the page Prisma reads', () => {
   const NEWEST: unknown = [{ createdAt: 'desc' }, { id: 'asc' }];
-  /** plugin-prisma's query for the REST product representation (src/modules/representations.ts). */
+  /** plugin-prisma's query for the REST product representation (src/domain/representations.ts). */
   const REST_PRODUCT = {
     select: {
       supplier: { select: { id: true, companyName: true, verified: true, rating: true } },

@@ -6,8 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { createTestKey } from './helpers/keys.js';
 
-// Persisted queries on /graphql (src/http/graphql-persisted.ts), and HTTP caching of GET answers
-// (src/http/graphql-http-caching.ts): two instances on one database, over real HTTP.
+// Persisted queries on /graphql (src/pipeline/graphql-persisted.ts), and HTTP caching of GET answers
+// (src/pipeline/graphql-http-caching.ts): two instances on one database, over real HTTP.
 
 const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
 const persisted = (hash: string) => ({ persistedQuery: { version: 1, sha256Hash: hash } });

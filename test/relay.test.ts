@@ -1,8 +1,8 @@
 import { isObjectType, parse } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_NODE_IDS } from '../src/graphql/nodes.js';
-import { estimateCost } from '../src/http/graphql-cost.js';
-import { schema } from '../src/modules/schema.js';
+import { estimateCost } from '../src/pipeline/graphql-cost.js';
+import { schema } from '../src/domain/schema.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { createTestKey, type TestKey } from './helpers/keys.js';
 import { makeOrderFixture, type OrderFixture } from './helpers/orders.js';

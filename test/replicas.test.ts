@@ -1,9 +1,9 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrate } from '../src/db/migrate.js';
-import { loadConfig } from '../src/runtime/config.js';
+import { loadConfig } from '../src/config/config.js';
 import { REPLICA_FIELDS } from '../src/db/replicas.js';
-import { schema } from '../src/modules/schema.js';
+import { schema } from '../src/domain/schema.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { createTestKey, type TestKey } from './helpers/keys.js';
 import { eventually as pollUntil } from './helpers/eventually.js';

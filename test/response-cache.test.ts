@@ -77,7 +77,7 @@ describe('a repeated read', () => {
     const first = await gql(a, null, NESTED, { limit: 5 });
     const again = await gql(a, null, NESTED, { limit: 5 });
     expect(JSON.parse(first.text).data.products.items).toHaveLength(5);
-    // The same answer, but for the cost budget it reports (charged again: src/http/graphql-cost-budget.ts).
+    // The same answer, but for the cost budget it reports (charged again: src/pipeline/graphql-cost-budget.ts).
     const withoutCost = (text: string) => ({ ...JSON.parse(text), extensions: undefined });
     expect([withoutCost(again.text), again.statements]).toEqual([withoutCost(first.text), 0]);
     expect(JSON.parse(again.text).extensions.cost.requested).toBe(JSON.parse(first.text).extensions.cost.requested);

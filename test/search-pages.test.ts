@@ -4,7 +4,7 @@ import { isCount, tablesOf } from './helpers/statements.js';
 
 // A searched product page is read in two steps, the ids on a plan imposed from the known totals
 // (walk the sort's index, or collect every match and sort them), then the page's products by id
-// (src/modules/products/products.service.ts, searchedPage). Whichever plan is imposed, the page
+// (src/domain/products/products.service.ts, searchedPage). Whichever plan is imposed, the page
 // must be exactly what the documented order gives.
 
 let app: TestApp;

@@ -3,11 +3,11 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseSeedArgs, UsageError } from '../src/cli/seed.js';
+import { parseSeedArgs, UsageError } from '../src/cli/seed-command.js';
 import { COUNTY_OF_CITY } from '../src/seed/data/geo.js';
 import { SEED_BASE_DATE, SeedConflictError, buildDemoCatalog, buildDemoProduct, demoProductId, seedDatabase, type SeedSummary } from '../src/seed/seed.js';
-import { isValidCui } from '../src/shared/cui.js';
-import { productSearchText, searchKey, supplierSearchText } from '../src/modules/products/search.js';
+import { isValidCui } from '../src/rules/cui.js';
+import { productSearchText, searchKey, supplierSearchText } from '../src/domain/products/search.js';
 import { createTestDatabase, type TestDatabase } from './helpers/db.js';
 import { unusedPort } from './helpers/processes.js';
 
@@ -426,7 +426,7 @@ describe('seeded catalogue (seed 42, 1200 products)', () => {
 });
 
 describe('npm run seed', () => {
-  const cli = fileURLToPath(new URL('../src/cli/seed.ts', import.meta.url));
+  const cli = fileURLToPath(new URL('../src/cli/seed-command.ts', import.meta.url));
   const run = (args: string[], env: Record<string, string> = {}) =>
     promisify(execFile)(process.execPath, ['--import', 'tsx', cli, ...args], {
       env: { ...process.env, ...env, SEED: '', SEED_PRODUCTS: '' },

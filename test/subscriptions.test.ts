@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KEY_CHANGED_CHANNEL } from '../src/auth/key-cache.js';
-import { LIVE_CHANNEL } from '../src/modules/live/hub.js';
+import { LIVE_CHANNEL } from '../src/background/live-hub.js';
 import { createTestDatabase, type TestDatabase } from './helpers/db.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { eventually } from './helpers/eventually.js';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createOrderInput } from '../src/modules/orders/orders.service.js';
-import { schema } from '../src/modules/schema.js';
+import { createOrderInput } from '../src/domain/orders/orders.service.js';
+import { schema } from '../src/domain/schema.js';
 import { deriveRoute, type DerivedRoute } from '../src/rest/derive.js';
 import { restRoutes } from '../src/rest/routes.js';
 import { restParamForm } from '../src/shared/validation.js';

@@ -2,8 +2,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import net from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { RESPONSE_BODY_LIMIT, sendWebhook } from '../src/modules/webhooks/send.js';
-import { isPublicAddress, MAX_URL_LENGTH, targetProblem, urlProblem, type TargetPolicy } from '../src/modules/webhooks/targets.js';
+import { RESPONSE_BODY_LIMIT, sendWebhook } from '../src/domain/webhooks/send.js';
+import { isPublicAddress, MAX_URL_LENGTH, targetProblem, urlProblem, type TargetPolicy } from '../src/domain/webhooks/targets.js';
 
 // Webhook targets (SSRF rules) and single delivery attempts against real local HTTP servers.
 

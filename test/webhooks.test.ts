@@ -4,7 +4,7 @@ import pino from 'pino';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createPrisma, type PrismaClient } from '../src/db/prisma.js';
-import { pruneOutbox } from '../src/modules/webhooks/worker.js';
+import { pruneOutbox } from '../src/background/webhook-worker.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { eventually } from './helpers/eventually.js';
 import { createTestKey, type TestKey } from './helpers/keys.js';

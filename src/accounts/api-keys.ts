@@ -1,9 +1,9 @@
 // API keys of accounts: created, listed and revoked (the keys CLI; the demo key of a first start).
-// What a key looks like and how a presented one is checked is src/auth/keys.ts.
+// What a key looks like and how a presented one is checked is src/auth/key-check.ts.
 
 import type { CreationStep, RequestContext } from '../context/context.js';
 import type { Plan } from '../context/actor.js';
-import { generateApiKey } from '../auth/keys.js';
+import { generateApiKey } from '../auth/key-check.js';
 import { SCOPES, SELF_SERVICE_SCOPES, isScope, type Scope } from '../auth/scopes.js';
 import type { PrismaClient } from '../db/prisma.js';
 import type { Prisma } from '../generated/prisma/client.js';

@@ -1,6 +1,6 @@
 // Who is asking, for every face: the API's callers (anonymous, or a valid key's), a person signed
 // in to the dashboard, the operator at the keys CLI, and the service itself (the webhook worker).
-// The gate (src/http/gate.ts) decides an API caller once per request, before any resolver runs.
+// The gate (src/pipeline/gate.ts) decides an API caller once per request, before any resolver runs.
 
 export type Plan = 'BASIC' | 'PRO' | 'ENTERPRISE';
 

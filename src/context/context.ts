@@ -5,7 +5,7 @@ import type { Actor, Caller, KeyCaller } from './actor.js';
 import type { PrismaClient } from '../db/prisma.js';
 import type { Prisma } from '../generated/prisma/client.js';
 import type { ListedCondition } from '../db/catalog-changes.js';
-import type { Logger } from '../runtime/logger.js';
+import type { Logger } from '../config/logger.js';
 
 // One request context for every face. A face (GraphQL, REST, the dashboard, the keys CLI, the
 // webhook worker) reads its request (headers, form, arguments), asks the one factory below for a
@@ -18,7 +18,7 @@ export interface RequestContext {
   actor: Actor;
   /**
    * The database: the primary, except in an API request whose operation only reads the catalogue,
-   * which src/http/read-routing.ts points at a read replica before it executes (src/db/replicas.ts
+   * which src/pipeline/read-routing.ts points at a read replica before it executes (src/db/replicas.ts
    * decides which, once for every face).
    */
   prisma: PrismaClient;
@@ -44,13 +44,13 @@ export interface IdempotencyReport {
 /** The context of an API request (GraphQL or REST): the caller, and what the API's services use. */
 export interface ApiContext extends RequestContext {
   actor: Caller;
-  /** Set by an operation that answered from an Idempotency-Key (src/modules/orders/idempotency.ts); the face reports it. */
+  /** Set by an operation that answered from an Idempotency-Key (src/domain/orders/idempotency.ts); the face reports it. */
   idempotency?: IdempotencyReport;
   /** The Idempotency-Key header as sent (null: none), read by the face; the order services check it. */
   idempotencyKey: string | null;
-  /** Product-list totals, kept and carried across catalogue changes (src/modules/products/list-totals.ts). */
+  /** Product-list totals, kept and carried across catalogue changes (src/domain/products/list-totals.ts). */
   totals: TotalsOfRequest;
-  /** What a change tells webhook subscribers, in the change's own transaction (src/modules/webhooks/outbox.ts). */
+  /** What a change tells webhook subscribers, in the change's own transaction (src/domain/webhooks/outbox.ts). */
   events: EventsOfChange;
   /**
    * Counts one call of the resolving field against a per-field limit for this caller (the
@@ -62,10 +62,10 @@ export interface ApiContext extends RequestContext {
   /**
    * Points the request's reads (`prisma`, and the list totals it reads) at `client`: a read
    * replica's for a read-only catalogue operation, the primary's again if that replica fails
-   * (src/http/read-routing.ts). Call it on the context the operation executes with.
+   * (src/pipeline/read-routing.ts). Call it on the context the operation executes with.
    */
   readFrom(client: PrismaClient): void;
-  /** The process's subscriptions feed (src/modules/live/hub.ts), when it serves them. */
+  /** The process's subscriptions feed (src/background/live-hub.ts), when it serves them. */
   live?: LiveFeed;
 }
 
@@ -85,7 +85,7 @@ export type FieldLimitName = 'createOrder';
 /** Counts one call of a field against a per-field limit for `caller`; throws RATE_LIMIT_EXCEEDED when over. */
 export type FieldLimiter = (caller: Caller, resolver: { parent: unknown; args: object; info: GraphQLResolveInfo }, limit: FieldLimitName) => Promise<void>;
 
-/** Exact product-list totals for this request (kept across requests by modules/products/list-totals.ts). */
+/** Exact product-list totals for this request (kept across requests by src/domain/products/list-totals.ts). */
 export interface TotalsOfRequest {
   /**
    * The number of products matching every condition (none: every product, active or not).
@@ -94,7 +94,7 @@ export interface TotalsOfRequest {
   products(conditions: ListedCondition[]): Promise<number>;
 }
 
-/** Where webhooks may be sent (src/modules/webhooks/targets.ts applies it). */
+/** Where webhooks may be sent (src/domain/webhooks/targets.ts applies it). */
 export interface WebhookPolicy {
   /** WEBHOOK_ALLOW_PRIVATE=true: loopback, private and link-local targets allowed (development, tests). */
   allowPrivate: boolean;
@@ -120,7 +120,7 @@ export interface StockChange {
 
 /**
  * The events of a change, written with `tx` (the change's transaction) so that an event exists
- * exactly when its change does: the transactional outbox, delivered by src/modules/webhooks/worker.ts.
+ * exactly when its change does: the transactional outbox, delivered by src/background/webhook-worker.ts.
  */
 export interface EventsOfChange {
   orderCreated(tx: Prisma.TransactionClient, orderId: string): Promise<void>;
@@ -140,7 +140,7 @@ export interface KeyEnded {
   keyEnded: true;
 }
 
-/** What feeds GraphQL subscriptions, with ids only (src/modules/live/hub.ts); the resolvers read the rows. */
+/** What feeds GraphQL subscriptions, with ids only (src/background/live-hub.ts); the resolvers read the rows. */
 export interface LiveFeed {
   /** The changes of the orders the key's account sees, as buyer or as a member of the order's supplier. */
   orders(key: KeyCaller): AsyncIterable<OrderSignal | KeyEnded>;
@@ -165,7 +165,7 @@ export interface ApiDeps {
   /** `reader`: the client the request reads with at the time (a replica's, or the primary's). */
   listTotals: { forRequest(reader: () => PrismaClient): TotalsOfRequest };
   cursors: CursorSealSource;
-  /** What feeds this process's GraphQL subscriptions (src/modules/live/hub.ts); none: subscriptions are unavailable. */
+  /** What feeds this process's GraphQL subscriptions (src/background/live-hub.ts); none: subscriptions are unavailable. */
   live?: LiveFeed;
 }
 

@@ -3,7 +3,7 @@ import { accountProfile, updateProfile } from '../accounts/profile.js';
 import { createSession, SESSION_ABSOLUTE_MS } from '../accounts/sessions.js';
 import type { RateLimitStore } from '../ratelimit/store.js';
 import { asAppError } from '../shared/errors.js';
-import { accountPage } from './pages/account.js';
+import { accountPage } from './pages/account-page.js';
 import { fieldsOf, formRefusal, pick, readForm, redirectTo, showPage, startSessionCookie, type SignedInVisit } from './visit.js';
 
 // The account's profile and password.

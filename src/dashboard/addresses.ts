@@ -2,7 +2,7 @@ import { addressOf, createAddress, deleteAddress, listAddresses, updateAddress }
 import { AppError } from '../shared/errors.js';
 import type { FieldValues } from './layout.js';
 import { createOnce, newFormToken } from './form-once.js';
-import { addressesPage, addressFormPage, deleteAddressPage } from './pages/addresses.js';
+import { addressesPage, addressFormPage, deleteAddressPage } from './pages/addresses-page.js';
 import { formRefusal, pick, readForm, redirectTo, showPage, type SignedInVisit } from './visit.js';
 
 // The account's delivery addresses: the ids that POST /api/orders ships to.

@@ -3,7 +3,7 @@ import { createSession, deleteEndedSessions, endSession, SESSION_ABSOLUTE_MS } f
 import type { RateLimitStore } from '../ratelimit/store.js';
 import { asAppError } from '../shared/errors.js';
 import { messagePage } from './pages/common.js';
-import { registerPage, setPasswordPage, signInPage } from './pages/auth.js';
+import { registerPage, setPasswordPage, signInPage } from './pages/auth-page.js';
 import { endPresessionCookie, endSessionCookie, fieldsOf, formRefusal, pick, readForm, redirectTo, showPage, startSessionCookie, type Visit } from './visit.js';
 
 // Signing in and out, registering, and setting a password from an operator's one-time link.

@@ -1,10 +1,10 @@
 import { ACTIVE_KEYS_PER_ACCOUNT, createOwnKey, listOwnKeys, ownKey, revokeOwnKey } from '../accounts/api-keys.js';
 import type { Plan } from '../context/actor.js';
 import type { RateLimitStore } from '../ratelimit/store.js';
-import { listEndpoints } from '../modules/webhooks/webhooks.service.js';
+import { listEndpoints } from '../domain/webhooks/webhooks.service.js';
 import { AppError } from '../shared/errors.js';
 import { currentWindow, hourlyUsage } from '../usage/read.js';
-import { keyPage, keyShownPage, keysPage, newKeyPage, revokePage, type KeyFormValues } from './pages/keys.js';
+import { keyPage, keyShownPage, keysPage, newKeyPage, revokePage, type KeyFormValues } from './pages/keys-page.js';
 import { createOnce, newFormToken } from './form-once.js';
 import { createdPath, keepToShowOnce, takeShownOnce } from './shown-once.js';
 import { formRefusal, ownOrigin, readForm, redirectTo, showPage, type SignedInVisit } from './visit.js';

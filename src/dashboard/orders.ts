@@ -1,6 +1,6 @@
-import { orderListView, orderView, type OrderSide } from '../modules/orders/orders.views.js';
+import { orderListView, orderView, type OrderSide } from '../domain/orders/orders.views.js';
 import { AppError } from '../shared/errors.js';
-import { orderPage, ordersPage } from './pages/orders.js';
+import { orderPage, ordersPage } from './pages/orders-page.js';
 import { pageNumberOf, showPage, type SignedInVisit } from './visit.js';
 
 // Orders, read-only: orders move through the API (a buyer's cancel, a supplier member's status

@@ -1,7 +1,7 @@
 import type { ContextFactory } from '../context/context.js';
 import type { RateLimitStore } from '../ratelimit/store.js';
 import { withoutTrailingSlash } from '../shared/paths.js';
-import type { Logger } from '../runtime/logger.js';
+import type { Logger } from '../config/logger.js';
 import { countFormSubmission, type FormLimit } from '../accounts/credentials.js';
 import { AppError, asAppError } from '../shared/errors.js';
 import { Response } from '../shared/fetch-api.js';

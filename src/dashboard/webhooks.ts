@@ -1,4 +1,4 @@
-import { MAX_ENDPOINTS } from '../modules/webhooks/events.js';
+import { MAX_ENDPOINTS } from '../domain/webhooks/events.js';
 import {
   countDeliveries,
   createEndpoint,
@@ -10,9 +10,9 @@ import {
   listDeliveries,
   listEndpoints,
   sendTestEvent,
-} from '../modules/webhooks/webhooks.service.js';
+} from '../domain/webhooks/webhooks.service.js';
 import { AppError, asAppError } from '../shared/errors.js';
-import { deleteWebhookPage, newWebhookPage, webhookPage, webhookSecretShownPage, webhooksPage, type WebhookFormValues } from './pages/webhooks.js';
+import { deleteWebhookPage, newWebhookPage, webhookPage, webhookSecretShownPage, webhooksPage, type WebhookFormValues } from './pages/webhooks-page.js';
 import { createOnce, newFormToken } from './form-once.js';
 import { createdPath, keepToShowOnce, takeShownOnce } from './shown-once.js';
 import { fieldsOf, pageNumberOf, readForm, redirectTo, showPage, type SignedInVisit } from './visit.js';

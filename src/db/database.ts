@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import pg from 'pg';
 import { confirmHearing, DeafListenerError } from './listen-check.js';
-import type { Config } from '../runtime/config.js';
+import type { Config } from '../config/config.js';
 import { startEmbeddedPostgres } from './embedded.js';
 
 export interface Database {

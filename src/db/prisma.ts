@@ -141,7 +141,7 @@ const statementHooks = new WeakMap<PrismaClient, NonNullable<PrismaOptions['onQu
 
 /**
  * PostgreSQL's text as the JS values Prisma's results hold, for the columns a direct read may
- * select (src/db/pages.ts): timestamp(3) (Prisma's DateTime, stored in UTC) as a Date, bigint as a
+ * select (src/db/direct-reads.ts): timestamp(3) (Prisma's DateTime, stored in UTC) as a Date, bigint as a
  * BigInt; every other type as node-postgres reads it. Except numeric and timestamptz: as the
  * number and the ISO text the Decimal and DateTime scalars send (src/graphql/scalars.ts), since
  * a direct read's rows are only ever answered through the graph: a Prisma Decimal built per value,
@@ -178,7 +178,7 @@ const PRISMA_VALUES: pg.CustomTypesConfig = {
  * `client` is not one createPrisma made (a transaction's client, whose statements must stay on
  * its connection). The statement is reported
  * to the client's onQuery as Prisma's are. For hot reads whose Prisma cost is most of the
- * request's (a list page: src/db/pages.ts); the pool's bounds and cancellation apply as to Prisma's.
+ * request's (a list page: src/db/direct-reads.ts); the pool's bounds and cancellation apply as to Prisma's.
  */
 export async function readDirect(client: unknown, text: string, values: unknown[]): Promise<unknown[][] | null> {
   const pool = pools.get(client as PrismaClient);

@@ -4,7 +4,7 @@ import { createPrisma, DB_TIMEOUTS, type PrismaClient } from './prisma.js';
 
 // Read replicas (DATABASE_READ_URLS): streaming standbys of the primary that answer the
 // catalogue's reads. This file holds the one rule deciding where a read goes (`choose`); the
-// faces apply it through src/http/read-routing.ts, REST and GraphQL alike.
+// faces apply it through src/pipeline/read-routing.ts, REST and GraphQL alike.
 //
 // The rule: a read-only operation (a GraphQL query, hence a REST GET) whose every root field is a
 // catalogue field (REPLICA_FIELDS) reads from a healthy replica; everything else — writes, the
@@ -27,7 +27,7 @@ import { createPrisma, DB_TIMEOUTS, type PrismaClient } from './prisma.js';
 // like a lagging replica. A replica that does not answer, is not a standby, or lags by more than
 // DATABASE_REPLICA_MAX_LAG_SECONDS is skipped until a check finds it well again; a read on a
 // replica that fails for want of the database marks it down at once and is run again on the
-// primary (src/http/read-routing.ts), so no request fails because of a replica.
+// primary (src/pipeline/read-routing.ts), so no request fails because of a replica.
 
 /** Root Query fields a replica may answer: the public catalogue. Every other field reads the primary. */
 export const REPLICA_FIELDS: ReadonlySet<string> = new Set([

@@ -4,11 +4,11 @@ import RelayPlugin from '@pothos/plugin-relay';
 import { fieldRulesPlugin } from './field-rules.js';
 import { exposedColumnsPlugin } from './exposed-columns.js';
 import type { ApiContext } from '../context/context.js';
-import type { Money } from '../shared/money.js';
+import type { Money } from '../rules/money.js';
 import type PrismaTypes from '../generated/pothos-prisma-types.js';
 import { getDatamodel } from '../generated/pothos-prisma-types.js';
 
-// The one SchemaBuilder: plugins and scalar shapes only. Types live in src/modules/*.
+// The one SchemaBuilder: plugins and scalar shapes only. Types live in src/domain/*.
 export const builder = new SchemaBuilder<{
   Context: ApiContext;
   PrismaTypes: PrismaTypes;

@@ -1,11 +1,11 @@
 import { Kind } from 'graphql';
 import { builder } from './builder.js';
 import { AppError } from '../shared/errors.js';
-import { exactDecimal } from '../shared/money.js';
+import { exactDecimal } from '../rules/money.js';
 
 builder.scalarType('DateTime', {
   description: 'ISO 8601 date-time in UTC, e.g. 2026-01-31T12:00:00.000Z',
-  // A direct read (src/db/pages.ts) holds a timestamp as this ISO text already.
+  // A direct read (src/db/direct-reads.ts) holds a timestamp as this ISO text already.
   serialize: (value) => (typeof value === 'string' ? value : value.toISOString()),
   parseValue: (value) => {
     const date = typeof value === 'string' ? new Date(value) : new Date(Number.NaN);

@@ -1,7 +1,7 @@
 import { pendingMigrations } from '../db/migrate.js';
 import type { PrismaClient } from '../db/prisma.js';
 import type { ReplicaStatus } from '../db/replicas.js';
-import type { Logger } from '../runtime/logger.js';
+import type { Logger } from '../config/logger.js';
 import { Response } from '../shared/fetch-api.js';
 
 // Liveness and readiness for orchestrators and load balancers:

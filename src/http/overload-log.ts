@@ -1,4 +1,4 @@
-import type { Logger } from '../runtime/logger.js';
+import type { Logger } from '../config/logger.js';
 import { causeOf } from '../shared/errors.js';
 
 // The database being down or saturated is expected from time to time and answered 503 with

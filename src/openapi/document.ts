@@ -134,7 +134,7 @@ function rateLimitHeaderComponents(): Record<string, Header> {
   return headers;
 }
 
-/** Headers src/http/observe.ts puts on every response. */
+/** Headers src/pipeline/observe.ts puts on every response. */
 const OBSERVE_HEADERS: Record<string, Header> = {
   'X-Request-ID': {
     description: 'The request’s id, as in the service’s logs: the client’s own X-Request-ID when it is 1–128 plain characters, else a new UUID',
@@ -516,7 +516,7 @@ function buildOperation(declared: RestRoute, schema: GraphQLSchema, commonHeader
       in: 'header',
       required: false,
       description: 'Makes retries safe: the same key and body from the same account within 24 hours answer the first response again',
-      // The check in src/modules/orders/idempotency.ts (idempotencyKey).
+      // The check in src/domain/orders/idempotency.ts (idempotencyKey).
       schema: { type: 'string', pattern: '^[\\x20-\\x7e]{1,255}$' },
     });
   }

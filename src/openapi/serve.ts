@@ -5,7 +5,7 @@ import path from 'node:path';
 import { AppError } from '../shared/errors.js';
 import { errorResponse } from '../rest/envelope.js';
 import { restRoutes } from '../rest/routes.js';
-import { schema } from '../modules/schema.js';
+import { schema } from '../domain/schema.js';
 import { buildOpenApiDocument } from './document.js';
 import { Response } from '../shared/fetch-api.js';
 
@@ -16,7 +16,7 @@ import { Response } from '../shared/fetch-api.js';
 //   GET|HEAD /api/docs/<asset>   Swagger UI's script, style sheet and icons, from the swagger-ui-dist
 //                                package in node_modules: no CDN, so the page works offline
 //
-// The gate leaves these paths unmetered (DOCS_PATHS in src/http/gate.ts).
+// The gate leaves these paths unmetered (DOCS_PATHS in src/pipeline/gate.ts).
 
 let documentText: string | undefined;
 

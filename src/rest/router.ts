@@ -31,7 +31,7 @@ export interface RestRouterDeps {
   maskError: (error: unknown) => Error;
   /** Keeps and answers again the GETs of cacheable routes; absent: every request runs. */
   responseCache?: ResponseCache;
-  /** Where a GET's data revision is read: the read replica its reads go to (src/http/read-routing.ts); default the primary's, read once per request. */
+  /** Where a GET's data revision is read: the read replica its reads go to (src/pipeline/read-routing.ts); default the primary's, read once per request. */
   revisionFor?: (request: Request, caller: Caller | undefined, document: DocumentNode) => RevisionSource | undefined;
 }
 

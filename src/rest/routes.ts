@@ -1,10 +1,10 @@
 import type { z } from 'zod';
 import { MAX_ADDRESSES } from '../accounts/profile.js';
 import { booleanParam } from '../shared/validation.js';
-import { ADDRESS_FIELDS, CATEGORY_FIELDS, DELIVERY_FIELDS, ORDER_FIELDS, PRICE_FIELDS, PRODUCT_FIELDS, REVIEW_FIELDS, STOCK_FIELDS, SUPPLIER_FIELDS, WEBHOOK_FIELDS } from '../modules/representations.js';
+import { ADDRESS_FIELDS, CATEGORY_FIELDS, DELIVERY_FIELDS, ORDER_FIELDS, PRICE_FIELDS, PRODUCT_FIELDS, REVIEW_FIELDS, STOCK_FIELDS, SUPPLIER_FIELDS, WEBHOOK_FIELDS } from '../domain/representations.js';
 
 // The documented REST paths, each one GraphQL operation on the same schema. The selection set is
-// the REST representation, made of the resources' representations (src/modules/representations.ts,
+// the REST representation, made of the resources' representations (src/domain/representations.ts,
 // which webhook events share). Scopes, query parameters, body and variables are not restated
 // here: src/rest/derive.ts reads them from the fields the operation selects.
 
@@ -76,7 +76,7 @@ function recordShape(one: string, list: string, notFound: string): RestShapeChoi
 // The catalogue read without a key, which shared caches may keep: categories and suppliers (the
 // spec advises clients to cache them) for five minutes, products and their reviews for one.
 const PUBLIC_FIVE_MINUTES: RestCache = { publicMaxAge: 300 };
-/** Also how long shared caches may keep a GraphQL catalogue query answered over GET (src/http/graphql-http-caching.ts). */
+/** Also how long shared caches may keep a GraphQL catalogue query answered over GET (src/pipeline/graphql-http-caching.ts). */
 export const PUBLIC_ONE_MINUTE: RestCache = { publicMaxAge: 60 };
 
 const recordSwitch = (q: Record<string, unknown>) => ({ one: q.productId !== undefined || q.sku !== undefined });

@@ -1,8 +1,8 @@
 import { availableParallelism } from 'node:os';
 import pg from 'pg';
-import { withCuiCheckDigit } from '../shared/cui.js';
-import { VAT_RATES, type VatCategory } from '../shared/vat.js';
-import { productSearchText, searchKey, supplierSearchText } from '../modules/products/search.js';
+import { withCuiCheckDigit } from '../rules/cui.js';
+import { VAT_RATES, type VatCategory } from '../rules/vat.js';
+import { productSearchText, searchKey, supplierSearchText } from '../domain/products/search.js';
 import { DEMO_ACCOUNTS, DEMO_COUPONS } from './data/accounts.js';
 import { CATALOG, DESCRIPTION_COMMERCE, DESCRIPTION_USES, ORIGINS, type SubcategoryDef, type Term } from './data/catalog.js';
 import { CITIES, MOBILE_PREFIXES, STREETS, ZONES, type City } from './data/geo.js';

@@ -1,4 +1,4 @@
-// Bearer secrets: API keys (src/auth/keys.ts, this with a prefix), dashboard session cookies and
+// Bearer secrets: API keys (src/auth/key-check.ts, this with a prefix), dashboard session cookies and
 // set-password links (src/accounts). Each is 32 random bytes, shown to its holder once, and
 // stored only as its SHA-256, so a copy of the database opens nothing.
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { validationError } from './errors.js';
-import { exactDecimal, MONEY_MAX } from './money.js';
+import { exactDecimal, MONEY_MAX } from '../rules/money.js';
 
 // Query parameters arrive as strings over REST and as typed values over GraphQL. These
 // parsers accept both, so each rule (bounds, formats) is written once and enforced the same

@@ -18,7 +18,7 @@ export function runKeysCli(args: string[], env: Record<string, string>): Promise
   return new Promise((resolve) => {
     execFile(
       tsx,
-      ['src/cli/keys.ts', ...args],
+      ['src/cli/keys-command.ts', ...args],
       // LOG_LEVEL=info: the CLI's own progress lines are on, and must still stay off stdout.
       { cwd: root, env: { ...process.env, LOG_LEVEL: 'info', ...env }, timeout: 120_000 },
       (error, stdout, stderr) => resolve({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, stdout, stderr }),

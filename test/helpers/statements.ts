@@ -105,7 +105,7 @@ export function without(tally: Record<string, number>, ...keys: string[]): Recor
 }
 
 /**
- * A request's key checked in the database (src/auth/keys.ts): a read of "ApiKey" alone. The key
+ * A request's key checked in the database (src/auth/key-check.ts): a read of "ApiKey" alone. The key
  * cache keeps a key KEY_CACHE_SECONDS (60 s) from its read, so on a long run any measured request
  * may check its key again.
  */
@@ -127,7 +127,7 @@ export const isChangePrune = (sql: string) => classify(sql).writes.includes('Cac
 /**
  * The statements the app sends on timers, not for any request, which may land while a request is
  * being measured: the keys' (isKeyFlush), and the save of the list totals brought up to date
- * (src/modules/products/list-totals.ts, every second), the only one that writes "ListTotal".
+ * (src/domain/products/list-totals.ts, every second), the only one that writes "ListTotal".
  */
 export const isTimedFlush = (sql: string) => isKeyFlush(sql) || classify(sql).writes.includes('ListTotal');
 

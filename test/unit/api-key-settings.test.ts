@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { ENTERPRISE_LIMIT_MAX, ENTERPRISE_WINDOW_MAX_SECONDS, keyStatus, normaliseKeyInput, normaliseOwner, type CreateApiKeyInput } from '../../src/accounts/api-keys.js';
-import { DISPLAY_PREFIX_LENGTH, generateApiKey, hashApiKey, looksLikeApiKey } from '../../src/auth/keys.js';
+import { DISPLAY_PREFIX_LENGTH, generateApiKey, hashApiKey, looksLikeApiKey } from '../../src/auth/key-check.js';
 import { AppError } from '../../src/shared/errors.js';
 
 // A key's settings as the operator asks for them (src/accounts/api-keys.ts, normaliseKeyInput,
-// checked before the CLI starts a database) and what a key looks like (src/auth/keys.ts).
+// checked before the CLI starts a database) and what a key looks like (src/auth/key-check.ts).
 
 const NOW = new Date('2026-03-01T12:00:00.000Z');
 const BASE: CreateApiKeyInput = { owner: 'dev@example.com', plan: 'BASIC', scopes: ['read:products'] };

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { ANY_PRODUCT_ROW, dependenciesOf, tagsOf, TYPE_READS } from '../../src/cache/dependencies.js';
 import { createChangeKnowledge } from '../../src/cache/freshness.js';
 import { createResponseCache, type AnswerParts } from '../../src/cache/response-cache.js';
-import { schema } from '../../src/modules/schema.js';
+import { schema } from '../../src/domain/schema.js';
 import { restRoutes } from '../../src/rest/routes.js';
 import { deriveRoute } from '../../src/rest/derive.js';
 

@@ -1,9 +1,9 @@
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig, webhookPolicyOf } from '../../src/runtime/config.js';
+import { ConfigError, loadConfig, webhookPolicyOf } from '../../src/config/config.js';
 
-// The configuration (src/runtime/config.ts): every environment variable read and checked once, at
+// The configuration (src/config/config.ts): every environment variable read and checked once, at
 // start, with a message that names each variable wrong and never echoes a password.
 
 /** The message loadConfig refuses `env` with. */

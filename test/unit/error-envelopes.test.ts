@@ -3,7 +3,7 @@ import { GraphQLError } from 'graphql';
 import { createSchema, createYoga } from 'graphql-yoga';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import { createMaskError, graphqlErrorBody, graphqlErrorResponse, graphqlMethodNotAllowed, useContractErrorCodes } from '../../src/http/graphql-errors.js';
+import { createMaskError, graphqlErrorBody, graphqlErrorResponse, graphqlMethodNotAllowed, useContractErrorCodes } from '../../src/pipeline/graphql-errors.js';
 import { errorBody, errorResponse, internalErrorResponse } from '../../src/rest/envelope.js';
 import {
   AppError,

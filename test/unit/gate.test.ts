@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import type { KeyCaller } from '../../src/context/actor.js';
-import { createGate, type ErrorShape, type GateDeps } from '../../src/http/gate.js';
-import type { RequestState } from '../../src/http/request-state.js';
+import { createGate, type ErrorShape, type GateDeps } from '../../src/pipeline/gate.js';
+import type { RequestState } from '../../src/pipeline/request-state.js';
 import { MemoryRateLimitStore } from '../../src/ratelimit/memory-store.js';
 import { manualClock } from '../helpers/clock.js';
 
-// The gate (src/http/gate.ts) with its dependencies faked: a table of keys instead of the
+// The gate (src/pipeline/gate.ts) with its dependencies faked: a table of keys instead of the
 // database, a memory store on a manual clock, a fixed client address. Who a request is, which
 // bucket pays, and how a refusal is answered on each face.
 

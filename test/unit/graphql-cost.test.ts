@@ -1,9 +1,9 @@
 import { parse } from 'graphql';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_LIST_SIZE, estimateCost, MAX_LIST_SIZE } from '../../src/http/graphql-cost.js';
-import { schema } from '../../src/modules/schema.js';
+import { DEFAULT_LIST_SIZE, estimateCost, MAX_LIST_SIZE } from '../../src/pipeline/graphql-cost.js';
+import { schema } from '../../src/domain/schema.js';
 
-// The cost estimate (src/http/graphql-cost.ts) on the real schema: how many objects an operation
+// The cost estimate (src/pipeline/graphql-cost.ts) on the real schema: how many objects an operation
 // may make the server load, known before it runs. Each rule below is one the README's "Calculated
 // query costs" promises a client.
 

@@ -1,11 +1,11 @@
 import { createSchema, createYoga } from 'graphql-yoga';
 import { describe, expect, it } from 'vitest';
-import { useContractErrorCodes } from '../../src/http/graphql-errors.js';
-import { graphqlHardening, graphqlLimitsFrom, NESTING_HEADROOM } from '../../src/http/graphql-limits.js';
-import { loadConfig } from '../../src/runtime/config.js';
+import { useContractErrorCodes } from '../../src/pipeline/graphql-errors.js';
+import { graphqlHardening, graphqlLimitsFrom, NESTING_HEADROOM } from '../../src/pipeline/graphql-limits.js';
+import { loadConfig } from '../../src/config/config.js';
 import { MAX_BODY_BYTES } from '../../src/shared/request-body.js';
 
-// The document limits and body rules of /graphql (src/http/graphql-limits.ts), applied by Yoga in
+// The document limits and body rules of /graphql (src/pipeline/graphql-limits.ts), applied by Yoga in
 // this process to a schema of three types: no app, no database, no socket. The limits are set
 // small, so that each boundary is a short document.
 

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { ApiContext } from '../../src/context/context.js';
-import { canonicalJson, idempotencyKey, requestHash, storedError } from '../../src/modules/orders/idempotency.js';
+import { canonicalJson, idempotencyKey, requestHash, storedError } from '../../src/domain/orders/idempotency.js';
 import { AppError } from '../../src/shared/errors.js';
 
-// The pure half of the Idempotency-Key protocol (src/modules/orders/idempotency.ts): which keys are
+// The pure half of the Idempotency-Key protocol (src/domain/orders/idempotency.ts): which keys are
 // taken, when two requests are "the same body", and how a stored refusal is answered again.
 
 const withKey = (key: string | null) => ({ idempotencyKey: key }) as ApiContext;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { durationSeconds, parseKeysArgs, UsageError, type KeysCommand } from '../../src/cli/keys.js';
+import { durationSeconds, parseKeysArgs, UsageError, type KeysCommand } from '../../src/cli/keys-command.js';
 
-// The keys CLI's command line (src/cli/keys.ts, parseKeysArgs): what each command reads from its
+// The keys CLI's command line (src/cli/keys-command.ts, parseKeysArgs): what each command reads from its
 // arguments, and every mistake refused as a UsageError before a database is started for it.
 
 const NOW = new Date('2026-03-01T12:00:00.000Z');

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { allocate, exactDecimal, money, MONEY_MAX, round2, sum, toColumn, ZERO } from '../../src/shared/money.js';
+import { allocate, exactDecimal, money, MONEY_MAX, round2, sum, toColumn, ZERO } from '../../src/rules/money.js';
 import { moneyParam } from '../../src/shared/validation.js';
 
-// Money (src/shared/money.ts): exact decimals from the client's text to the column, rounded to the
+// Money (src/rules/money.ts): exact decimals from the client's text to the column, rounded to the
 // cent only on purpose, a tie away from zero; a discount split over lines to the exact cent.
 
 const cents = (values: { toFixed(n: number): string }[]) => values.map((v) => v.toFixed(2));

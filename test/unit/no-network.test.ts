@@ -2,7 +2,7 @@ import http from 'node:http';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/runtime/config.js';
+import { loadConfig } from '../../src/config/config.js';
 
 // The unit tier's guard (test/setup/unit.ts), tested: a unit test that reaches for a database, a
 // Redis or a server fails, even when the library it used swallows the error.

@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { priceUpdateInput } from '../../src/modules/inventory/inventory.service.js';
-import { couponDiscount, priceOrder, shippingCost, type PricingLine } from '../../src/modules/orders/pricing.js';
-import { money, round2, sum } from '../../src/shared/money.js';
+import { priceUpdateInput } from '../../src/domain/inventory/inventory.service.js';
+import { couponDiscount, priceOrder, shippingCost, type PricingLine } from '../../src/domain/orders/pricing.js';
+import { money, round2, sum } from '../../src/rules/money.js';
 import { AppError } from '../../src/shared/errors.js';
 import { parseInput } from '../../src/shared/validation.js';
-import { VAT_RATES } from '../../src/shared/vat.js';
+import { VAT_RATES } from '../../src/rules/vat.js';
 
-// An order's money (src/modules/orders/pricing.ts, docs/api.md "Order totals") and the VAT rates a
-// product may carry (src/shared/vat.ts): the totals always agree with their parts, to the cent.
+// An order's money (src/domain/orders/pricing.ts, docs/api.md "Order totals") and the VAT rates a
+// product may carry (src/rules/vat.ts): the totals always agree with their parts, to the cent.
 
 const SHIPPING = { fee: '19.90', freeThreshold: '300.00' };
 const fixed = (amount: { toFixed(n: number): string }) => amount.toFixed(2);

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { cancelOrderInput, MAX_NOTE, orderStatusInput } from '../../src/modules/orders/lifecycle.js';
-import { actors, allowedNext, checkTransition, orderStatuses, TRANSITIONS, type Actor, type OrderStatus } from '../../src/modules/orders/transitions.js';
+import { cancelOrderInput, MAX_NOTE, orderStatusInput } from '../../src/domain/orders/lifecycle.js';
+import { actors, allowedNext, checkTransition, orderStatuses, TRANSITIONS, type Actor, type OrderStatus } from '../../src/domain/orders/transitions.js';
 import { AppError } from '../../src/shared/errors.js';
 
-// The order's life (src/modules/orders/transitions.ts): which status may follow which, and who may
+// The order's life (src/domain/orders/transitions.ts): which status may follow which, and who may
 // make each move. The table is the rule; these tests state what it must keep meaning.
 
 /** Every (from, to, actor) the table allows. */

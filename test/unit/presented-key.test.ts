@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { presentedKey } from '../../src/http/presented-key.js';
+import { presentedKey } from '../../src/pipeline/presented-key.js';
 import { AppError } from '../../src/shared/errors.js';
 
-// Which API key a request presents (src/http/presented-key.ts): X-API-Key or Authorization:
+// Which API key a request presents (src/pipeline/presented-key.ts): X-API-Key or Authorization:
 // Bearer, every copy of either counted, and disagreement refused rather than resolved.
 
 const keyOf = (headers: Record<string, string>, raw?: string[]) => presentedKey(new Headers(headers), raw);

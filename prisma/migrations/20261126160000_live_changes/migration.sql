@@ -1,4 +1,4 @@
--- GraphQL subscriptions (src/modules/live/) hear changes through PostgreSQL: every instance LISTENs
+-- GraphQL subscriptions (src/domain/live/) hear changes through PostgreSQL: every instance LISTENs
 -- on "live_changes", and these triggers notify it as a change commits, whoever made it (the API, the
 -- dashboard, the CLI or plain SQL). A notification names what changed and nothing more (its kind,
 -- its id, and for an order what happened): each subscriber then reads the row as its own caller,

@@ -1,5 +1,5 @@
 -- Each live_changes notification names its transaction ('tx'): with REDIS_URL set, the instances
--- that hear it republish it on Redis (src/modules/live/relay.ts), so one instance can receive a
+-- that hear it republish it on Redis (src/background/live-relay.ts), so one instance can receive a
 -- change both ways, and the payload as a whole is what tells the second copy from a new change
 -- (another transaction's change of the same row has another 'tx'). Within one transaction equal
 -- payloads are still folded into one by NOTIFY itself, as before. Otherwise as in *_live_changes.

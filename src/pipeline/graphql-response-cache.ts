@@ -1,0 +1,124 @@
+import { Kind, print, type DocumentNode, type GraphQLFieldMap, type GraphQLSchema, type OperationDefinitionNode, type SelectionSetNode } from 'graphql';
+import type { ExecutionResult } from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+import type { ResponseCache } from '../cache/response-cache.js';
+import type { RevisionSource } from '../cache/freshness.js';
+import { dependenciesOf, tagsOf, type OperationDependencies } from '../cache/dependencies.js';
+import { fieldRulesOf } from '../graphql/field-rules.js';
+import type { RequestState } from './request-state.js';
+
+// The response cache on /graphql: a query's answer is kept whole, as the JSON text sent, and a
+// request asking the same document, operation and variables as the same caller's view is
+// answered with that text instead of being executed. It is looked up once the document has been
+// parsed and validated by the hardened parser and rules (Yoga keeps both per document text, so a
+// repeated query costs a lookup there too). Only queries whose every root field may be kept, and
+// only answers without errors.
+
+/** The operation a request runs: the named one, or the only one. */
+export function operationOf(document: DocumentNode, name: string | null | undefined): OperationDefinitionNode | undefined {
+  const operations = document.definitions.filter((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION);
+  return name ? operations.find((o) => o.name?.value === name) : operations.length === 1 ? operations[0] : undefined;
+}
+
+/** The root fields a selection set asks for, through its fragments (named or inline). */
+export function rootFieldNames(document: DocumentNode, set: SelectionSetNode, seen = new Set<string>()): string[] {
+  return set.selections.flatMap((s) => {
+    if (s.kind === Kind.FIELD) return [s.name.value];
+    if (s.kind === Kind.INLINE_FRAGMENT) return rootFieldNames(document, s.selectionSet, seen);
+    if (seen.has(s.name.value)) return [];
+    seen.add(s.name.value);
+    const fragment = document.definitions.find((d) => d.kind === Kind.FRAGMENT_DEFINITION && d.name.value === s.name.value);
+    return fragment && fragment.kind === Kind.FRAGMENT_DEFINITION ? rootFieldNames(document, fragment.selectionSet, seen) : [];
+  });
+}
+
+/**
+ * A query whose every root field may be kept (none is marked `uncached`: the caller's own data,
+ * orders, keys): its answer depends on the data and on what the caller may see, nothing else. The
+ * response cache keeps these; answered over GET to a caller without a key, CDNs may too.
+ */
+export function isCatalogueQuery(queryFields: GraphQLFieldMap<unknown, unknown>, document: DocumentNode, operationName: string | null | undefined): boolean {
+  const operation = operationOf(document, operationName);
+  return (
+    operation?.operation === 'query' &&
+    rootFieldNames(document, operation.selectionSet).every((field) => field.startsWith('__') || (queryFields[field] !== undefined && !fieldRulesOf(queryFields[field]).uncached))
+  );
+}
+
+/**
+ * The variables as sent, as text; undefined when they cannot be written (nested deeper than
+ * JSON.stringify's recursion goes): such a request runs, and is refused by the rule it breaks.
+ */
+function textOf(variables: unknown): string | undefined {
+  try {
+    return JSON.stringify(variables ?? null);
+  } catch {
+    return undefined;
+  }
+}
+
+/** A result Yoga sends as the text its `stringify` gives. */
+type SerializedResult = ExecutionResult & { stringify: (result: ExecutionResult) => string };
+
+/** Where a request's data revision is read: the replica its reads go to (src/pipeline/read-routing.ts), or undefined for the primary. */
+export type RevisionFor = (request: Request, caller: RequestState['actor'], document: DocumentNode, operationName?: string | null) => RevisionSource | undefined;
+
+export function useGraphqlResponseCache(cache: ResponseCache, schema: GraphQLSchema, revisionFor?: RevisionFor): Plugin {
+  const queryFields = schema.getQueryType()!.getFields();
+  /** Per parsed document (Yoga hands the same object for the same text): may it be kept, its text and what it reads. */
+  const decisions = new WeakMap<DocumentNode, Map<string, Kept | null>>();
+  interface Kept {
+    operation: string;
+    dependencies: OperationDependencies;
+  }
+
+  /** A query whose root fields may all be kept, with the text that names it and what it reads; null otherwise. */
+  function keptAs(document: DocumentNode, operationName: string | null | undefined): Kept | null {
+    let byName = decisions.get(document);
+    if (!byName) decisions.set(document, (byName = new Map()));
+    const name = operationName ?? '';
+    const decided = byName.get(name);
+    if (decided !== undefined) return decided;
+    const operation = isCatalogueQuery(queryFields, document, operationName) ? operationOf(document, operationName) : undefined;
+    const dependencies = operation ? dependenciesOf(schema, document, operation) : null;
+    const verdict = dependencies ? { operation: `${name}\n${print(document)}`, dependencies } : null;
+    byName.set(name, verdict);
+    return verdict;
+  }
+
+  /** Requests that came to /graphql: REST's routes execute through the same pipeline, with a cache of their own. */
+  const graphqlRequests = new WeakSet<Request>();
+
+  return {
+    onParams({ request }) {
+      graphqlRequests.add(request);
+    },
+    async onExecute({ args, setResultAndStopExecution }) {
+      if (!graphqlRequests.has((args.contextValue as { request: Request }).request)) return;
+      const kept = keptAs(args.document, args.operationName);
+      if (!kept) return;
+      const variables = textOf(args.variableValues);
+      if (variables === undefined) return;
+      const state = args.contextValue as RequestState & { request: Request };
+      const caller = state.actor;
+      const revision = revisionFor?.(state.request, caller, args.document, args.operationName)?.current ?? state.revision;
+      const lookup = await cache.lookup({ face: 'graphql', operation: kept.operation, variables, caller, revision });
+      if (!lookup) return;
+      if (lookup.hit) {
+        const body = lookup.hit.body;
+        setResultAndStopExecution({ stringify: () => body } as SerializedResult);
+        return;
+      }
+      return {
+        onExecuteDone({ result, setResult }) {
+          if (Symbol.asyncIterator in result) return;
+          // An error may be the caller's or a moment's (a database away): never kept.
+          if (result.errors?.length || result.extensions) return;
+          const body = JSON.stringify(result);
+          lookup.keep({ status: 200, body }, tagsOf(kept.dependencies, result.data, caller));
+          setResult({ ...result, stringify: () => body } as SerializedResult);
+        },
+      };
+    },
+  };
+}
