@@ -4,7 +4,7 @@ import net from 'node:net';
 import path from 'node:path';
 import pg from 'pg';
 import { createApiKey } from '../src/accounts/api-keys.js';
-import { createContextFactory } from '../src/context/context.js';
+import { createContexts } from '../src/contexts.js';
 import { openDatabase, type Database } from '../src/db/database.js';
 import { migrate } from '../src/db/migrate.js';
 import { createPrisma } from '../src/db/prisma.js';
@@ -99,7 +99,7 @@ export async function openBenchDatabase(products: number, log: (msg: string) => 
 export async function createBenchKey(url: string, owner = 'bench@example.com'): Promise<string> {
   const prisma = createPrisma({ url, poolMax: 2 });
   try {
-    const operator = createContextFactory({ prisma, logger: createLogger('silent'), webhookPolicy: { allowPrivate: false, requireHttps: false } }).forOperator();
+    const operator = createContexts({ prisma, logger: createLogger('silent'), config: loadConfig({}) }).contexts.forOperator();
     const { key } = await createApiKey(operator, {
       owner,
       plan: 'ENTERPRISE',

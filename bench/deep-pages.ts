@@ -5,7 +5,7 @@ import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import { createApiKey } from '../src/accounts/api-keys.js';
-import { createContextFactory } from '../src/context/context.js';
+import { createContexts } from '../src/contexts.js';
 import { openDatabase } from '../src/db/database.js';
 import { createPrisma } from '../src/db/prisma.js';
 import { loadConfig } from '../src/config/config.js';
@@ -133,7 +133,7 @@ async function main() {
     execFileSync('taskset', ['-a', '-cp', '1', String(process.pid)], { stdio: 'ignore' });
     const prisma = createPrisma({ url: db.url, poolMax: 2 });
     const { key } = await createApiKey(
-      createContextFactory({ prisma, logger: createLogger('silent'), webhookPolicy: { allowPrivate: false, requireHttps: false } }).forOperator(),
+      createContexts({ prisma, logger: createLogger('silent'), config: loadConfig({}) }).contexts.forOperator(),
       { owner: 'bench@example.com', plan: 'ENTERPRISE', scopes: ['admin:all'], rateLimit: 10_000_000, rateWindowSeconds: 3600, name: `deep-pages ${new Date().toISOString()}` },
     );
     await prisma.$disconnect();

@@ -15,10 +15,11 @@ import { PASSWORD_LINK_TTL_MS, createPasswordLink } from '../accounts/credential
 import { normaliseEmail } from '../shared/text.js';
 import { addMember, listMembers, removeMember, type MembershipView } from '../accounts/members.js';
 import { SCOPES } from '../auth/scopes.js';
-import { ConfigError, loadConfig, webhookPolicyOf, type Config } from '../config/config.js';
+import { ConfigError, loadConfig, type Config } from '../config/config.js';
 import { createLogger } from '../config/logger.js';
 import { runningServerUrl } from '../config/running-server.js';
-import { createContextFactory, type RequestContext } from '../context/context.js';
+import type { RequestContext } from '../context/context.js';
+import { createContexts } from '../contexts.js';
 import type { Plan } from '../context/actor.js';
 import { DatabaseUrlError } from '../db/database.js';
 import { MigrationError } from '../db/migrate.js';
@@ -290,7 +291,7 @@ async function main(argv: readonly string[], io: Output): Promise<void> {
   await withMigratedDatabase(config, { log, interrupted: { say: io.log, message: 'Interrupted.' } }, async ({ url }) => {
     const prisma = createPrisma({ url, poolMax: 1 });
     // The operator's context; stdout holds the result alone, so the services' logger says nothing.
-    const operator = createContextFactory({ prisma, logger: createLogger('silent'), webhookPolicy: webhookPolicyOf(config) }).forOperator();
+    const operator = createContexts({ prisma, logger: createLogger('silent'), config }).contexts.forOperator();
     try {
       // Printed as soon as it exists: a failure while closing must not lose a created key.
       io.out(await run(cmd, operator, config));

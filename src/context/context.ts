@@ -173,7 +173,8 @@ export type ContextFactory = ReturnType<typeof createContextFactory>;
 
 /**
  * The one context factory: each face asks it for its context. `api` is given by a process that
- * serves the API (the app); the CLI makes its contexts without it.
+ * serves the API (the app); the CLI makes its contexts without it. Both build it through
+ * src/contexts.ts.
  */
 export function createContextFactory(deps: ContextDeps, api?: ApiDeps) {
   const clock = deps.now ?? Date.now;

@@ -1,14 +1,18 @@
 import pino from 'pino';
-import { createContextFactory, type ContextFactory } from '../../src/context/context.js';
+import { loadConfig } from '../../src/config/config.js';
+import type { ContextFactory } from '../../src/context/context.js';
+import { createContexts } from '../../src/contexts.js';
 import type { PrismaClient } from '../../src/db/prisma.js';
-import { cursorSealSource } from '../../src/graphql/cursors.js';
-import { createListTotals } from '../../src/domain/products/list-totals.js';
-import { createRepresentation } from '../../src/domain/representations.js';
-import { schema } from '../../src/domain/schema.js';
-import { createOutbox } from '../../src/domain/webhooks/outbox.js';
 import { createRateLimitStore } from '../../src/ratelimit/create-store.js';
-import { createFieldLimiter, createFieldRateLimiter } from '../../src/ratelimit/field-limits.js';
 import type { RateLimitStore } from '../../src/ratelimit/store.js';
+
+/**
+ * The settings of the tests that call services directly: webhooks may go to this machine, and an
+ * account may create far more orders a minute than the suite does. No CURSOR_SECRETS: the app's
+ * own default, the secret kept in the database.
+ */
+const config = loadConfig({ NODE_ENV: 'test', WEBHOOK_ALLOW_PRIVATE: 'true', ORDER_CREATE_LIMIT: '1000' });
+const logger = pino({ level: 'silent' });
 
 /**
  * The service's own context factory over `prisma`, for tests that call services directly: the
@@ -17,24 +21,13 @@ import type { RateLimitStore } from '../../src/ratelimit/store.js';
  */
 export function testContexts(prisma: PrismaClient): { contexts: ContextFactory; store: RateLimitStore; close: () => Promise<void> } {
   const store = createRateLimitStore({});
-  const listTotals = createListTotals(prisma);
-  const contexts = createContextFactory(
-    { prisma, logger: pino({ level: 'silent' }), webhookPolicy: { allowPrivate: true, requireHttps: false } },
-    {
-      events: (factory) => createOutbox(createRepresentation(schema, factory.forEvent)),
-      limitField: createFieldLimiter(createFieldRateLimiter(store), { createOrder: { max: 1000, windowMs: 60_000, unit: 'orders' } }),
-      listTotals,
-      // The app's own: the secret kept in the database.
-      cursors: cursorSealSource(undefined, prisma),
-    },
-  );
+  const made = createContexts({ prisma, logger, config }, { store });
   const close = async () => {
-    await listTotals.close();
+    await made.close();
     await store.close();
   };
-  return { contexts, store, close };
+  return { contexts: made.contexts, store, close };
 }
 
 /** The operator's context over `prisma` (the keys CLI's), for tests that call account services directly. */
-export const asOperator = (prisma: PrismaClient) =>
-  createContextFactory({ prisma, logger: pino({ level: 'silent' }), webhookPolicy: { allowPrivate: true, requireHttps: false } }).forOperator();
+export const asOperator = (prisma: PrismaClient) => createContexts({ prisma, logger, config }).contexts.forOperator();
