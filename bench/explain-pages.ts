@@ -4,8 +4,8 @@ import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { PrismaPg } from '@prisma/adapter-pg';
 import { createApiKey } from '../src/accounts/api-keys.js';
-import { createApp } from '../src/app.js';
-import { createContextFactory } from '../src/context/context.js';
+import { startApp } from '../src/app.js';
+import { createContexts } from '../src/contexts.js';
 import { openDatabase } from '../src/db/database.js';
 import { PrismaClient } from '../src/generated/prisma/client.js';
 import { loadConfig } from '../src/config/config.js';
@@ -86,7 +86,8 @@ async function main() {
       return;
     }
     const logger = createLogger('silent');
-    const { key } = await createApiKey(createContextFactory({ prisma, logger, webhookPolicy: { allowPrivate: false, requireHttps: false } }).forOperator(), {
+    const config = loadConfig({ ...env, NODE_ENV: 'production', DEMO_DATA: 'false' });
+    const { key } = await createApiKey(createContexts({ prisma, logger, config }).contexts.forOperator(), {
       owner: 'bench@example.com',
       plan: 'ENTERPRISE',
       scopes: ['admin:all'],
@@ -94,7 +95,7 @@ async function main() {
       rateWindowSeconds: 3600,
       name: `explain ${new Date().toISOString()}`,
     });
-    const app = await createApp({ prisma, databaseUrl: db.url, logger, config: loadConfig({ ...env, NODE_ENV: 'production', DEMO_DATA: 'false' }) });
+    const app = await startApp({ prisma, databaseUrl: db.url, logger, config });
     const ask = (page: number) =>
       args.path
         ? app.fetch(new Request(`http://localhost${args.path}&page=${page}`, { headers: { 'x-api-key': key } }))

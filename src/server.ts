@@ -1,8 +1,7 @@
 import cluster from 'node:cluster';
 import net from 'node:net';
 import type { App } from './app.js';
-import { ConfigError, loadConfig, webhookPolicyOf, type Config } from './config/config.js';
-import { createContextFactory } from './context/context.js';
+import { ConfigError, loadConfig, type Config } from './config/config.js';
 import { DatabaseUrlError, openDatabase } from './db/database.js';
 import { createHttpServer } from './http/request-target.js';
 import { createLogger, writeBesideLogs, type Logger } from './config/logger.js';
@@ -57,17 +56,17 @@ async function main() {
     if (config.DEMO_DATA && (await prisma.product.count({ take: 1 })) === 0) {
       logger.info({ seed: config.SEED, products: config.SEED_PRODUCTS }, 'empty catalogue: seeding the demo data');
       const started = Date.now();
-      const { seedDatabase, createApiKey, SELF_SERVICE_SCOPES } = await loadDemoModules();
+      const { seedDatabase, createApiKey, SELF_SERVICE_SCOPES, createContexts } = await loadDemoModules();
       await seedDatabase(db.directUrl, { seed: config.SEED, products: config.SEED_PRODUCTS });
       logger.info({ ms: Date.now() - started }, 'demo data seeded');
       // One Pro key with the self-service scopes: a newcomer can try every endpoint.
       const scopes = SELF_SERVICE_SCOPES;
       // The service acts for itself here, through the same factory as every face.
-      const system = createContextFactory({ prisma, logger, webhookPolicy: webhookPolicyOf(config) }).forSystem('demo data');
+      const system = createContexts({ prisma, logger, config }).contexts.forSystem('demo data');
       const { key } = await createApiKey(system, { owner: DEMO_KEY_OWNER, plan: 'PRO', scopes, name: 'demo key (first start)' });
       demoKey = { key, owner: DEMO_KEY_OWNER, scopes };
     }
-    if (appModule) app = await (await appModule).createApp({ prisma, databaseUrl: db.url, directUrl: db.directUrl, logger, config, stopping: shutdownBegun.signal });
+    if (appModule) app = await (await appModule).startApp({ prisma, databaseUrl: db.url, directUrl: db.directUrl, logger, config, stopping: shutdownBegun.signal });
     await closeServer(reserved.server);
   } catch (error) {
     await closeServer(reserved.server);
@@ -178,7 +177,7 @@ async function serve(app: App, opts: { port: number; host: string; logger: Logge
  * runs the webhook worker only as worker 1 (one per instance).
  */
 async function serveAsWorker(config: Config, baseLogger: Logger) {
-  const [{ createApp }, { createPrisma }, { LISTENING, workerSettings }, { instanceMetrics }, { ClusterRateLimitStore }] = await Promise.all([
+  const [{ startApp }, { createPrisma }, { LISTENING, workerSettings }, { instanceMetrics }, { ClusterRateLimitStore }] = await Promise.all([
     import('./app.js'),
     import('./db/prisma.js'),
     import('./cluster.js'),
@@ -195,7 +194,7 @@ async function serveAsWorker(config: Config, baseLogger: Logger) {
   };
   let app: App;
   try {
-    app = await createApp({
+    app = await startApp({
       stopping: shutdownBegun.signal,
       prisma,
       databaseUrl,
@@ -222,8 +221,13 @@ async function loadServiceModules() {
 
 /** Needed on a first start only: not loaded on the others. */
 async function loadDemoModules() {
-  const [{ seedDatabase }, { createApiKey }, { SELF_SERVICE_SCOPES }] = await Promise.all([import('./seed/seed.js'), import('./accounts/api-keys.js'), import('./auth/scopes.js')]);
-  return { seedDatabase, createApiKey, SELF_SERVICE_SCOPES };
+  const [{ seedDatabase }, { createApiKey }, { SELF_SERVICE_SCOPES }, { createContexts }] = await Promise.all([
+    import('./seed/seed.js'),
+    import('./accounts/api-keys.js'),
+    import('./auth/scopes.js'),
+    import('./contexts.js'),
+  ]);
+  return { seedDatabase, createApiKey, SELF_SERVICE_SCOPES, createContexts };
 }
 
 const DEMO_KEY_OWNER = 'buyer@example.com';

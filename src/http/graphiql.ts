@@ -133,3 +133,19 @@ export function renderLocalGraphiQL(options: GraphiQLOptions): string {
 function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
+
+/** What the playground opens with: a first query to run, and where the REST API is. */
+export const DEFAULT_QUERY = /* GraphQL */ `# The marketplace catalogue. Try the REST API too: GET /api/products
+query FeaturedProducts {
+  products(featured: true, limit: 5, sortBy: POPULAR) {
+    items {
+      name
+      nameEn
+      price
+      supplier { companyName city verified }
+      category { name }
+    }
+    meta { total totalPages }
+  }
+}
+`;

@@ -2,7 +2,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pg from 'pg';
 import { afterAll, inject } from 'vitest';
-import { createApp } from '../../src/app.js';
+import { startApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config/config.js';
 import { createPrisma, type DbTimeouts } from '../../src/db/prisma.js';
 import { createHttpServer } from '../../src/http/request-target.js';
@@ -95,7 +95,7 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
   // a trusted proxy (loopback), each with its own client address unless a test sets one.
   const config = loadConfig({ NODE_ENV: 'test', TRUSTED_PROXIES: 'loopback', ...opts.env });
   const logger = opts.logger ?? createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
-  const app = await createApp({ prisma, databaseUrl: requestUrl, directUrl, logger, config, now: opts.now, usage: opts.usage, rateLimitStore: opts.rateLimitStore });
+  const app = await startApp({ prisma, databaseUrl: requestUrl, directUrl, logger, config, now: opts.now, usage: opts.usage, rateLimitStore: opts.rateLimitStore });
   const server: Server = createHttpServer(app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
