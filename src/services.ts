@@ -95,7 +95,7 @@ export async function createServices(deps: ServiceDeps) {
   const metrics = createMetrics(store, () => poolStats(prisma), () => outboxBacklog(prisma), replicas && (() => replicas.status()));
   const reads = createReadSide(settings, metrics, replicas);
   const live = startLiveHub(settings);
-  const { contexts, close: closeContexts } = createContexts(settings, { store, live });
+  const { contexts, close: closeContexts } = createContexts(settings, { schema, store, live });
   const callers = createCallerSide(settings, { store, metrics, reads, contexts, maskError });
   // As with the store: keep keys from the first request, not only once the listener is up; and
   // subscriptions hear changes from the first request on.

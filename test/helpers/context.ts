@@ -3,6 +3,7 @@ import { loadConfig } from '../../src/config/config.js';
 import type { ContextFactory } from '../../src/context/context.js';
 import { createContexts } from '../../src/contexts.js';
 import type { PrismaClient } from '../../src/db/prisma.js';
+import { schema } from '../../src/domain/schema.js';
 import { createRateLimitStore } from '../../src/ratelimit/create-store.js';
 import type { RateLimitStore } from '../../src/ratelimit/store.js';
 
@@ -21,7 +22,7 @@ const logger = pino({ level: 'silent' });
  */
 export function testContexts(prisma: PrismaClient): { contexts: ContextFactory; store: RateLimitStore; close: () => Promise<void> } {
   const store = createRateLimitStore({});
-  const made = createContexts({ prisma, logger, config }, { store });
+  const made = createContexts({ prisma, logger, config }, { schema, store });
   const close = async () => {
     await made.close();
     await store.close();

@@ -4,6 +4,7 @@ import { loadConfig } from '../../src/config/config.js';
 import type { Caller } from '../../src/context/actor.js';
 import { createContexts } from '../../src/contexts.js';
 import { createPrisma } from '../../src/db/prisma.js';
+import { schema } from '../../src/domain/schema.js';
 import { MemoryRateLimitStore } from '../../src/ratelimit/memory-store.js';
 
 // The composition root's context side (src/contexts.ts): the keys CLI's contexts start nothing
@@ -27,7 +28,7 @@ describe('contexts of the composition root', () => {
 
   it('with the API: a request’s context carries its services, on the settings’ webhook policy', async () => {
     const store = new MemoryRateLimitStore();
-    const { contexts, close } = createContexts({ prisma, logger, config: loadConfig({ NODE_ENV: 'production' }) }, { store });
+    const { contexts, close } = createContexts({ prisma, logger, config: loadConfig({ NODE_ENV: 'production' }) }, { schema, store });
     const ctx = contexts.forApi({ actor: caller, anonymous: () => caller, idempotencyKey: 'once' });
     expect(ctx).toMatchObject({ actor: caller, idempotencyKey: 'once', webhookPolicy: { allowPrivate: false, requireHttps: true }, live: undefined });
     expect(ctx.events).toBeDefined();
