@@ -885,7 +885,7 @@ describe('fuzzing', () => {
 
 // Found by this fuzzing: Yoga's Node adapter answered 500 with the exception's stack (file paths
 // included) to a request target or Host header it could not make a URL of, and a Host header with
-// a path in it changed the path the app routed. guardRequestTarget (src/http/request-target.ts)
+// a path in it changed the path the app routed. guardRequestTarget (src/pipeline/request-target.ts)
 // wraps the app's Node listener, in src/server.ts and in test/helpers/app.ts alike.
 describe('request targets and Host headers that are no URL', () => {
   const raw = (method: string, path: string, headers: Record<string, string> = {}) => {

@@ -7,7 +7,7 @@ import { confirmHearing, DeafListenerError, isProbe, listenerConnection } from '
 import type { Logger } from '../config/logger.js';
 import { AppError, causeOf } from '../shared/errors.js';
 import { createLiveRelay } from './live-relay.js';
-import type { KeyEnded, LiveFeed, OrderSignal } from '../context/context.js';
+import { ORDER_EVENT_TYPES, type KeyEnded, type LiveFeed, type OrderSignal } from '../context/context.js';
 
 // What feeds the GraphQL subscriptions of one process. Triggers on "Order" and "Product"
 // (migration *_live_changes) notify LIVE_CHANNEL as a change commits, on whichever instance or by
@@ -28,7 +28,6 @@ import type { KeyEnded, LiveFeed, OrderSignal } from '../context/context.js';
 /** The channel the triggers notify: `{ kind: 'order', id, type, tx }` or `{ kind: 'product', id, tx }` (tx: the transaction's id). */
 export const LIVE_CHANNEL = 'live_changes';
 
-export const ORDER_EVENT_TYPES = ['CREATED', 'STATUS_CHANGED', 'CANCELLED'] as const satisfies readonly OrderSignal['type'][];
 type OrderEventType = (typeof ORDER_EVENT_TYPES)[number];
 
 /** The last item of a stream whose key stopped working: its resolver says so, then the stream completes. */

@@ -128,9 +128,12 @@ export interface EventsOfChange {
   stockChanged(tx: Prisma.TransactionClient, supplierId: string, changes: readonly StockChange[]): Promise<void>;
 }
 
+/** The order events a subscriber hears, in the order of an order's life. */
+export const ORDER_EVENT_TYPES = ['CREATED', 'STATUS_CHANGED', 'CANCELLED'] as const;
+
 /** A change to an order a subscriber sees, and as whose (buyer's or supplier's) it is read. */
 export interface OrderSignal {
-  type: 'CREATED' | 'STATUS_CHANGED' | 'CANCELLED';
+  type: (typeof ORDER_EVENT_TYPES)[number];
   orderId: string;
   owner: { buyerId: string } | { supplierId: string };
 }

@@ -5,7 +5,7 @@ import { afterAll, inject } from 'vitest';
 import { startApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config/config.js';
 import { createPrisma, type DbTimeouts } from '../../src/db/prisma.js';
-import { createHttpServer } from '../../src/http/request-target.js';
+import { createHttpServer } from '../../src/pipeline/request-target.js';
 import type { RateLimitStore } from '../../src/ratelimit/store.js';
 import { createLogger, type Logger } from '../../src/config/logger.js';
 import type { UsageRecorder } from '../../src/usage/recorder.js';

@@ -2,8 +2,7 @@ import { builder } from '../../graphql/builder.js';
 import { PriceRecordRef, StockRecordRef } from '../inventory/inventory.schema.js';
 import { priceRecord, READ_PRICES, READ_STOCK, stockRecord } from '../inventory/inventory.service.js';
 import { orderById, READ_ORDERS } from '../orders/orders.service.js';
-import type { OrderSignal } from '../../context/context.js';
-import { ORDER_EVENT_TYPES } from '../../background/live-hub.js';
+import { ORDER_EVENT_TYPES, type OrderSignal } from '../../context/context.js';
 import { changedProduct, eventFor, orderEventsOf, productChangesOf, READ_PRODUCTS } from './live.service.js';
 
 // GraphQL subscriptions, served over SSE by /graphql (docs/api.md, "Subscriptions"): the events

@@ -2,7 +2,7 @@ import { createServer, maxHeaderSize, STATUS_CODES, type IncomingMessage, type R
 import type { Duplex } from 'node:stream';
 import { AppError, validationError } from '../shared/errors.js';
 import { errorBody } from '../rest/envelope.js';
-import { graphqlErrorBody } from '../pipeline/graphql-errors.js';
+import { graphqlErrorBody } from './graphql-errors.js';
 
 // The Node HTTP listener in front of the app. Yoga's Node adapter builds each request's URL as
 // `http://${Host header}${request-target}` and, when that is not a URL, answers 500 with the
