@@ -14,13 +14,14 @@ if (!fs.existsSync(reportPath)) {
 const report = JSON.parse(fs.readFileSync(reportPath, 'utf8')) as DurationsReport;
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 const sum = report.files.reduce((total, f) => total + f.ms, 0);
+const starts = report.files.reduce((total, f) => total + (f.appStarts ?? 0), 0);
 const width = Math.max(...report.files.slice(0, count).map((f) => f.file.length), 4);
 
 const lines = [
-  `${report.config}, ${report.startedAt}: ${report.files.length} files, ${seconds(sum)} in workers, ${seconds(report.wallMs)} wall (${report.reason})`,
-  `${'file'.padEnd(width)}  ${'total'.padStart(8)}  ${'import'.padStart(8)}  ${'tests'.padStart(8)}  count  state`,
+  `${report.config}, ${report.startedAt}: ${report.files.length} files, ${seconds(sum)} in workers, ${seconds(report.wallMs)} wall (${report.reason}); ${starts} whole apps started by ${report.files.filter((f) => f.appStarts).length} files`,
+  `${'file'.padEnd(width)}  ${'total'.padStart(8)}  ${'import'.padStart(8)}  ${'tests'.padStart(8)}  count  apps  state`,
   ...report.files
     .slice(0, count)
-    .map((f) => `${f.file.padEnd(width)}  ${seconds(f.ms).padStart(8)}  ${seconds(f.importMs).padStart(8)}  ${seconds(f.runMs).padStart(8)}  ${String(f.tests).padStart(5)}  ${f.state}`),
+    .map((f) => `${f.file.padEnd(width)}  ${seconds(f.ms).padStart(8)}  ${seconds(f.importMs).padStart(8)}  ${seconds(f.runMs).padStart(8)}  ${String(f.tests).padStart(5)}  ${String(f.appStarts ?? 0).padStart(4)}  ${f.state}`),
 ];
 process.stdout.write(`${lines.join('\n')}\n`);

@@ -1,7 +1,9 @@
+import fs from 'node:fs';
 import type { Server } from 'node:http';
+import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import pg from 'pg';
-import { afterAll, inject } from 'vitest';
+import { afterAll, expect, inject } from 'vitest';
 import { startApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config/config.js';
 import { createPrisma, type DbTimeouts } from '../../src/db/prisma.js';
@@ -11,6 +13,16 @@ import { createLogger, type Logger } from '../../src/config/logger.js';
 import type { UsageRecorder } from '../../src/usage/recorder.js';
 import { createTestDatabase } from './db.js';
 import { HAS_PGBOUNCER, startPgbouncer, type Pgbouncer } from './pgbouncer.js';
+import { APP_STARTS_DIR } from '../setup/durations-reporter.js';
+
+const root = path.resolve(import.meta.dirname, '../..');
+/** Notes a whole app's start under its test file, for the run's report (scripts/slowest-tests.ts shows the counts). */
+function noteAppStart(): void {
+  const dir = path.join(root, APP_STARTS_DIR);
+  fs.mkdirSync(dir, { recursive: true });
+  const file = path.relative(root, expect.getState().testPath ?? 'unknown').split(path.sep).join('/');
+  fs.appendFileSync(path.join(dir, `${process.pid}.txt`), `${file}\n`);
+}
 
 /**
  * TEST_POOLER=1 (`npm run test:pooler`, the files of test/pooler-files.ts) runs every app of a file
@@ -95,6 +107,7 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
   // a trusted proxy (loopback), each with its own client address unless a test sets one.
   const config = loadConfig({ NODE_ENV: 'test', TRUSTED_PROXIES: 'loopback', ...opts.env });
   const logger = opts.logger ?? createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
+  noteAppStart();
   const app = await startApp({ prisma, databaseUrl: requestUrl, directUrl, logger, config, now: opts.now, usage: opts.usage, rateLimitStore: opts.rateLimitStore });
   const server: Server = createHttpServer(app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -21,6 +21,8 @@ export interface FileDuration {
   importMs: number;
   /** Its hooks and tests. */
   runMs: number;
+  /** Whole apps it started (startTestApp: a database clone, the service graph, a server). */
+  appStarts: number;
 }
 
 export interface DurationsReport {
@@ -34,6 +36,22 @@ export interface DurationsReport {
   files: FileDuration[];
 }
 
+/**
+ * Where each start of a whole app is noted (a line naming its test file, test/helpers/app.ts),
+ * emptied as a run begins and counted into the report as it ends.
+ */
+export const APP_STARTS_DIR = '.reports/app-starts';
+
+function countAppStarts(root: string): Map<string, number> {
+  const dir = path.resolve(root, APP_STARTS_DIR);
+  const counts = new Map<string, number>();
+  if (!fs.existsSync(dir)) return counts;
+  for (const name of fs.readdirSync(dir)) {
+    for (const file of fs.readFileSync(path.join(dir, name), 'utf8').split('\n').filter(Boolean)) counts.set(file, (counts.get(file) ?? 0) + 1);
+  }
+  return counts;
+}
+
 export class DurationsReporter implements Reporter {
   private vitest: Vitest | undefined;
   private started = Date.now();
@@ -43,17 +61,19 @@ export class DurationsReporter implements Reporter {
   onInit(vitest: Vitest): void {
     this.vitest = vitest;
     this.started = Date.now();
+    fs.rmSync(path.resolve(vitest.config.root, APP_STARTS_DIR), { recursive: true, force: true });
   }
 
   onTestRunEnd(modules: ReadonlyArray<TestModule>, _errors: unknown, reason: TestRunEndReason): void {
     const root = this.vitest?.config.root ?? process.cwd();
+    const starts = countAppStarts(root);
     const files = modules.map((m): FileDuration => {
       const d = m.diagnostic();
       const setupMs = Math.round(d.environmentSetupDuration + d.prepareDuration + d.setupDuration);
       const importMs = Math.round(d.collectDuration);
       const runMs = Math.round(d.duration);
       const file = path.relative(root, m.moduleId).split(path.sep).join('/');
-      return { file, state: m.state(), tests: [...m.children.allTests()].length, ms: setupMs + importMs + runMs, setupMs, importMs, runMs };
+      return { file, state: m.state(), tests: [...m.children.allTests()].length, ms: setupMs + importMs + runMs, setupMs, importMs, runMs, appStarts: starts.get(file) ?? 0 };
     });
     files.sort((a, b) => b.ms - a.ms);
     const report: DurationsReport = {
