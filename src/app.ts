@@ -15,19 +15,15 @@ import { IDEMPOTENCY_HEADER } from './domain/orders/idempotency.js';
 import { createRepresentation } from './domain/representations.js';
 import { createGate } from './pipeline/gate.js';
 import { renderLocalGraphiQL, serveGraphiQLAsset } from './http/graphiql.js';
-import { createMaskError, graphqlMethodNotAllowed, useContractErrorCodes } from './pipeline/graphql-errors.js';
+import { createMaskError, graphqlMethodNotAllowed } from './pipeline/graphql-errors.js';
 import { graphqlHardening } from './pipeline/graphql-limits.js';
-import { useGraphqlResponseCache } from './pipeline/graphql-response-cache.js';
-import { useCostBudget } from './pipeline/graphql-cost-budget.js';
-import { useGraphqlHttpCaching } from './pipeline/graphql-http-caching.js';
 import { createPersistedQueryStore, loadTrustedDocuments, PERSISTED_PARAM_NAMES, useAutomaticPersistedQueries, useTrustedDocuments } from './pipeline/graphql-persisted.js';
+import { requestPipeline } from './pipeline/pipeline.js';
 import { createHealthHandler } from './http/health.js';
-import { useIdempotentReplayHeader } from './pipeline/idempotent-replay.js';
 import { createMetrics } from './http/metrics.js';
 import type { Registry } from 'prom-client';
-import { useObservability } from './pipeline/observe.js';
 import { createOverloadLog } from './http/overload-log.js';
-import { createRouteNamer, createRouteTable, useRouteTable } from './pipeline/route-table.js';
+import { createRouteNamer, createRouteTable } from './pipeline/route-table.js';
 import { cursorSealSource } from './graphql/cursors.js';
 import { createListTotals } from './domain/products/list-totals.js';
 import { schema } from './domain/schema.js';
@@ -35,7 +31,6 @@ import { createDocsHandler } from './openapi/serve.js';
 import { createFieldLimiter, createFieldRateLimiter } from './ratelimit/field-limits.js';
 import { createRateLimitStore } from './ratelimit/create-store.js';
 import type { RateLimitStore } from './ratelimit/store.js';
-import { useCompiledRestQueries } from './rest/compiled.js';
 import { createRestRouter, type GetEnveloped } from './rest/router.js';
 import { createOutbox } from './domain/webhooks/outbox.js';
 import { outboxBacklog, startWebhookWorker } from './background/webhook-worker.js';
@@ -268,7 +263,7 @@ export async function createApp({ prisma, databaseUrl, directUrl = databaseUrl, 
     ? useTrustedDocuments(loadTrustedDocuments(config.PERSISTED_DOCUMENTS ?? failStart('PERSISTED_ONLY=true needs PERSISTED_DOCUMENTS (the manifest path)')))
     : useAutomaticPersistedQueries(createPersistedQueryStore(prisma, config.PERSISTED_QUERIES_MAX));
 
-  return createYoga<ServerContext, ApiContext>({
+  const yoga = createYoga<ServerContext, ApiContext>({
     schema,
     graphqlEndpoint: '/graphql',
     landingPage: false,
@@ -289,7 +284,7 @@ export async function createApp({ prisma, databaseUrl, directUrl = databaseUrl, 
     // The face reads what services need of the request (the Idempotency-Key); the factory does the rest.
     context: (initial) =>
       contexts.forApi({
-        actor: initial.actor,
+        actor: initial.admission?.actor,
         anonymous: () => ({ kind: 'anonymous', ip: clientIp(initial.request, initial) }),
         requestId: initial.requestId,
         idempotencyKey: initial.request.headers.get(IDEMPOTENCY_HEADER),
@@ -298,22 +293,19 @@ export async function createApp({ prisma, databaseUrl, directUrl = databaseUrl, 
     ...hardening.yogaOptions,
     cors: corsOptions(config.CORS_ORIGINS),
     plugins: [
-      useObservability({ logger, metrics, routeOf: (url) => routeOf(url.pathname) }),
-      { onYogaInit: ({ yoga }) => rest.usePipeline(yoga.getEnveloped as GetEnveloped) },
-      useRouteTable(routes, gate),
-      useContractErrorCodes(),
-      useCompiledRestQueries(schema, rest.documents),
-      useIdempotentReplayHeader(),
-      persisted,
-      // After the gate: a refused document is still a counted request with rate-limit headers.
-      ...hardening.plugins,
-      // Before the response cache, so that its answers are marked and charged like executed ones.
-      useGraphqlHttpCaching(schema),
-      useCostBudget({ maxCost: config.GRAPHQL_MAX_COST, store, now, onRejected: (policy) => metrics.rateLimitRejections.inc({ policy }) }),
-      // Before the response cache: the request's reads are routed, and its revision read, alike.
-      ...(readRouting ? [readRouting.plugin] : []),
-      // Last: a kept answer is looked up once the document has passed every rule above.
-      ...(responseCache ? [useGraphqlResponseCache(responseCache, schema, readRouting?.revisionOf)] : []),
+      // The request's stages, in their order (src/pipeline/pipeline.ts).
+      ...requestPipeline({
+        observe: { logger, metrics, routeOf: (url) => routeOf(url.pathname) },
+        routes,
+        gate,
+        hardening,
+        persisted,
+        schema,
+        cost: { maxCost: config.GRAPHQL_MAX_COST, store, now, onRejected: (policy) => metrics.rateLimitRejections.inc({ policy }) },
+        restDocuments: rest.documents,
+        readRouting,
+        responseCache,
+      }),
       {
         async onDispose() {
           overload.close();
@@ -332,6 +324,9 @@ export async function createApp({ prisma, databaseUrl, directUrl = databaseUrl, 
       },
     ],
   });
+  // REST runs its routes' operations through the same plugins as /graphql's.
+  rest.runThrough(yoga.getEnveloped as GetEnveloped);
+  return yoga;
 }
 
 function failStart(message: string): never {
