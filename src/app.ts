@@ -6,17 +6,12 @@ import { schema } from './domain/schema.js';
 import { corsOptions } from './http/cors.js';
 import { DEFAULT_QUERY, renderLocalGraphiQL, serveGraphiQLAsset } from './http/graphiql.js';
 import { createDocsHandler } from './openapi/serve.js';
-import { useCostBudget } from './pipeline/graphql-cost-budget.js';
-import { graphqlMethodNotAllowed, useContractErrorCodes } from './pipeline/graphql-errors.js';
-import { useGraphqlHttpCaching } from './pipeline/graphql-http-caching.js';
+import { graphqlMethodNotAllowed } from './pipeline/graphql-errors.js';
 import { graphqlHardening } from './pipeline/graphql-limits.js';
 import { PERSISTED_PARAM_NAMES } from './pipeline/graphql-persisted.js';
-import { useGraphqlResponseCache } from './pipeline/graphql-response-cache.js';
-import { useIdempotentReplayHeader } from './pipeline/idempotent-replay.js';
-import { useObservability } from './pipeline/observe.js';
+import { requestPipeline } from './pipeline/pipeline.js';
 import type { RequestState } from './pipeline/request-state.js';
-import { createRouteNamer, createRouteTable, useRouteTable } from './pipeline/route-table.js';
-import { useCompiledRestQueries } from './rest/compiled.js';
+import { createRouteNamer, createRouteTable } from './pipeline/route-table.js';
 import type { GetEnveloped } from './rest/router.js';
 import { restRoutes } from './rest/routes.js';
 import { createServices, type ServiceDeps, type Services } from './services.js';
@@ -59,7 +54,7 @@ export function createApp(services: Services): App {
   const routeOf = createRouteNamer(routes, restRoutes.map((r) => r.path));
   const hardening = graphqlHardening(config);
 
-  return createYoga<ServerContext, ApiContext>({
+  const yoga = createYoga<ServerContext, ApiContext>({
     schema,
     graphqlEndpoint: '/graphql',
     landingPage: false,
@@ -80,7 +75,7 @@ export function createApp(services: Services): App {
     // The face reads what services need of the request (the Idempotency-Key); the factory does the rest.
     context: (initial) =>
       contexts.forApi({
-        actor: initial.actor,
+        actor: initial.admission?.actor,
         anonymous: () => ({ kind: 'anonymous', ip: clientIp(initial.request, initial) }),
         requestId: initial.requestId,
         idempotencyKey: initial.request.headers.get(IDEMPOTENCY_HEADER),
@@ -89,25 +84,25 @@ export function createApp(services: Services): App {
     ...hardening.yogaOptions,
     cors: corsOptions(config.CORS_ORIGINS),
     plugins: [
-      useObservability({ logger, metrics, routeOf: (url) => routeOf(url.pathname) }),
-      { onYogaInit: ({ yoga }) => rest.usePipeline(yoga.getEnveloped as GetEnveloped) },
-      useRouteTable(routes, gate),
-      useContractErrorCodes(),
-      useCompiledRestQueries(schema, rest.documents),
-      useIdempotentReplayHeader(),
-      persisted,
-      // After the gate: a refused document is still a counted request with rate-limit headers.
-      ...hardening.plugins,
-      // Before the response cache, so that its answers are marked and charged like executed ones.
-      useGraphqlHttpCaching(schema),
-      useCostBudget({ maxCost: config.GRAPHQL_MAX_COST, store, now, onRejected: (policy) => metrics.rateLimitRejections.inc({ policy }) }),
-      // Before the response cache: the request's reads are routed, and its revision read, alike.
-      ...(readRouting ? [readRouting.plugin] : []),
-      // Last: a kept answer is looked up once the document has passed every rule above.
-      ...(responseCache ? [useGraphqlResponseCache(responseCache, schema, readRouting?.revisionOf)] : []),
+      // The request's stages, in their order (src/pipeline/pipeline.ts).
+      ...requestPipeline({
+        observe: { logger, metrics, routeOf: (url) => routeOf(url.pathname) },
+        routes,
+        gate,
+        hardening,
+        persisted,
+        schema,
+        cost: { maxCost: config.GRAPHQL_MAX_COST, store, now, onRejected: (policy) => metrics.rateLimitRejections.inc({ policy }) },
+        restDocuments: rest.documents,
+        readRouting,
+        responseCache,
+      }),
       // Disposing of the app releases the services it was declared over.
       { onDispose: () => services.close() },
     ],
   });
+  // REST runs its routes' operations through the same plugins as /graphql's.
+  rest.runThrough(yoga.getEnveloped as GetEnveloped);
+  return yoga;
 }
 

@@ -49,3 +49,23 @@ export function requireScopes(caller: Caller, ...needed: Scope[]): KeyCaller {
   }
   return caller;
 }
+
+/** What requireScopesOnce reads and keeps of a request: its caller, and the scopes found on its key (ApiContext). */
+export interface ScopeChecks {
+  actor: Caller;
+  checkedScopes?: ReadonlySet<string>;
+}
+
+/**
+ * requireScopes, once per request and scope: the scopes found on the key are kept on the request's
+ * context, so that REST's check of a route before its input is read, and the fields the route then
+ * runs, check each scope once. A refusal is never kept: asked again, it is thrown again.
+ */
+export function requireScopesOnce(ctx: ScopeChecks, ...needed: Scope[]): KeyCaller {
+  const checked = ctx.checkedScopes;
+  // Kept scopes were found on a key: the context's caller, which never changes.
+  if (checked && needed.every((scope) => checked.has(scope))) return ctx.actor as KeyCaller;
+  const key = requireScopes(ctx.actor, ...needed);
+  ctx.checkedScopes = new Set([...(checked ?? []), ...needed]);
+  return key;
+}

@@ -44,7 +44,11 @@ export interface IdempotencyReport {
 /** The context of an API request (GraphQL or REST): the caller, and what the API's services use. */
 export interface ApiContext extends RequestContext {
   actor: Caller;
-  /** Set by an operation that answered from an Idempotency-Key (src/domain/orders/idempotency.ts); the face reports it. */
+  /**
+   * How the request's operation used its Idempotency-Key: written by reportUse
+   * (src/domain/orders/idempotency.ts) alone, as the order services answer; the faces report it
+   * (REST its kept bytes, both the Idempotent-Replayed header).
+   */
   idempotency?: IdempotencyReport;
   /** The Idempotency-Key header as sent (null: none), read by the face; the order services check it. */
   idempotencyKey: string | null;
@@ -61,10 +65,17 @@ export interface ApiContext extends RequestContext {
   cursors: CursorSealSource;
   /**
    * Points the request's reads (`prisma`, and the list totals it reads) at `client`: a read
-   * replica's for a read-only catalogue operation, the primary's again if that replica fails
-   * (src/pipeline/read-routing.ts). Call it on the context the operation executes with.
+   * replica's for a read-only catalogue operation, the primary's again if that replica fails, then
+   * `afresh`, without what its loaders read there. The read-routing stage (src/pipeline/read-routing.ts)
+   * alone calls it, on the context the operation executes with: the one writer of `prisma` and `loaders`.
    */
-  readFrom(client: PrismaClient): void;
+  readFrom(client: PrismaClient, options?: { afresh: true }): void;
+  /**
+   * The scopes the request's key was found to carry: written by requireScopesOnce
+   * (src/auth/scopes.ts) alone, so that a scope checked once for the request (REST's route, before
+   * its input is read) is not checked again by the fields it runs. Absent until a check passed.
+   */
+  checkedScopes?: ReadonlySet<string>;
   /** The process's subscriptions feed (src/background/live-hub.ts), when it serves them. */
   live?: LiveFeed;
 }
@@ -218,9 +229,10 @@ export function createContextFactory(deps: ContextDeps, api?: ApiDeps) {
         limitField: (resolver, name) => limitField(actor, resolver, name),
         cursors,
         live,
-        readFrom(this: ApiContext, client: PrismaClient) {
+        readFrom(this: ApiContext, client: PrismaClient, options?: { afresh: true }) {
           reads = client;
           this.prisma = client;
+          if (options?.afresh) this.loaders = new Map();
         },
       };
     },

@@ -12,7 +12,7 @@ import SchemaBuilder, {
 import type { GraphQLFieldConfig, GraphQLFieldResolver, GraphQLResolveInfo } from 'graphql';
 import type { z } from 'zod';
 import { requireMembership } from '../auth/membership.js';
-import { requireScopes, type Scope } from '../auth/scopes.js';
+import { requireScopesOnce, type Scope } from '../auth/scopes.js';
 import { isDatabaseUnavailable } from '../db/prisma.js';
 import { asAppError, AppError, validationError, type ErrorDetails } from '../shared/errors.js';
 import { limitParam } from '../shared/pagination.js';
@@ -24,7 +24,8 @@ import type { ApiContext, CursorSeal } from '../context/context.js';
 // Declared on a field, once (the REST routes derive theirs from the same field: src/rest/derive.ts):
 // - `scopes`: the API key must carry them (401 without a key, 403 naming what is missing); checked
 //   first, so that a caller who may not use the field learns nothing about its arguments. `[]`
-//   asks for a valid key of any scopes (the caller's own data: `me`).
+//   asks for a valid key of any scopes (the caller's own data: `me`). Checked once per request and
+//   scope (requireScopesOnce): a scope REST checked for its route, or an earlier field, is not checked again.
 // - `member`: the key's account must act for a supplier (403 otherwise), checked right after the
 //   scopes; the field then sees and changes that supplier's data only.
 // - `input`: the field's zod schema; the arguments are parsed with it (400 naming every bad one)
@@ -328,13 +329,13 @@ export class FieldRulesPlugin<Types extends SchemaTypes> extends BasePlugin<Type
         ? (parent, args, context, info) => completeValue((context as ApiContext).cursors(), (seal) => resolveChecked(seal, parent, args, context, info))
         : (parent, args, context, info) => resolveChecked(undefined, parent, args, context, info);
     return (parent, args, context, info) => {
-      if (scopes) requireScopes((context as ApiContext).actor, ...scopes);
+      if (scopes) requireScopesOnce(context as ApiContext, ...scopes);
       if (member) return requireMembership(context as ApiContext).then(() => resolveSealed(parent, args, context, info));
       return resolveSealed(parent, args, context, info);
     };
   }
 
-  /** A subscription is refused by the same rules before its stream opens (each event's resolver checks them again). */
+  /** A subscription is refused by the same rules before its stream opens (its events' resolvers find the scopes checked; the live hub ends a stream whose key changes). */
   override wrapSubscribe(
     subscribe: GraphQLFieldResolver<unknown, Types['Context'], object> | undefined,
     fieldConfig: PothosOutputFieldConfig<Types>,
@@ -342,7 +343,7 @@ export class FieldRulesPlugin<Types extends SchemaTypes> extends BasePlugin<Type
     const { scopes, member } = fieldConfig.pothosOptions;
     if (!subscribe || !scopes) return subscribe;
     return (parent, args, context, info) => {
-      requireScopes((context as ApiContext).actor, ...scopes);
+      requireScopesOnce(context as ApiContext, ...scopes);
       if (member) return requireMembership(context as ApiContext).then(() => subscribe(parent, args, context, info));
       return subscribe(parent, args, context, info);
     };

@@ -2,7 +2,7 @@ import type { ObjectRef } from '@pothos/core';
 import { decodeGlobalID, encodeGlobalID, resolveNodes } from '@pothos/plugin-relay';
 import type { GraphQLResolveInfo } from 'graphql';
 import { z } from 'zod';
-import { requireScopes, type Scope } from '../auth/scopes.js';
+import { requireScopesOnce, type Scope } from '../auth/scopes.js';
 import type { ApiContext } from '../context/context.js';
 import { LIMIT_MAX } from '../shared/pagination.js';
 import { builder } from './builder.js';
@@ -41,7 +41,7 @@ export function implementNode<Row extends { id: string }>(ref: ObjectRef<Types, 
   builder.nodeRef(ref, {
     id: { resolve: (row) => row.id },
     loadManyWithoutCache: async (ids: string[], ctx: ApiContext) => {
-      if (rule.scopes) requireScopes(ctx.actor, ...rule.scopes);
+      if (rule.scopes) requireScopesOnce(ctx, ...rule.scopes);
       // An id that cannot be one finds nothing, without a query (as `lookupBy` lookups answer it).
       const wellFormed = ids.filter((id) => lookupKey.safeParse(id).success);
       const rows = wellFormed.length ? await rule.load(ctx, wellFormed) : [];

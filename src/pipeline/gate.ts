@@ -1,8 +1,10 @@
 import { LRUCache } from 'lru-cache';
 import { hashApiKey } from '../auth/key-check.js';
 import { invalidKey, presentedKey } from './presented-key.js';
+import type { Plugin } from 'graphql-yoga';
 import type { Caller } from '../context/actor.js';
-import type { RequestState } from './request-state.js';
+import type { Admission, Face, HttpRoute, RateLimitOutcome, RequestState } from './request-state.js';
+import { isMetered, routeFor } from './route-table.js';
 import { DB_RETRY_AFTER_SECONDS } from '../db/prisma.js';
 import { asAppError, rateLimited, serviceUnavailable, type AppError } from '../shared/errors.js';
 import {
@@ -51,11 +53,8 @@ function rawHeadersOf(serverContext: unknown): readonly string[] | undefined {
   return Array.isArray(req?.rawHeaders) ? (req.rawHeaders as string[]) : undefined;
 }
 
-/** How a refused request is answered: in the REST envelope, or as a GraphQL response. */
-export type ErrorShape = 'rest' | 'graphql';
-
-const refusal = (shape: ErrorShape, error: AppError, headers: Record<string, string> = {}): Response =>
-  shape === 'graphql' ? graphqlErrorResponse(error, headers) : errorResponse(error, headers);
+const refusal = (face: Face, error: AppError, headers: Record<string, string> = {}): Response =>
+  face === 'graphql' ? graphqlErrorResponse(error, headers) : errorResponse(error, headers);
 
 /** A key the database could not check: the caller is unknown, so neither served nor counted. */
 const keyUnchecked = () =>
@@ -72,10 +71,16 @@ const PROVEN_MS = 60_000;
  */
 const REFUSED_MS = 30_000;
 
+/** The gate's verdict: the request's admission, and the response refusing it, if it is refused. */
+export interface GateVerdict {
+  admission: Admission;
+  refused?: Response;
+}
+
 /**
- * The gate: called by the route table (src/pipeline/route-table.ts) for every request to a metered path.
- * What it learns (the caller, the bucket charged) goes on the request's state, which becomes the
- * request's context; nothing else about a request is kept.
+ * The gate: the gate stage (useGate below) asks it of every request to a metered path. It returns
+ * what it learnt (the caller, the bucket charged, the revision read), which the stage keeps on the
+ * request's state; nothing else about a request is kept.
  *
  * A key costs a lookup (a query when the key cache does not have it). A key that has not proved
  * itself lately is looked up only while its client's anonymous bucket has room, and an invalid
@@ -89,43 +94,49 @@ export function createGate(deps: GateDeps) {
   const proven = new LRUCache<string, true>({ max: REMEMBERED_KEYS, ttl: PROVEN_MS, updateAgeOnHas: true });
   const refused = new LRUCache<string, true>({ max: REMEMBERED_KEYS, ttl: REFUSED_MS });
   const policyOf = (caller: Caller) => rateLimitPolicy(caller, deps.policy);
-  const headersOf = (state: RequestState) => (state.rateLimit ? rateLimitHeaders(state.rateLimit, now()) : {});
 
-  /** Charges `caller`'s bucket; the refusal when it is over its limit. */
-  async function charge(caller: Caller, state: RequestState, shape: ErrorShape): Promise<Response | undefined> {
+  /** Charges `caller`'s bucket: what it said, and the refusal when it is over its limit. */
+  async function charge(caller: Caller, face: Face): Promise<{ rateLimit: RateLimitOutcome; over?: Response }> {
     const policy = policyOf(caller);
-    state.rateLimit = { policy, decision: await deps.store.hit(policy.bucket, policy.limit, policy.windowMs) };
+    const rateLimit = { policy, decision: await deps.store.hit(policy.bucket, policy.limit, policy.windowMs) };
     // Only a valid key's requests are its usage.
-    if (caller.kind === 'key') deps.onKeyCounted?.(caller.keyId, !state.rateLimit.decision.allowed);
-    if (state.rateLimit.decision.allowed) return undefined;
-    const retryAfter = secondsUntil(state.rateLimit.decision.resetAt, now());
+    if (caller.kind === 'key') deps.onKeyCounted?.(caller.keyId, !rateLimit.decision.allowed);
+    if (rateLimit.decision.allowed) return { rateLimit };
+    const retryAfter = secondsUntil(rateLimit.decision.resetAt, now());
     deps.onRejected?.(policy.name);
-    return refusal(shape, rateLimited(limitExceededMessage(policy, retryAfter), retryAfter), headersOf(state));
+    return { rateLimit, over: refusal(face, rateLimited(limitExceededMessage(policy, retryAfter), retryAfter), rateLimitHeaders(rateLimit, now())) };
   }
 
   return {
-    /** Lets the request in (undefined), or the response refusing it. */
-    async admit(request: Request, state: RequestState, shape: ErrorShape): Promise<Response | undefined> {
+    /** Lets the request in (its admission names the caller), or refuses it. */
+    async admit(request: Request, serverContext: unknown, face: Face): Promise<GateVerdict> {
       // Read at most once per request, by whichever stage first needs it: a kept key's check here,
       // or the response cache's lookup later.
       let read: Promise<number> | undefined;
-      state.revision = () => (read ??= deps.revision());
-      const anonymous: Caller = { kind: 'anonymous', ip: deps.clientIp(request, state) };
+      const revision = () => (read ??= deps.revision());
+      const anonymous: Caller = { kind: 'anonymous', ip: deps.clientIp(request, serverContext) };
+      /** `caller` let in once its bucket is charged, unless that bucket is over its limit. */
+      const letIn = async (caller: Caller): Promise<GateVerdict> => {
+        const { rateLimit, over } = await charge(caller, face);
+        if (over) return { admission: { rateLimit, revision }, refused: over };
+        if (caller.kind === 'key') deps.onKeyUsed?.(caller.keyId);
+        return { admission: { actor: caller, rateLimit, revision } };
+      };
+      /** Refused with `error`, charged to the client's anonymous bucket (its own 429 when that is over). */
+      const refuseCharged = async (error: AppError): Promise<GateVerdict> => {
+        const { rateLimit, over } = await charge(anonymous, face);
+        return { admission: { rateLimit, revision }, refused: over ?? refusal(face, error, rateLimitHeaders(rateLimit, now())) };
+      };
       let key: string | null;
       try {
-        key = presentedKey(request.headers, rawHeadersOf(state));
+        key = presentedKey(request.headers, rawHeadersOf(serverContext));
       } catch (error) {
         // Conflicting or empty credentials: charged to the client, like any invalid key.
         const conflict = asAppError(error);
         if (!conflict) throw error;
-        return (await charge(anonymous, state, shape)) ?? refusal(shape, conflict, headersOf(state));
+        return refuseCharged(conflict);
       }
-      if (key === null) {
-        const over = await charge(anonymous, state, shape);
-        if (over) return over;
-        state.actor = anonymous;
-        return undefined;
-      }
+      if (key === null) return letIn(anonymous);
 
       const hash = hashApiKey(key);
       // A key that has not proved itself lately may be made up: its client's anonymous bucket
@@ -135,29 +146,25 @@ export function createGate(deps: GateDeps) {
       if (!proven.has(hash)) {
         const policy = policyOf(anonymous);
         const room = await deps.store.peek(policy.bucket, policy.limit, policy.windowMs);
-        if (!room.allowed || refused.has(hash)) return (await charge(anonymous, state, shape)) ?? refusal(shape, invalidKey(), headersOf(state));
+        if (!room.allowed || refused.has(hash)) return refuseCharged(invalidKey());
       }
       let found: Caller | null;
       try {
-        found = await deps.authenticate(key, anonymous.ip, state.revision);
+        found = await deps.authenticate(key, anonymous.ip, revision);
       } catch (error) {
         // Whatever broke (pool exhausted, statement timeout, connection refused, a bug), the key is
         // neither valid nor invalid: 503 with Retry-After, never anonymous treatment, and no
         // rate-limit headers (nothing was counted, and the key's bucket is unknown).
         deps.onKeyCheckFailed?.(error, request);
-        return refusal(shape, keyUnchecked());
+        return { admission: { revision }, refused: refusal(face, keyUnchecked()) };
       }
       if (!found) {
         proven.delete(hash);
         refused.set(hash, true);
-        return (await charge(anonymous, state, shape)) ?? refusal(shape, invalidKey(), headersOf(state));
+        return refuseCharged(invalidKey());
       }
       proven.set(hash, true);
-      const over = await charge(found, state, shape);
-      if (over) return over;
-      if (found.kind === 'key') deps.onKeyUsed?.(found.keyId);
-      state.actor = found;
-      return undefined;
+      return letIn(found);
     },
 
     /**
@@ -165,10 +172,10 @@ export function createGate(deps: GateDeps) {
      * is never charged and never looks at keys: it gets the headers of the client's anonymous
      * bucket, read as it stands (a browser's preflight carries no key anyway).
      */
-    async decorate(request: Request, response: Response, state: RequestState): Promise<void> {
-      let outcome = state.rateLimit;
+    async decorate(request: Request, response: Response, admission: Pick<Admission, 'rateLimit'> | undefined, serverContext?: unknown): Promise<void> {
+      let outcome = admission?.rateLimit;
       if (!outcome && request.method === 'OPTIONS') {
-        const policy = policyOf({ kind: 'anonymous', ip: deps.clientIp(request, state) });
+        const policy = policyOf({ kind: 'anonymous', ip: deps.clientIp(request, serverContext) });
         outcome = { policy, decision: await deps.store.peek(policy.bucket, policy.limit, policy.windowMs) };
       }
       if (!outcome) return;
@@ -180,3 +187,27 @@ export function createGate(deps: GateDeps) {
 }
 
 export type Gate = ReturnType<typeof createGate>;
+
+/**
+ * The gate stage: a request to a metered route is admitted (its admission kept on its state, the
+ * one place it is written) or refused; every answer of a metered route gets its bucket's headers.
+ */
+export function useGate(gate: Gate, table: readonly HttpRoute[]): Plugin {
+  return {
+    async onRequest({ request, url, serverContext, endResponse }) {
+      const state = serverContext as RequestState;
+      if (!state.route || !isMetered(state.route, request, url)) return;
+      const { admission, refused } = await gate.admit(request, state, state.route.face);
+      state.admission = admission;
+      if (refused) endResponse(refused);
+    },
+    async onResponse({ request, response, serverContext }) {
+      const state = serverContext as RequestState;
+      const url = new URL(request.url);
+      // Yoga answers a CORS preflight before the route stage: it gets the headers of the request
+      // it announces (the gate peeks, never charges).
+      const route = state.route ?? (request.method === 'OPTIONS' ? routeFor(table, url.pathname) : undefined);
+      if (route && isMetered(route, request, url)) await gate.decorate(request, response, state.admission, state);
+    },
+  };
+}

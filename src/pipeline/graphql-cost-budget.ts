@@ -4,6 +4,7 @@ import { rateLimited } from '../shared/errors.js';
 import { costBudgetPolicy, rateLimitHeaders, secondsUntil, type CostBudgetPolicy } from '../ratelimit/policy.js';
 import type { BudgetDecision, RateLimitStore } from '../ratelimit/store.js';
 import { estimateCost } from './graphql-cost.js';
+import type { ApiContext } from '../context/context.js';
 import type { RequestState } from './request-state.js';
 
 // Calculated query costs (docs/api.md): every operation's cost is estimated before it runs
@@ -75,15 +76,14 @@ function exhausted(policy: CostBudgetPolicy, requested: number, budget: BudgetDe
  * cache, so that a kept answer is charged and reported like an executed one.
  */
 export function useCostBudget({ maxCost, store, now = Date.now, onRejected }: CostBudgetOptions): Plugin {
-  /** Requests that came to /graphql: REST's routes execute through the same pipeline, uncharged (their sizes are bounded per route). */
-  const graphqlRequests = new WeakSet<Request>();
   /** Refuses what is too dear or over the caller's budget; else charges it and answers its cost (undefined when uncharged). */
   const admit = async ({ args, setResultAndStopExecution }: AdmitPayload): Promise<CostReport | undefined> => {
     const requested = estimateCost({ schema: args.schema, document: args.document, operationName: args.operationName, variables: args.variableValues }, maxCost);
     const tooDear = requested > maxCost;
-    const context = args.contextValue as RequestState & { request?: Request };
+    const context = args.contextValue as RequestState & Partial<ApiContext>;
     const caller = context.actor;
-    const charged = caller && context.request && graphqlRequests.has(context.request) && (caller.kind === 'anonymous' || caller.kind === 'key');
+    // Operations asked of /graphql: REST's routes execute through the same stages, uncharged (their sizes are bounded per route).
+    const charged = caller && context.route?.face === 'graphql' && (caller.kind === 'anonymous' || caller.kind === 'key');
     if (!charged) {
       if (tooDear) setResultAndStopExecution({ errors: [overMaxCost(maxCost)] });
       return undefined;
@@ -102,9 +102,6 @@ export function useCostBudget({ maxCost, store, now = Date.now, onRejected }: Co
     return cost;
   };
   return {
-    onParams({ request }) {
-      graphqlRequests.add(request);
-    },
     async onExecute(payload) {
       const cost = await admit(payload);
       if (!cost) return;

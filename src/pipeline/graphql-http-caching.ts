@@ -4,6 +4,7 @@ import { cacheControl, cachingHeaders, etagOf, matchesIfNoneMatch } from '../res
 import { PUBLIC_ONE_MINUTE } from '../rest/routes.js';
 import { Response } from '../shared/fetch-api.js';
 import { isCatalogueQuery } from './graphql-response-cache.js';
+import type { ApiContext } from '../context/context.js';
 import type { RequestState } from './request-state.js';
 
 // HTTP caching of /graphql answers to GET, by REST's rules (src/rest/caching.ts): an ETag on every
@@ -24,7 +25,7 @@ export function useGraphqlHttpCaching(schema: GraphQLSchema): Plugin {
   const queryFields = schema.getQueryType()!.getFields();
   return {
     onExecute({ args }) {
-      const context = args.contextValue as RequestState & { request?: Request };
+      const context = args.contextValue as Partial<ApiContext> & { request?: Request };
       if (context.request?.method !== 'GET') return;
       const catalogue = isCatalogueQuery(queryFields, args.document, args.operationName);
       const rule = cacheControl(catalogue ? { cache: PUBLIC_ONE_MINUTE } : {}, context.actor);

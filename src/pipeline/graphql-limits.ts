@@ -70,16 +70,21 @@ export function graphqlLimitsFrom(config: Config): GraphqlLimits {
   };
 }
 
-/** What createYoga needs: spread `yogaOptions` into its options and add `plugins` to its plugins. */
+/**
+ * What createYoga needs: spread `yogaOptions` into its options; the plugins are two stages of the
+ * pipeline (./pipeline.ts): the body's rules as it is read, the document's once it is known.
+ */
 export interface GraphqlHardening {
-  plugins: Plugin[];
+  bodyRules: Plugin;
+  documentRules: Plugin[];
   yogaOptions: Pick<YogaServerOptions<Record<string, unknown>, Record<string, unknown>>, 'batching' | 'multipart'>;
 }
 
 export function graphqlHardening(config: Config): GraphqlHardening {
   const limits = graphqlLimitsFrom(config);
   return {
-    plugins: [useRequestBodyRules(limits), useDocumentLimits(limits), useWellFormedVariables(), ...(limits.hideSuggestions ? [useHiddenSuggestions()] : [])],
+    bodyRules: useRequestBodyRules(limits),
+    documentRules: [useDocumentLimits(limits), useWellFormedVariables(), ...(limits.hideSuggestions ? [useHiddenSuggestions()] : [])],
     yogaOptions: {
       // Yoga's own batching check stays as a second line; ours (in the body parser) answers first.
       batching: limits.batchLimit > 0 ? { limit: limits.batchLimit } : false,

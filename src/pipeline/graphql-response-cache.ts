@@ -5,6 +5,8 @@ import type { ResponseCache } from '../cache/response-cache.js';
 import type { RevisionSource } from '../cache/freshness.js';
 import { dependenciesOf, tagsOf, type OperationDependencies } from '../cache/dependencies.js';
 import { fieldRulesOf } from '../graphql/field-rules.js';
+import type { Caller } from '../context/actor.js';
+import type { ApiContext } from '../context/context.js';
 import type { RequestState } from './request-state.js';
 
 // The response cache on /graphql: a query's answer is kept whole, as the JSON text sent, and a
@@ -61,7 +63,7 @@ function textOf(variables: unknown): string | undefined {
 type SerializedResult = ExecutionResult & { stringify: (result: ExecutionResult) => string };
 
 /** Where a request's data revision is read: the replica its reads go to (src/pipeline/read-routing.ts), or undefined for the primary. */
-export type RevisionFor = (request: Request, caller: RequestState['actor'], document: DocumentNode, operationName?: string | null) => RevisionSource | undefined;
+export type RevisionFor = (request: RequestState, caller: Caller | undefined, document: DocumentNode, operationName?: string | null) => RevisionSource | undefined;
 
 export function useGraphqlResponseCache(cache: ResponseCache, schema: GraphQLSchema, revisionFor?: RevisionFor): Plugin {
   const queryFields = schema.getQueryType()!.getFields();
@@ -86,22 +88,17 @@ export function useGraphqlResponseCache(cache: ResponseCache, schema: GraphQLSch
     return verdict;
   }
 
-  /** Requests that came to /graphql: REST's routes execute through the same pipeline, with a cache of their own. */
-  const graphqlRequests = new WeakSet<Request>();
-
   return {
-    onParams({ request }) {
-      graphqlRequests.add(request);
-    },
     async onExecute({ args, setResultAndStopExecution }) {
-      if (!graphqlRequests.has((args.contextValue as { request: Request }).request)) return;
+      const state = args.contextValue as RequestState & Partial<ApiContext>;
+      // Operations asked of /graphql: REST's routes execute through the same stages, with a cache of their own.
+      if (state.route?.face !== 'graphql') return;
       const kept = keptAs(args.document, args.operationName);
       if (!kept) return;
       const variables = textOf(args.variableValues);
       if (variables === undefined) return;
-      const state = args.contextValue as RequestState & { request: Request };
       const caller = state.actor;
-      const revision = revisionFor?.(state.request, caller, args.document, args.operationName)?.current ?? state.revision;
+      const revision = revisionFor?.(state, caller, args.document, args.operationName)?.current ?? state.admission?.revision;
       const lookup = await cache.lookup({ face: 'graphql', operation: kept.operation, variables, caller, revision });
       if (!lookup) return;
       if (lookup.hit) {

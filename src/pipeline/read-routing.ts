@@ -6,13 +6,14 @@ import type { ApiContext } from '../context/context.js';
 import { isDatabaseUnavailable, type PrismaClient } from '../db/prisma.js';
 import type { Replica, Replicas } from '../db/replicas.js';
 import { operationOf, rootFieldNames } from './graphql-response-cache.js';
+import type { RequestState } from './request-state.js';
 
 // Applies the read-replica rule (src/db/replicas.ts, `choose`) to API requests, both faces: REST
 // runs each route's operation through the same pipeline, so this plugin sees every operation.
 //
-// A request's choice is made once (the first to ask: REST's response-cache lookup, the GraphQL
-// response cache, or execution) and kept for the request, so the response cache reads the data
-// revision where the answer would be read: an answer kept under a replica's revision is that
+// A request's choice is made once (the first to ask: REST's response-cache lookup, or execution)
+// and kept on the request's state (`replica`, written here alone), so the response cache reads the
+// data revision where the answer would be read: an answer kept under a replica's revision is that
 // replica's data at that revision, the same data the replica itself would answer.
 //
 // A query on a replica that fails for want of the database (the replica went away between two
@@ -21,9 +22,9 @@ import { operationOf, rootFieldNames } from './graphql-response-cache.js';
 
 export interface ReadRouting {
   /** The replica this request's operation reads from, or null for the primary; the same for the whole request. */
-  targetOf(request: Request, caller: Caller | undefined, document: DocumentNode, operationName?: string | null): Replica | null;
+  targetOf(request: RequestState, caller: Caller | undefined, document: DocumentNode, operationName?: string | null): Replica | null;
   /** Where the response cache reads the data revision for this request's operation: undefined for the primary. */
-  revisionOf(request: Request, caller: Caller | undefined, document: DocumentNode, operationName?: string | null): RevisionSource | undefined;
+  revisionOf(request: RequestState, caller: Caller | undefined, document: DocumentNode, operationName?: string | null): RevisionSource | undefined;
   plugin: Plugin;
 }
 
@@ -40,26 +41,18 @@ export interface ReadRoutingDeps {
 const accountOfCaller = (caller: Caller | undefined) => (caller?.kind === 'key' ? caller.accountId : null);
 
 export function createReadRouting({ replicas, primary, revisions, onRead, onFallback }: ReadRoutingDeps): ReadRouting {
-  const chosen = new WeakMap<Request, WeakMap<DocumentNode, Map<string, Replica | null>>>();
-
-  function targetOf(request: Request, caller: Caller | undefined, document: DocumentNode, operationName?: string | null): Replica | null {
-    let byDocument = chosen.get(request);
-    if (!byDocument) chosen.set(request, (byDocument = new WeakMap()));
-    let byName = byDocument.get(document);
-    if (!byName) byDocument.set(document, (byName = new Map()));
-    const name = operationName ?? '';
-    if (byName.has(name)) return byName.get(name)!;
+  function targetOf(request: RequestState, caller: Caller | undefined, document: DocumentNode, operationName?: string | null): Replica | null {
+    if (request.replica !== undefined) return request.replica;
     const operation = operationOf(document, operationName);
-    const target = operation
+    request.replica = operation
       ? replicas.choose({ readOnly: operation.operation === 'query', rootFields: rootFieldNames(document, operation.selectionSet), accountId: accountOfCaller(caller) })
       : null;
-    byName.set(name, target);
-    return target;
+    return request.replica;
   }
 
   const plugin: Plugin = {
     onExecute({ args, executeFn, setExecuteFn }) {
-      const ctx = args.contextValue as unknown as ApiContext & { request: Request };
+      const ctx = args.contextValue as unknown as ApiContext & RequestState;
       const operation = operationOf(args.document, args.operationName);
       if (!operation) return;
       const accountId = accountOfCaller(ctx.actor);
@@ -77,7 +70,7 @@ export function createReadRouting({ replicas, primary, revisions, onRead, onFall
         return;
       }
       if (operation.operation !== 'query') return;
-      const replica = targetOf(ctx.request, ctx.actor, args.document, args.operationName);
+      const replica = targetOf(ctx, ctx.actor, args.document, args.operationName);
       if (!replica) {
         onRead?.(null);
         return;
@@ -93,8 +86,7 @@ export function createReadRouting({ replicas, primary, revisions, onRead, onFall
         replicas.failed(replica);
         onFallback?.(replica, unavailable);
         // Afresh on the primary: the request's loaders may hold the replica's failures.
-        ctx.readFrom(primary);
-        ctx.loaders = new Map();
+        ctx.readFrom(primary, { afresh: true });
         onRead?.(null);
         return executeFn(execArgs);
       });

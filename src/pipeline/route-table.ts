@@ -1,25 +1,14 @@
 import type { Plugin } from 'graphql-yoga';
-import type { RequestState } from './request-state.js';
+import type { HttpRoute, RequestState } from './request-state.js';
 import { AppError } from '../shared/errors.js';
 import { errorResponse } from '../rest/envelope.js';
 import { pathPattern, withoutTrailingSlash } from '../shared/paths.js';
-import type { ErrorShape, Gate } from './gate.js';
 
-// Every path the process answers, in one table. A request is matched here first; a metered
-// route's request passes the gate (authentication, rate limit) before its handler runs; a
-// handler that returns nothing leaves the request to Yoga's GraphQL handling (only /graphql).
-// Yoga answers two things before this table: CORS preflights (OPTIONS) and its own liveness
-// probe at /health.
-
-export interface HttpRoute {
-  /** An exact path, or a prefix when it ends in `/*` (`/api/*` matches /api and below). */
-  path: string;
-  /** Charged to a rate-limit bucket, and answered with its headers. */
-  metered: boolean | ((request: Request, url: URL) => boolean);
-  /** The shape of this path's errors: the REST envelope, or a GraphQL response. */
-  errors: ErrorShape;
-  handle(request: Request, url: URL, state: RequestState): Promise<Response | null | undefined> | Response | null | undefined;
-}
+// Every path the process answers, in one table. A request is matched here first (the route
+// stage); a metered route's request passes the gate (./gate.ts) before its handler answers (the
+// answer stage); a handler that returns nothing leaves the request to Yoga's GraphQL handling
+// (only /graphql). Yoga answers two things before this table: CORS preflights (OPTIONS) and its
+// own liveness probe at /health.
 
 export interface RouteHandlers {
   health: (request: Request, url: URL) => Promise<Response | null>;
@@ -54,20 +43,20 @@ const isRead = (request: Request) => request.method === 'GET' || request.method 
 
 export function createRouteTable(h: RouteHandlers): HttpRoute[] {
   return [
-    { path: '/healthz', metered: false, errors: 'rest', handle: h.health },
-    { path: '/readyz', metered: false, errors: 'rest', handle: h.health },
-    { path: '/metrics', metered: false, errors: 'rest', handle: (request) => (request.method === 'GET' ? h.metrics() : errorResponse(outsideApi())) },
+    { path: '/healthz', metered: false, face: 'rest', handle: h.health },
+    { path: '/readyz', metered: false, face: 'rest', handle: h.health },
+    { path: '/metrics', metered: false, face: 'rest', handle: (request) => (request.method === 'GET' ? h.metrics() : errorResponse(outsideApi())) },
     // The API's own documentation is free to read, like health and metrics.
-    { path: '/api/openapi.json', metered: false, errors: 'rest', handle: h.docs },
-    { path: '/api/docs/*', metered: false, errors: 'rest', handle: async (request, url) => (await h.docs(request, url)) ?? errorResponse(notFound(`No endpoint at ${request.method} ${url.pathname.slice(0, 200)}`)) },
-    { path: '/api/*', metered: true, errors: 'rest', handle: h.rest },
-    { path: '/graphql', metered: (request, url) => !wantsGraphiQL(request, url), errors: 'graphql', handle: (request) => h.graphqlMethod(request) },
-    { path: '/graphiql/*', metered: false, errors: 'rest', handle: h.graphiqlAsset },
+    { path: '/api/openapi.json', metered: false, face: 'rest', handle: h.docs },
+    { path: '/api/docs/*', metered: false, face: 'rest', handle: async (request, url) => (await h.docs(request, url)) ?? errorResponse(notFound(`No endpoint at ${request.method} ${url.pathname.slice(0, 200)}`)) },
+    { path: '/api/*', metered: true, face: 'rest', handle: h.rest },
+    { path: '/graphql', metered: (request, url) => !wantsGraphiQL(request, url), face: 'graphql', handle: (request) => h.graphqlMethod(request) },
+    { path: '/graphiql/*', metered: false, face: 'rest', handle: h.graphiqlAsset },
     // Pages for people: free, and never accepting an API key or charging its bucket. The
     // dashboard's session is read by the dashboard alone, so it is never accepted as a key.
-    { path: '/', metered: false, errors: 'rest', handle: (request) => (isRead(request) ? h.landing(request) : errorResponse(outsideApi())) },
-    { path: '/favicon.ico', metered: false, errors: 'rest', handle: (request) => (isRead(request) ? h.favicon(request) : errorResponse(outsideApi())) },
-    { path: '/dashboard/*', metered: false, errors: 'rest', handle: h.dashboard },
+    { path: '/', metered: false, face: 'rest', handle: (request) => (isRead(request) ? h.landing(request) : errorResponse(outsideApi())) },
+    { path: '/favicon.ico', metered: false, face: 'rest', handle: (request) => (isRead(request) ? h.favicon(request) : errorResponse(outsideApi())) },
+    { path: '/dashboard/*', metered: false, face: 'rest', handle: h.dashboard },
   ];
 }
 
@@ -101,36 +90,28 @@ export function createRouteNamer(table: readonly Pick<HttpRoute, 'path'>[], rest
   };
 }
 
-const isMetered = (route: HttpRoute, request: Request, url: URL) =>
+/** Whether the gate meters this request of `route`. */
+export const isMetered = (route: HttpRoute, request: Request, url: URL) =>
   typeof route.metered === 'function' ? route.metered(request, url) : route.metered;
 
-/** The table as a Yoga plugin: match, gate, answer; and the gate's headers on every response. */
-export function useRouteTable(table: readonly HttpRoute[], gate: Gate): Plugin {
+/** The route stage: the route answering the path goes on the request's state (the one place it is written); any other path is a 404. */
+export function useRoute(table: readonly HttpRoute[]): Plugin {
+  return {
+    onRequest({ url, serverContext, endResponse }) {
+      const route = routeFor(table, url.pathname);
+      if (!route) endResponse(errorResponse(outsideApi()));
+      else (serverContext as RequestState).route = route;
+    },
+  };
+}
+
+/** The answer stage: the route's handler answers (REST, the dashboard, probes, docs); /graphql's leaves the request to Yoga. */
+export function useRouteAnswer(): Plugin {
   return {
     async onRequest({ request, url, serverContext, endResponse }) {
       const state = serverContext as RequestState;
-      const route = routeFor(table, url.pathname);
-      if (!route) {
-        endResponse(errorResponse(outsideApi()));
-        return;
-      }
-      if (isMetered(route, request, url)) {
-        const refused = await gate.admit(request, state, route.errors);
-        if (refused) {
-          endResponse(refused);
-          return;
-        }
-      }
-      const response = await route.handle(request, url, state);
+      const response = await state.route?.handle(request, url, state);
       if (response) endResponse(response);
-    },
-    async onResponse({ request, response, serverContext }) {
-      const url = new URL(request.url);
-      const route = routeFor(table, url.pathname);
-      // A preflight gets the headers of the request it announces (the gate peeks, never charges).
-      if (route && isMetered(route, request, url)) {
-        await gate.decorate(request, response, serverContext as RequestState);
-      }
     },
   };
 }

@@ -1,6 +1,6 @@
 import { GraphQLError, Kind, type DocumentNode, type ExecutionArgs, type ExecutionResult, type GraphQLSchema } from 'graphql';
 import { requireMembership } from '../auth/membership.js';
-import { requireScopes } from '../auth/scopes.js';
+import { requireScopesOnce } from '../auth/scopes.js';
 import type { Caller } from '../context/actor.js';
 import type { ApiContext } from '../context/context.js';
 import { AppError, asAppError, contractError, notFound, validationError } from '../shared/errors.js';
@@ -32,7 +32,12 @@ export interface RestRouterDeps {
   /** Keeps and answers again the GETs of cacheable routes; absent: every request runs. */
   responseCache?: ResponseCache;
   /** Where a GET's data revision is read: the read replica its reads go to (src/pipeline/read-routing.ts); default the primary's, read once per request. */
-  revisionFor?: (request: Request, caller: Caller | undefined, document: DocumentNode) => RevisionSource | undefined;
+  revisionFor?: (request: RestRequestState, caller: Caller | undefined, document: DocumentNode) => RevisionSource | undefined;
+}
+
+/** What the adapter reads of the request's state (src/pipeline/request-state.ts): the gate's admission. */
+interface RestRequestState {
+  admission?: { actor?: Caller; revision: () => Promise<number> };
 }
 
 function compile(route: RestRoute, schema: GraphQLSchema): CompiledRoute {
@@ -143,9 +148,9 @@ export function createRestRouter({ schema, routes, maskError, responseCache, rev
     pipeline: ReturnType<GetEnveloped>,
     keep?: Lookup['keep'],
   ) {
-    // The fields' scopes first (they check them again as they run): a caller who may not use the
-    // route learns nothing about its input.
-    if (route.keyRequired) requireScopes(ctx.actor, ...route.scopes);
+    // The fields' scopes first, kept on the context so that the fields do not check them again:
+    // a caller who may not use the route learns nothing about its input.
+    if (route.keyRequired) requireScopesOnce(ctx, ...route.scopes);
     if (route.member) await requireMembership(ctx);
     const params = pathParams(route, match);
     const query = route.parseQuery(queryObject(url));
@@ -192,12 +197,16 @@ export function createRestRouter({ schema, routes, maskError, responseCache, rev
   return {
     /** Every route's operation: the documents this router executes. */
     documents: compiled.map((r) => r.operation),
-    /** Yoga hands over its pipeline when it starts (a plugin's onYogaInit). */
-    usePipeline(fn: GetEnveloped) {
-      getEnveloped = fn;
+    /**
+     * Takes Yoga's enveloped pipeline, once, as the app is built (src/app.ts): each route's operation
+     * then runs through the same plugins as /graphql's (masking, cost report, read routing, …).
+     */
+    runThrough(pipeline: GetEnveloped) {
+      if (getEnveloped) throw new Error('The REST router already runs through a pipeline');
+      getEnveloped = pipeline;
     },
     /** Answers a request under /api; `state` is the request's server context, which becomes its GraphQL context. */
-    async handle(request: Request, url: URL, state: { actor?: Caller; revision?: () => Promise<number> }): Promise<Response> {
+    async handle(request: Request, url: URL, state: RestRequestState): Promise<Response> {
       const path = withoutTrailingSlash(url.pathname);
       try {
         const candidates = compiled.flatMap((route) => {
@@ -212,10 +221,10 @@ export function createRestRouter({ schema, routes, maskError, responseCache, rev
             allow: allowHeader(candidates.map((c) => c.route.method)),
           });
         }
-        if (!getEnveloped) throw new Error('The REST router was used before Yoga handed it its pipeline');
+        if (!getEnveloped) throw new Error('The REST router was used before it was given its pipeline (runThrough)');
         // A kept answer is the one this caller got for this request, while nothing it read has
         // changed since: nothing runs (the gate has already admitted and charged the request).
-        const { actor } = state;
+        const actor = state.admission?.actor;
         const lookup =
           found.route.cacheable && responseCache
             ? await responseCache.lookup({
@@ -223,7 +232,7 @@ export function createRestRouter({ schema, routes, maskError, responseCache, rev
                 operation: found.route.path,
                 variables: requestText(url),
                 caller: actor,
-                revision: revisionFor?.(request, actor, found.route.operation)?.current ?? state.revision,
+                revision: revisionFor?.(state, actor, found.route.operation)?.current ?? state.admission?.revision,
               })
             : null;
         if (lookup?.hit) return conditionalJson(request, lookup.hit.status, lookup.hit.body, cacheControl(found.route, actor), lookup.hit.etag);

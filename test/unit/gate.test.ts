@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { KeyCaller } from '../../src/context/actor.js';
-import { createGate, type ErrorShape, type GateDeps } from '../../src/pipeline/gate.js';
-import type { RequestState } from '../../src/pipeline/request-state.js';
+import { createGate, type GateDeps } from '../../src/pipeline/gate.js';
+import type { Face, RequestState } from '../../src/pipeline/request-state.js';
 import { MemoryRateLimitStore } from '../../src/ratelimit/memory-store.js';
 import { manualClock } from '../helpers/clock.js';
 
@@ -42,8 +42,9 @@ function gateWith(over: Partial<GateDeps> = {}) {
     now: clock.now,
     ...over,
   });
-  async function admit(headers: Record<string, string> = {}, shape: ErrorShape = 'rest', state: RequestState = {}) {
-    const refused = await gate.admit(new Request('http://unit.test/api/products', { headers }), state, shape);
+  /** Asks the gate about a request with `headers`; `state` is what the gate decided of it (its admission). */
+  async function admit(headers: Record<string, string> = {}, face: Face = 'rest', serverContext: RequestState = {}) {
+    const { admission: state, refused } = await gate.admit(new Request('http://unit.test/api/products', { headers }), serverContext, face);
     return { refused, state, body: refused ? await refused.clone().json() : undefined };
   }
   return { gate, admit, seen, clock, store };

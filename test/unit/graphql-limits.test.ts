@@ -1,7 +1,7 @@
 import { createSchema, createYoga } from 'graphql-yoga';
 import { describe, expect, it } from 'vitest';
 import { useContractErrorCodes } from '../../src/pipeline/graphql-errors.js';
-import { graphqlHardening, graphqlLimitsFrom, NESTING_HEADROOM } from '../../src/pipeline/graphql-limits.js';
+import { graphqlHardening, graphqlLimitsFrom, NESTING_HEADROOM, type GraphqlHardening } from '../../src/pipeline/graphql-limits.js';
 import { loadConfig } from '../../src/config/config.js';
 import { MAX_BODY_BYTES } from '../../src/shared/request-body.js';
 
@@ -28,9 +28,12 @@ const schema = createSchema({
 
 const LIMITS = { GRAPHQL_MAX_DEPTH: '3', GRAPHQL_MAX_ALIASES: '2', GRAPHQL_MAX_DIRECTIVES: '2', GRAPHQL_MAX_TOKENS: '60' };
 
+/** The two stages' plugins, body rules then document rules, in the pipeline's order. */
+const hardeningPlugins = ({ bodyRules, documentRules }: GraphqlHardening) => [bodyRules, ...documentRules];
+
 function yogaWith(env: Record<string, string> = {}) {
   const hardening = graphqlHardening(loadConfig({ ...LIMITS, ...env }));
-  return createYoga({ schema, logging: false, landingPage: false, graphiql: false, ...hardening.yogaOptions, plugins: [useContractErrorCodes(), ...hardening.plugins] });
+  return createYoga({ schema, logging: false, landingPage: false, graphiql: false, ...hardening.yogaOptions, plugins: [useContractErrorCodes(), ...hardeningPlugins(hardening)] });
 }
 
 interface Answer {
@@ -232,7 +235,7 @@ describe('variables', () => {
         },
       }),
       logging: false,
-      plugins: graphqlHardening(loadConfig(LIMITS)).plugins,
+      plugins: hardeningPlugins(graphqlHardening(loadConfig(LIMITS))),
     });
     const answer = await post(watched, `{"query":"query($t: String) { echo(text: $t) }","variables":{"t":"\\ud800"}}`);
     expectRefused(answer, 400, 'VALIDATION_ERROR', /well-formed Unicode/);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { hasScope, isScope, requireScopes, SCOPES, SELF_SERVICE_SCOPES } from '../../src/auth/scopes.js';
+import { hasScope, isScope, requireScopes, requireScopesOnce, SCOPES, SELF_SERVICE_SCOPES, type ScopeChecks } from '../../src/auth/scopes.js';
 import type { KeyCaller } from '../../src/context/actor.js';
 import { AppError } from '../../src/shared/errors.js';
 
@@ -62,5 +62,46 @@ describe('scopes', () => {
 
   it('asks nothing more than a valid key when no scope is named (the caller’s own data)', () => {
     expect(requireScopes(caller([]))).toMatchObject({ kind: 'key' });
+  });
+});
+
+describe('scopes checked once per request', () => {
+  /** A request's context as the check sees it, counting how often its key's scopes are read. */
+  function request(scopes: string[]) {
+    let reads = 0;
+    const key = caller([]);
+    Object.defineProperty(key, 'scopes', { get: () => (reads++, scopes) });
+    const ctx: ScopeChecks = { actor: key };
+    return { ctx, key, reads: () => reads };
+  }
+
+  it('checks a scope the first time it is asked for and keeps it: REST’s route, then its fields', () => {
+    const { ctx, key, reads } = request(['read:orders', 'read:products']);
+    expect(requireScopesOnce(ctx, 'read:orders')).toBe(key);
+    const first = reads();
+    expect(requireScopesOnce(ctx, 'read:orders')).toBe(key);
+    expect(requireScopesOnce(ctx)).toBe(key);
+    expect(reads()).toBe(first);
+    expect(ctx.checkedScopes).toEqual(new Set(['read:orders']));
+  });
+
+  it('checks a scope not yet checked, and keeps both', () => {
+    const { ctx, reads } = request(['read:orders', 'read:products']);
+    requireScopesOnce(ctx, 'read:orders');
+    const first = reads();
+    requireScopesOnce(ctx, 'read:orders', 'read:products');
+    expect(reads()).toBeGreaterThan(first);
+    expect(ctx.checkedScopes).toEqual(new Set(['read:orders', 'read:products']));
+  });
+
+  it('keeps no refusal: asked again, it is refused again, the same way', () => {
+    const { ctx } = request(['read:orders']);
+    const once = refusal(() => requireScopesOnce(ctx, 'write:orders'));
+    const twice = refusal(() => requireScopesOnce(ctx, 'write:orders'));
+    expect(twice).toMatchObject({ code: once.code, message: once.message, details: once.details });
+    expect(ctx.checkedScopes).toBeUndefined();
+    const anonymous: ScopeChecks = { actor: { kind: 'anonymous', ip: '192.0.2.1' } };
+    expect(refusal(() => requireScopesOnce(anonymous)).code).toBe('UNAUTHORIZED');
+    expect(refusal(() => requireScopesOnce(anonymous)).code).toBe('UNAUTHORIZED');
   });
 });

@@ -191,7 +191,7 @@ export async function onceForKey(
   return orderId;
 }
 
-/** Tells the transport how this request used its key (src/context/context.ts, IdempotencyReport). */
+/** Tells the transport how this request used its key (src/context/context.ts, IdempotencyReport): the one writer of `ctx.idempotency`. */
 export function reportUse(ctx: ApiContext, accountId: string, key: string, replayed: boolean) {
   ctx.idempotency = { accountId, key, replayed };
 }
