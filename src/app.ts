@@ -215,7 +215,6 @@ export async function createApp({ prisma, databaseUrl, directUrl = databaseUrl, 
       if (failed) throw failed.reason;
     },
     publicUrl: config.PUBLIC_URL,
-    logger,
     clientIp,
     isHttps: (request, server) => httpsFrom((server as ServerContext).req?.socket.remoteAddress, request.headers.get('x-forwarded-proto')),
   });
