@@ -261,7 +261,6 @@ function createCallerSide(settings: Settings, { store, metrics, reads, contexts,
       if (failed) throw failed.reason;
     },
     publicUrl: config.PUBLIC_URL,
-    logger: settings.logger,
     clientIp,
     isHttps: (request, server) => httpsFrom(peerOf(server), request.headers.get('x-forwarded-proto')),
   });

@@ -931,7 +931,8 @@ describe('an instance with PUBLIC_URL set, whose usage counts cannot be written'
     const sink = new Writable({ write: (chunk, _encoding, done) => ((logs += chunk), done()) });
     // Counts in memory that never reach the database: the pages show what is stored, and say why in the log.
     const usage = { count: () => undefined, flush: () => Promise.reject(new Error('usage table unreachable')), stop: async () => undefined };
-    other = await startTestApp({ env: { PUBLIC_URL: 'https://market.example.com/' }, usage, logger: pino({ level: 'warn' }, sink) });
+    // info: the access lines too, to match each request's lines by id.
+    other = await startTestApp({ env: { PUBLIC_URL: 'https://market.example.com/' }, usage, logger: pino({ level: 'info' }, sink) });
   });
   afterAll(() => other?.close());
 
@@ -954,6 +955,20 @@ describe('an instance with PUBLIC_URL set, whose usage counts cannot be written'
     const warnings = logs.split('\n').filter(Boolean).map((line) => JSON.parse(line)).filter((line) => line.msg === 'writing key counts before showing keys failed');
     expect(warnings.length).toBeGreaterThanOrEqual(2);
     expect(warnings[0]).toMatchObject({ level: 40, err: { message: 'usage table unreachable' } });
+  });
+
+  it('logs a page under the request id its answer names in X-Request-ID: one made up, or the client\'s own', async () => {
+    const { client } = await signedIn(other.base);
+    for (const given of [undefined, `dashboard-trace-${Date.now()}`]) {
+      const page = await client.get('/dashboard/keys', given ? { 'x-request-id': given } : {});
+      expect(page.status).toBe(200);
+      const requestId = page.headers.get('x-request-id');
+      if (given) expect(requestId).toBe(given);
+      else expect(requestId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+      // The page's own line (its context's logger) and the access line, under one id.
+      const lines = logs.split('\n').filter(Boolean).map((line) => JSON.parse(line)).filter((line) => line.requestId === requestId);
+      expect(lines.map((line) => line.msg).sort()).toEqual(['request', 'writing key counts before showing keys failed']);
+    }
   });
 });
 

@@ -245,10 +245,13 @@ export function createContextFactory(deps: ContextDeps, api?: ApiDeps) {
       return inTransaction(factory.forApi({ actor: reader, anonymous: () => reader, idempotencyKey: null }), tx);
     },
 
-    /** A dashboard page's: the signed-in owner of an account, or a visitor (anonymous) before sign-in. */
+    /**
+     * A dashboard page's: the signed-in owner of an account, or a visitor (anonymous) before sign-in.
+     * The dashboard logs through its context, so its logger names the request (X-Request-ID).
+     */
     forDashboard(visit: { requestId: string; ip: string; accountId: string | null }): RequestContext {
       const actor: Actor = visit.accountId === null ? { kind: 'anonymous', ip: visit.ip } : { kind: 'session', accountId: visit.accountId, ip: visit.ip };
-      return common(actor, visit.requestId);
+      return { ...common(actor, visit.requestId), logger: deps.logger.child({ requestId: visit.requestId }) };
     },
 
     /** A keys CLI command's: the operator. */

@@ -1,7 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import type { ContextFactory } from '../context/context.js';
 import type { RateLimitStore } from '../ratelimit/store.js';
 import { withoutTrailingSlash } from '../shared/paths.js';
-import type { Logger } from '../config/logger.js';
 import { countFormSubmission, type FormLimit } from '../accounts/credentials.js';
 import { AppError, asAppError } from '../shared/errors.js';
 import { Response } from '../shared/fetch-api.js';
@@ -32,7 +32,6 @@ export interface DashboardDeps {
   flushCounts: () => Promise<void>;
   /** Where people reach the service (config PUBLIC_URL), for commands the pages print; unset: the visit's own origin. */
   publicUrl?: string;
-  logger: Logger;
   clientIp: (request: Request, server: unknown) => string;
   isHttps: (request: Request, server: unknown) => boolean;
 }
@@ -122,21 +121,26 @@ export function createDashboard(deps: DashboardDeps) {
   }
 
   return {
-    /** Everything under /dashboard. */
-    async handle(request: Request, url: URL, server: unknown): Promise<Response> {
+    /**
+     * Everything under /dashboard. `state` is the request's (the server context the route table
+     * hands on): its requestId is the one X-Request-ID answers with.
+     */
+    async handle(request: Request, url: URL, state: { requestId?: string }): Promise<Response> {
       if (url.pathname.startsWith(`${ASSET_PATH}/`) && (request.method === 'GET' || request.method === 'HEAD')) {
         const asset = serveAsset(url.pathname.slice(ASSET_PATH.length + 1), request);
         if (asset) return asset;
       }
+      // Set by the first stage of every request (src/pipeline/observe.ts); a fresh one otherwise.
+      const requestId = state.requestId ?? randomUUID();
       let visit: Visit | undefined;
       try {
-        visit = await visits.start(request, url, server);
+        visit = await visits.start(request, url, state, requestId);
         return await dispatch(visit);
       } catch (error) {
-        const answered = visit ?? visits.unstarted(request, url);
+        const answered = visit ?? visits.unstarted(request, url, requestId);
         const known = asAppError(error);
         if (known) return errorPage(answered, known);
-        deps.logger.error({ err: error, path: url.pathname }, 'dashboard request failed');
+        answered.ctx.logger.error({ err: error, path: url.pathname }, 'dashboard request failed');
         return errorPage(answered, new AppError('INTERNAL_ERROR', 'Something went wrong on our side. Please try again.'));
       }
     },

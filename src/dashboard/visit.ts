@@ -1,4 +1,3 @@
-import crypto from 'node:crypto';
 import { csrfMatches, csrfTokenFor, readSession, type SessionView } from '../accounts/sessions.js';
 import { membershipOf, type Membership } from '../auth/membership.js';
 import type { ContextFactory, RequestContext } from '../context/context.js';
@@ -66,11 +65,13 @@ export function createVisits(deps: VisitDeps) {
   const visitorContext = (requestId: string, ip: string) => contexts.forDashboard({ requestId, ip, accountId: null });
 
   return {
-    /** A request's visit: its session read, and its pre-session cookie set before sign-in. */
-    async start(request: Request, url: URL, server: unknown): Promise<Visit> {
+    /**
+     * A request's visit: its session read, and its pre-session cookie set before sign-in. `requestId`
+     * is the request's own (X-Request-ID), so that the visit's log lines and the answer agree.
+     */
+    async start(request: Request, url: URL, server: unknown, requestId: string): Promise<Visit> {
       const cookies = parseCookies(request.headers.get('cookie'));
       const ip = deps.clientIp(request, server);
-      const requestId = crypto.randomUUID();
       const ctx = visitorContext(requestId, ip);
       const visit: Visit = {
         ctx,
@@ -101,8 +102,8 @@ export function createVisits(deps: VisitDeps) {
     },
 
     /** The visit of a request that could not be started (its session unread): a visitor's, for an error page. */
-    unstarted(request: Request, url: URL): Visit {
-      const ctx = visitorContext(crypto.randomUUID(), '');
+    unstarted(request: Request, url: URL, requestId: string): Visit {
+      const ctx = visitorContext(requestId, '');
       return {
         ctx,
         request, url, ip: '', secure: false, cookies: new Map(),

@@ -2,6 +2,7 @@ import { ADDRESS_ORDER, PROFILE_SELECT } from '../../accounts/profile.js';
 import type { Plan } from '../../context/actor.js';
 import { keyCaller } from '../../context/actor.js';
 import { builder } from '../../graphql/builder.js';
+import { accountContactFields } from '../account-fields.js';
 import { implementNode } from '../../graphql/nodes.js';
 import { PLAN_LIMITS } from '../../ratelimit/plans.js';
 import { keyRateLimitPolicy } from '../../ratelimit/policy.js';
@@ -56,11 +57,7 @@ export const MeRef = builder.prismaObject('Account', {
   // Never the password hash: what is not loaded cannot leak.
   select: PROFILE_SELECT,
   fields: (t) => ({
-    id: t.exposeID('id'),
-    email: t.exposeString('email'),
-    name: t.exposeString('name'),
-    companyName: t.exposeString('companyName', { nullable: true }),
-    phone: t.exposeString('phone', { nullable: true }),
+    ...accountContactFields(t),
     plan: t.expose('plan', { type: PlanRef, description: 'The plan of the keys the account creates itself' }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     key: t.prismaField({

@@ -1,4 +1,5 @@
 import { builder } from '../../graphql/builder.js';
+import { accountContactFields } from '../account-fields.js';
 import { withInput, withInputQuery } from '../../graphql/field-rules.js';
 import type { ApiContext } from '../../context/context.js';
 import { implementNode } from '../../graphql/nodes.js';
@@ -71,13 +72,7 @@ export const Buyer = builder.prismaObject('Account', {
   name: 'Buyer',
   select: { id: true },
   description: 'The account that placed an order',
-  fields: (t) => ({
-    id: t.exposeID('id'),
-    email: t.exposeString('email'),
-    name: t.exposeString('name'),
-    companyName: t.exposeString('companyName', { nullable: true }),
-    phone: t.exposeString('phone', { nullable: true }),
-  }),
+  fields: (t) => accountContactFields(t),
 });
 
 export const OrderItem = builder.prismaObject('OrderItem', {
