@@ -163,7 +163,7 @@ describe('orders service (a hand-made caller)', () => {
     return contexts.forApi({ actor, anonymous: () => actor, idempotencyKey });
   };
 
-  // Scopes are the fields' to check (test/field-rules.test.ts and the HTTP tests below): the
+  // Scopes are the fields' to check (test/unit/field-rules.test.ts and the HTTP tests below): the
   // service trusts its caller, and refuses only to run without a key at all, as a programming error.
   it('creates, and finds only for its own account', async () => {
     const order = await createOrder(ctxFor(buyer.accountId, ['write:orders']), workedExample(f), {});

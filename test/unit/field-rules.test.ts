@@ -2,13 +2,13 @@ import SchemaBuilder from '@pothos/core';
 import { graphql, type GraphQLSchema } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import type { Caller } from '../src/context/actor.js';
-import type { ApiContext } from '../src/context/context.js';
-import { fieldRulesOf, fieldRulesPlugin, withInput } from '../src/graphql/field-rules.js';
-import { schema } from '../src/domain/schema.js';
-import { deriveRoute } from '../src/rest/derive.js';
-import { restRoutes, type RestRoute } from '../src/rest/routes.js';
-import { enumParam, intParam } from '../src/shared/validation.js';
+import type { Caller } from '../../src/context/actor.js';
+import type { ApiContext } from '../../src/context/context.js';
+import { fieldRulesOf, fieldRulesPlugin, withInput } from '../../src/graphql/field-rules.js';
+import { schema } from '../../src/domain/schema.js';
+import { deriveRoute } from '../../src/rest/derive.js';
+import { restRoutes, type RestRoute } from '../../src/rest/routes.js';
+import { enumParam, intParam } from '../../src/shared/validation.js';
 
 // Who may call a field and what its arguments must be are declared once, on the field, and the
 // field-rules plugin enforces them before the resolver runs; a REST route derives its scopes,
