@@ -415,7 +415,8 @@ describe('seeded catalogue (seed 42, 1200 products)', () => {
 });
 
 describe('npm run seed', () => {
-  // Its arguments, read without a process: test/unit/seed.test.ts.
+  // Its arguments, read without a process: test/unit/seed.test.ts. Each run is a process of its
+  // own and the tests share nothing: they run at once.
   const run = (args: string[], env: Record<string, string> = {}) =>
     promisify(execFile)(process.execPath, [...entryArgs('cli/seed-command.ts'), ...args], {
       env: { ...process.env, ...env, SEED: '', SEED_PRODUCTS: '' },
@@ -425,15 +426,14 @@ describe('npm run seed', () => {
       (error: { code?: number; stdout?: string; stderr?: string }) => ({ code: error.code ?? -1, stdout: error.stdout ?? '', stderr: error.stderr ?? '' }),
     );
 
-
-  it('exits 1 with a message on a bad argument', async () => {
+  it.concurrent('exits 1 with a message on a bad argument', async ({ expect }) => {
     const result = await run(['--products', 'many']);
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('--products must be a non-negative integer');
     expect(result.stderr).toContain('Usage:');
   });
 
-  it('exits 1 with one line naming DATABASE_URL (password hidden) when its server cannot be reached', async () => {
+  it.concurrent('exits 1 with one line naming DATABASE_URL (password hidden) when its server cannot be reached', async ({ expect }) => {
     const port = await unusedPort();
     const result = await run(['--products', '40'], { DATABASE_URL: `postgresql://ops:s3cret-pass@127.0.0.1:${port}/shop` });
     expect(result.code).toBe(1);
@@ -441,7 +441,7 @@ describe('npm run seed', () => {
     expect(result.stdout).toBe('');
   });
 
-  it('migrates and seeds the configured database, then tops it up', async () => {
+  it.concurrent('migrates and seeds the configured database, then tops it up', async ({ expect }) => {
     const db = await createTestDatabase('empty');
     databases.push(db);
     const first = await run(['--products', '40', '--seed', '42'], { DATABASE_URL: db.url });
