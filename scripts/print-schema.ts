@@ -1,4 +1,4 @@
-// Writes schema.graphql from the code-first schema. test/schema.test.ts fails when it is stale.
+// Writes schema.graphql from the code-first schema. test/unit/schema.test.ts fails when it is stale.
 import { writeFileSync } from 'node:fs';
 import { printedSchema } from '../src/domain/schema.js';
 

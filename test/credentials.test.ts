@@ -436,6 +436,7 @@ describe('password links', () => {
 
   it('refuses expired, unknown and malformed tokens', async () => {
     const { token } = await createPasswordLink(asOperator(prisma), uniqueEmail('expired'), { ttlMs: 1 });
+    // Past its 1 ms on the real clock, the one the service compares with.
     await new Promise((resolve) => setTimeout(resolve, 5));
     await expect(setPasswordWithToken(asOperator(prisma), token, GOOD)).rejects.toMatchObject({ code: 'UNAUTHORIZED', message: expect.stringMatching(/expired/) });
     const unknown = crypto.randomBytes(32).toString('base64url');

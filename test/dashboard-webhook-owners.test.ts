@@ -83,7 +83,10 @@ describe('webhook endpoints and the keys that registered them', () => {
     expect(order.status, JSON.stringify(order.body)).toBe(201);
     // The worker sends it on its own time (on the outbox's NOTIFY, or its poll every 2 s).
     await viaDashboard.waitFor((r) => r.json?.type === 'order.created', 1, 10_000);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // The order wrote its deliveries in its own transaction (src/domain/webhooks/outbox.ts), and
+    // the worker sends only those: none for the key's endpoint, so nothing reaches it, ever.
+    const { rows: forKey } = await app.sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM "WebhookDelivery" WHERE "endpointId" = $1`, [endpointId]);
+    expect(forKey[0]!.n).toBe(0);
     expect(viaKey.received).toHaveLength(0);
 
     const after = rowsOf((await client.get('/dashboard/webhooks')).html, 'your-endpoints');

@@ -92,6 +92,10 @@ function steadyLoad(loops: number) {
   });
   return {
     samples,
+    /** Waits until the answers so far satisfy `enough` (at most 10 s): they are what the test reads. */
+    until: async (enough: (samples: Sample[]) => boolean) => {
+      for (const deadline = Date.now() + 10_000; !enough(samples) && Date.now() < deadline; ) await sleep(50);
+    },
     stop: async () => {
       running = false;
       await Promise.all(workers);
@@ -133,11 +137,11 @@ describe('database outage under load', () => {
       // Under way: a few answers of each kind first (the first requests also warm the app up).
       const warm = Date.now() + 15_000;
       while (load.samples.filter((s) => s.status === 200).length < 12 && Date.now() < warm) await sleep(50);
-      await sleep(300);
 
       stopStarted = Date.now();
       await pgServer.stop();
       stopped = Date.now();
+      // Keyed requests are asked well into the outage, not at its first instant.
       await sleep(500);
       // A key cannot be checked without the database: 503, not 500 and not 401.
       keyed = await Promise.all([
@@ -145,15 +149,16 @@ describe('database outage under load', () => {
         timed('rest keyed products', '/api/products?limit=1', { headers: { authorization: `Bearer ${key}` } }),
         timed('graphql keyed', '/graphql', gqlInit('{ orders { meta { total } } }', { 'x-api-key': key })),
       ]);
-      await sleep(1_500);
+      // Down long enough for the answers read below (more than 10 of them).
+      await load.until((answers) => answers.filter((s) => s.start >= stopped).length > 10);
 
       restartStarted = Date.now();
       pgServer = await startEmbeddedPostgres({ dataDir, port: pgServer.port, ephemeral: true, log: () => undefined });
       restarted = Date.now();
       // Recovery is expected at once (the pool opens new connections on demand); bounded anyway.
-      const deadline = Date.now() + 10_000;
-      while (!load.samples.some((s) => s.start >= restarted && s.status === 200) && Date.now() < deadline) await sleep(50);
-      await sleep(1_500);
+      await load.until((answers) => answers.some((s) => s.start >= restarted && s.status === 200));
+      // Back long enough for the answers read below (more than 4 asked from 0.5 s after the restart).
+      await load.until((answers) => answers.filter((s) => s.start >= restarted + 500).length > 4);
     } finally {
       await load.stop();
     }

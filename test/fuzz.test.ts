@@ -857,6 +857,7 @@ describe('fuzzing', () => {
         try {
           answer = await send(base, agent, c);
           for (let retry = 0; retry < UNAVAILABLE_RETRIES && answer.status === 503 && answer.headers['retry-after'] !== undefined; retry++) {
+            // As the answer tells a client to (Retry-After): the protocol's wait, not a guess.
             const wait = Math.min(Number(answer.headers['retry-after']) || 1, 5) * 1000;
             await new Promise((resolve) => setTimeout(resolve, wait));
             retried++;

@@ -1,19 +1,16 @@
 import { getIntrospectionQuery, Lexer, Source, TokenKind } from 'graphql';
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../src/config/config.js';
 import { MAX_BODY_BYTES } from '../src/shared/request-body.js';
 import { estimateCost } from '../src/pipeline/graphql-cost.js';
-import { graphqlLimitsFrom } from '../src/pipeline/graphql-limits.js';
 import { schema } from '../src/domain/schema.js';
 import { parse } from 'graphql';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { sentSince } from './helpers/statements.js';
 
 // /graphql's limits: body size and type, document depth, aliases, tokens, directives and cost,
-// batching, introspection and field suggestions. Defaults come from src/config/config.ts.
-
-const defaults = graphqlLimitsFrom(loadConfig({}));
+// batching, introspection and field suggestions. Defaults come from src/config/config.ts (their
+// values, and the cost estimate without a server: test/unit/graphql-limits.test.ts, graphql-cost.test.ts).
 
 let app: TestApp;
 beforeAll(async () => {
@@ -58,19 +55,6 @@ const tokens = (document: string) => {
 };
 
 describe('document limits (defaults)', () => {
-  it('has the documented defaults', () => {
-    expect(defaults).toEqual({
-      maxDepth: 10,
-      maxAliases: 15,
-      maxTokens: 2000,
-      maxCost: 10_000,
-      maxDirectives: 20,
-      batchLimit: 0,
-      introspection: true,
-      hideSuggestions: false,
-    });
-  });
-
   it('depth: 10 levels pass, 11 are refused', async () => {
     // product(1) supplier(2) products(3) supplier(4) … products(9) id(10)
     const ten = `{ product(slug: "x") { supplier { products(limit: 1) { supplier { products(limit: 1) { supplier { products(limit: 1) { supplier { products(limit: 1) { id } } } } } } } } } }`;
@@ -144,12 +128,6 @@ describe('document limits (defaults)', () => {
     const res = await gql(app, `{ products(limit: 100) { items { supplier { products(limit: 100) { supplier { products(limit: 100) { id } } } } } } }`);
     expectRefused(res, /cost limit/);
     expect(sentSince(app.statements, before)).toEqual([]);
-  });
-
-  it('cost: repeated fields and fragments are merged as the executor does, not multiplied', () => {
-    const once = `{ products(limit: 10) { items { supplier { id } } } }`;
-    const repeated = `{ products(limit: 10) { items { supplier { id } ...S ...S } items { ...S } } } fragment S on Product { supplier { id } }`;
-    expect(estimateCost({ schema, document: parse(repeated) })).toBe(estimateCost({ schema, document: parse(once) }));
   });
 
   it('answers a limit with 400 under application/graphql-response+json, like any validation error', async () => {

@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it, type ExpectStatic } from 'vitest';
 import { setPasswordWithToken, signIn } from '../src/accounts/credentials.js';
 import { authenticateKey } from '../src/auth/key-check.js';
 import { EMBEDDED_DATABASE_NAME } from '../src/db/database.js';
@@ -49,6 +49,8 @@ interface CreatedJson {
 }
 
 describe('keys CLI with DATABASE_URL', () => {
+  // Each CLI run is a process of its own, so tests that depend on no other run at once (two cores
+  // at work, not one); 'list --json' reads the enterprise key made before it, so it runs alone.
   let created: CreatedJson;
 
   beforeAll(async () => {
@@ -62,7 +64,7 @@ describe('keys CLI with DATABASE_URL', () => {
     expect(run.stderr).not.toContain(created.key);
   });
 
-  it('create --json prints exactly one JSON object with the key, and the key works', async () => {
+  it.concurrent('create --json prints exactly one JSON object with the key, and the key works', async ({ expect }) => {
     expect(created).toMatchObject({ plan: 'pro', scopes: ['read:orders', 'write:orders'], owner: 'cli@example.com', limit: 5000, window: 3600 });
     expect(created.id).toEqual(expect.any(String));
     expect(created.key).toMatch(/^mk_[A-Za-z0-9_-]{43}$/);
@@ -72,7 +74,7 @@ describe('keys CLI with DATABASE_URL', () => {
     expect(caller).toMatchObject({ keyId: created.id, accountId: created.accountId, plan: 'PRO' });
   });
 
-  it('creates enterprise keys with their own limit, window and expiry', async () => {
+  it.concurrent('creates enterprise keys with their own limit, window and expiry', async ({ expect }) => {
     const run = await cli(
       ['create', '--owner', 'Big@Example.com', '--plan', 'enterprise', '--limit', '20000', '--window', '15m', '--scopes', 'read:stock,read:prices', '--expires', '30d', '--json'],
       env(),
@@ -86,7 +88,7 @@ describe('keys CLI with DATABASE_URL', () => {
     expect(await authenticateKey(prisma, key.key, '::1')).toMatchObject({ plan: 'ENTERPRISE', rateLimit: 20000, rateWindowSeconds: 900 });
   });
 
-  it('without --json shows the key once with a warning to store it', async () => {
+  it.concurrent('without --json shows the key once with a warning to store it', async ({ expect }) => {
     const run = await cli(['create', '--owner', 'cli@example.com', '--plan', 'basic', '--scopes', 'read:products'], env());
     expect(run.code).toBe(0);
     const key = /\b(mk_[A-Za-z0-9_-]{43})\b/.exec(run.stdout)?.[1];
@@ -96,7 +98,7 @@ describe('keys CLI with DATABASE_URL', () => {
     expect(run.stdout).toMatch(/basic \(1000 requests per 1h\)/);
   });
 
-  it('grants write:webhooks when asked, and only then', async () => {
+  it.concurrent('grants write:webhooks when asked, and only then', async ({ expect }) => {
     const run = await cli(['create', '--owner', 'cli@example.com', '--plan', 'pro', '--scopes', 'read:orders,write:webhooks', '--json'], env());
     expect(run.code, run.stderr).toBe(0);
     expect((JSON.parse(run.stdout) as { scopes: string[] }).scopes).toEqual(['read:orders', 'write:webhooks']);
@@ -120,7 +122,7 @@ describe('keys CLI with DATABASE_URL', () => {
     expect(mine[0]!.owner).toBe('big@example.com');
   });
 
-  it('list without --json prints a table', async () => {
+  it.concurrent('list without --json prints a table', async ({ expect }) => {
     const run = await cli(['list'], env());
     expect(run.code).toBe(0);
     expect(run.stdout).toMatch(/^ID\s+PREFIX\s+OWNER\s+PLAN/);
@@ -128,7 +130,7 @@ describe('keys CLI with DATABASE_URL', () => {
     expect(run.stdout).not.toContain(created.key);
   });
 
-  it('revoke ends the key; revoking again is harmless', async () => {
+  it.concurrent('revoke ends the key; revoking again is harmless', async ({ expect }) => {
     const victim = JSON.parse(
       (await cli(['create', '--owner', 'cli@example.com', '--plan', 'pro', '--scopes', 'read:orders', '--json'], env())).stdout,
     ) as CreatedJson;
@@ -181,7 +183,7 @@ describe('keys CLI with DATABASE_URL', () => {
     expect(run.stderr).not.toMatch(/\n\s+at /); // a message, not a stack trace
   });
 
-  it('keeps stdout pure JSON while migrations are applied and logged (LOG_LEVEL=info)', async () => {
+  it.concurrent('keeps stdout pure JSON while migrations are applied and logged (LOG_LEVEL=info)', async ({ expect }) => {
     const empty = await createTestDatabase('empty');
     databases.push(empty);
     const run = await cli(['create', '--owner', 'fresh@example.com', '--plan', 'basic', '--scopes', 'read:orders', '--json'], {
@@ -192,7 +194,7 @@ describe('keys CLI with DATABASE_URL', () => {
     expect(JSON.parse(run.stdout)).toMatchObject({ owner: 'fresh@example.com', plan: 'basic' });
   });
 
-  it('invite --json prints a one-time link to set a password, at localhost:PORT by default', async () => {
+  it.concurrent('invite --json prints a one-time link to set a password, at localhost:PORT by default', async ({ expect }) => {
     const run = await cli(['invite', 'Invited@Example.com', '--json'], { ...env(), PUBLIC_URL: '', PORT: '4321' });
     expect(run.code).toBe(0);
     const out = JSON.parse(run.stdout) as { email: string; link: string; expiresAt: string };
@@ -216,7 +218,7 @@ describe('keys CLI with DATABASE_URL', () => {
     await expect(setPasswordWithToken(asOperator(prisma), token, 'another passphrase, later')).rejects.toMatchObject({ message: expect.stringMatching(/already been used/) });
   });
 
-  it('invite without --json shows the link once at PUBLIC_URL, and says nothing was e-mailed', async () => {
+  it.concurrent('invite without --json shows the link once at PUBLIC_URL, and says nothing was e-mailed', async ({ expect }) => {
     const run = await cli(['invite', 'cli@example.com'], { ...env(), PUBLIC_URL: 'https://dev.example.com/' });
     expect(run.code).toBe(0);
     const link = /(https:\/\/dev\.example\.com\/dashboard\/set-password\?token=[A-Za-z0-9_-]{43})\s/.exec(run.stdout)?.[1];
@@ -229,7 +231,7 @@ describe('keys CLI with DATABASE_URL', () => {
     expect((await prisma.account.findUniqueOrThrow({ where: { email: 'cli@example.com' } })).passwordHash).toBeNull();
   });
 
-  it('plan sets the dashboard plan of an account', async () => {
+  it.concurrent('plan sets the dashboard plan of an account', async ({ expect }) => {
     await cli(['invite', 'planned@example.com'], env());
     const run = await cli(['plan', 'Planned@Example.com', 'PRO', '--json'], env());
     expect(run.code).toBe(0);
@@ -243,7 +245,7 @@ describe('keys CLI with DATABASE_URL', () => {
     expect(back.stdout).toMatch(/is now basic \(was pro\)/);
   });
 
-  it('prints help', async () => {
+  it.concurrent('prints help', async ({ expect }) => {
     const run = await cli(['--help'], env());
     expect(run.code).toBe(0);
     expect(run.stdout).toMatch(/Usage:/);
@@ -301,31 +303,32 @@ describe('keys invite beside a running server (npm start, on the build)', () => 
 });
 
 describe('keys CLI with a DATABASE_URL it cannot use', () => {
-  /** Exit code 1 and one line on stderr, nothing on stdout, no stack, no password. */
-  function expectOneLine(run: { code: number; stdout: string; stderr: string }, line: string, password: string) {
+  /** Exit code 1 and one line on stderr, nothing on stdout, no stack, no password (`expect`: the test's own). */
+  function expectOneLine(expect: ExpectStatic, run: { code: number; stdout: string; stderr: string }, line: string, password: string) {
     expect(run.code).toBe(1);
     expect(run.stdout).toBe('');
     expect(run.stderr).toBe(`${line}\n`);
     expect(run.stderr).not.toContain(password);
   }
 
-  it('an unreachable server: names DATABASE_URL (password hidden) and the cause', async () => {
+  it.concurrent('an unreachable server: names DATABASE_URL (password hidden) and the cause', async ({ expect }) => {
     const port = await unusedPort();
     const run = await cli(['list', '--json'], { DATABASE_URL: `postgresql://ops:s3cret-pass@127.0.0.1:${port}/shop` });
-    expectOneLine(run, `Error: DATABASE_URL postgresql://ops:***@127.0.0.1:${port}/shop: connection refused`, 's3cret-pass');
+    expectOneLine(expect, run, `Error: DATABASE_URL postgresql://ops:***@127.0.0.1:${port}/shop: connection refused`, 's3cret-pass');
   });
 
-  it('a refused password: PostgreSQL’s reason', async () => {
+  it.concurrent('a refused password: PostgreSQL’s reason', async ({ expect }) => {
     const admin = new URL(inject('pgAdminUrl'));
     admin.password = 'not-the-password';
     const run = await cli(['list'], { DATABASE_URL: admin.toString() });
     admin.password = '***';
-    expectOneLine(run, `Error: DATABASE_URL ${admin.toString()}: password authentication failed for user "${admin.username}"`, 'not-the-password');
+    expectOneLine(expect, run, `Error: DATABASE_URL ${admin.toString()}: password authentication failed for user "${admin.username}"`, 'not-the-password');
   });
 
-  it('a mysql:// URL is refused as configuration', async () => {
+  it.concurrent('a mysql:// URL is refused as configuration', async ({ expect }) => {
     const run = await cli(['invite', 'dev@example.com'], { DATABASE_URL: 'mysql://ops:s3cret-pass@127.0.0.1:3306/shop' });
     expectOneLine(
+      expect,
       run,
       'Error: Invalid configuration: DATABASE_URL: must be a postgresql:// or postgres:// URL (postgresql://user:pass@host:5432/db), not mysql://',
       's3cret-pass',

@@ -253,6 +253,7 @@ describe('revokeApiKey and authenticateKey', () => {
     const revoked = await revokeApiKey(asOperator(prisma), record.id);
     expect(revoked.revokedAt).toBeInstanceOf(Date);
     expect(await authenticateKey(prisma, key, '192.0.2.1')).toBeNull();
+    // Later on the real clock: a second revocation would stamp another time.
     await new Promise((resolve) => setTimeout(resolve, 5));
     const again = await revokeApiKey(asOperator(prisma), record.id);
     expect(again.revokedAt).toEqual(revoked.revokedAt);

@@ -9,8 +9,12 @@ import { classify, isCount, tablesOf } from './helpers/statements.js';
 // Product-list totals are kept per catalogue revision and carried to the next one by adding the
 // changes statement triggers on "Product" log (src/domain/products/list-totals.ts,
 // prisma/migrations/*_catalog_changes). What a user sees must not change for it: every total is
-// exact on the very next request after any change, whoever made it. Each describe block that
-// changes data has its own app on its own database copy.
+// exact on the very next request after any change, whoever made it.
+//
+// The describes share one app on one database copy (`app`) wherever what they assert holds
+// whatever the others did before: each reads its totals exact against the rows first. 'a kept
+// total', which asserts the database's very first count, comes first; TRUNCATE, which leaves no
+// product, last. Those that remove the revision row or need other settings have their own.
 
 // --- What the app sends, what the database holds ------------------------------------------------
 
@@ -188,13 +192,13 @@ interface Change {
   delta: number;
 }
 
-describe('a kept total', () => {
-  let app: TestApp;
-  beforeAll(async () => {
-    app = await startTestApp();
-  });
-  afterAll(() => app?.close());
+let app: TestApp;
+beforeAll(async () => {
+  app = await startTestApp();
+});
+afterAll(() => app?.close());
 
+describe('a kept total', () => {
   it('is counted by the first GET /api/products and reused by the second, with the same exact meta.total', async () => {
     const exact = await countInDatabase(app.sql, {});
     const first = await observe(app, () => REST_PRODUCTS.total(app, {}));
@@ -217,18 +221,15 @@ describe('a kept total', () => {
 });
 
 describe('after a change made by another tool in SQL', () => {
-  let app: TestApp;
   /** A top-level category, and a category outside its subtree. */
   let category = '';
   let outside = '';
   beforeAll(async () => {
-    app = await startTestApp();
     const { rows } = await app.sql.query<{ id: string }>(`SELECT id FROM "Category" WHERE "parentId" IS NULL AND "isActive" ORDER BY id LIMIT 2`);
     category = rows[0]!.id;
     const { rows: others } = await app.sql.query<{ id: string }>(`SELECT id FROM "Category" WHERE "parentId" = $1 ORDER BY id LIMIT 1`, [rows[1]!.id]);
     outside = others[0]!.id;
   });
-  afterAll(() => app?.close());
 
   const PRICE_RANGE = { minPrice: 10, maxPrice: 100 };
   const changes: Change[] = [
@@ -313,12 +314,6 @@ describe('after a change made by another tool in SQL', () => {
 });
 
 describe('the change log', () => {
-  let app: TestApp;
-  beforeAll(async () => {
-    app = await startTestApp();
-  });
-  afterAll(() => app?.close());
-
   it('logs an update of a listed column as the old row leaving and the new one entering, under the new revision', async () => {
     const { rows } = await app.sql.query<{ id: string; price: string }>(`SELECT id, price::text FROM "Product" WHERE "isActive" ORDER BY id LIMIT 1`);
     const product = rows[0]!;
@@ -371,15 +366,9 @@ describe('the change log', () => {
 });
 
 describe('a saved total', () => {
-  let a: TestApp;
-  beforeAll(async () => {
-    a = await startTestApp();
-  });
-  afterAll(() => a?.close());
-
-  /** Another instance on a's database, started now: nothing in its memory. */
+  /** Another instance on the app's database, started now: nothing in its memory. */
   const withNewInstance = async (use: (b: TestApp) => Promise<void>) => {
-    const b = await startTestApp({ url: a.url });
+    const b = await startTestApp({ url: app.url });
     try {
       await use(b);
     } finally {
@@ -389,20 +378,20 @@ describe('a saved total', () => {
 
   it('is used by an instance started later, without counting, and carried over after a change', async () => {
     const f: Filter = { search: 'pentru' };
-    const kept = await expectKept(a, () => REST_PRODUCTS.total(a, f), () => countInDatabase(a.sql, f));
+    const kept = await expectKept(app, () => REST_PRODUCTS.total(app, f), () => countInDatabase(app.sql, f));
     // Saved out of the request's way, within a second (FLUSH_MS). Both totals the searched page
     // brought up to date (its own, and all active products' that it also needs): they are counted
     // at once, and a save can fall between the two.
-    const revision = String(await revisionOf(a.sql));
-    const active = await countInDatabase(a.sql, {});
+    const revision = String(await revisionOf(app.sql));
+    const active = await countInDatabase(app.sql, {});
     await expect
-      .poll(async () => (await a.sql.query<{ revision: string; total: number }>(`SELECT revision::text, total FROM "ListTotal"`)).rows, { timeout: 5_000 })
+      .poll(async () => (await app.sql.query<{ revision: string; total: number }>(`SELECT revision::text, total FROM "ListTotal"`)).rows, { timeout: 5_000 })
       .toEqual(expect.arrayContaining([{ revision, total: kept }, { revision, total: active }]));
 
     for (const reader of READERS) await withNewInstance(async (b) => expect(await observe(b, () => reader.total(b, f))).toEqual(keptAsIs(kept)));
 
-    await deactivateOne(a.sql);
-    const exact = await countInDatabase(a.sql, f);
+    await deactivateOne(app.sql);
+    const exact = await countInDatabase(app.sql, f);
     await withNewInstance(async (b) => expect(await observe(b, () => REST_PRODUCTS.total(b, f))).toEqual(carriedOver(exact, REST_PRODUCTS.totalsFor(f))));
     // b saved what it carried over: the next instance reads it as it is.
     await withNewInstance(async (b) => expect(await observe(b, () => REST_PRODUCTS.total(b, f))).toEqual(keptAsIs(exact)));
@@ -410,17 +399,14 @@ describe('a saved total', () => {
 });
 
 describe('changes to stock only (what placing an order does)', () => {
-  let app: TestApp;
   let fixture: OrderFixture;
   let buyer = '';
   let stockKey = '';
   beforeAll(async () => {
-    app = await startTestApp();
     fixture = await makeOrderFixture(app.sql);
     buyer = (await createTestKey(app.url, { scopes: ['write:orders'] })).key;
     stockKey = (await createTestKey(app.url, { scopes: ['read:stock'] })).key;
   });
-  afterAll(() => app?.close());
 
   /** Keeps every total these tests read, each checked exact. */
   const keepAll = async () => {
@@ -469,19 +455,15 @@ describe('changes to stock only (what placing an order does)', () => {
 });
 
 describe('two instances on one database', () => {
-  let a: TestApp;
+  // a is the file's app; b shares its database (a drops it, so b closes first).
   let b: TestApp;
   beforeAll(async () => {
-    a = await startTestApp();
-    b = await startTestApp({ url: a.url });
+    b = await startTestApp({ url: app.url });
   });
-  afterAll(async () => {
-    // b shares a's database: a drops it, so a closes last.
-    await b?.close();
-    await a?.close();
-  });
+  afterAll(() => b?.close());
 
   it.each(READERS)('a change made while both keep the total is carried over by both on their next request: $name', async (reader) => {
+    const a = app;
     const f: Filter = {};
     const exact = () => countInDatabase(a.sql, f);
     const kept = await expectKept(a, () => reader.total(a, f), exact);
@@ -559,36 +541,11 @@ describe('once the CatalogRevision row is back', () => {
   });
 });
 
-describe('TRUNCATE "Product"', () => {
-  let app: TestApp;
-  let key = '';
-  beforeAll(async () => {
-    app = await startTestApp();
-    key = (await createTestKey(app.url, { scopes: ['read:stock'] })).key;
-  });
-  afterAll(() => app?.close());
-
-  it('empties every kept total on the next request', async () => {
-    for (const reader of READERS) await expectKept(app, () => reader.total(app, {}), () => countInDatabase(app.sql, {}));
-    await expectKept(app, () => stockTotal(app, key), () => countAllProducts(app.sql));
-    const revision = await revisionOf(app.sql);
-    // CASCADE: order items, reviews and favorites refer to products.
-    await app.sql.query(`TRUNCATE "Product" CASCADE`);
-    expect(await revisionOf(app.sql)).toBeGreaterThan(revision!);
-    expect(await observe(app, () => REST_PRODUCTS.total(app, {}))).toEqual(counted(0));
-    for (const reader of READERS) expect((await observe(app, () => reader.total(app, {}))).value).toBe(0);
-    expect(await observe(app, () => stockTotal(app, key))).toEqual(counted(0));
-  });
-});
-
 describe('/api/v1/stock meta.total', () => {
-  let app: TestApp;
   let key = '';
   beforeAll(async () => {
-    app = await startTestApp();
     key = (await createTestKey(app.url, { scopes: ['read:stock'] })).key;
   });
-  afterAll(() => app?.close());
 
   it.each([
     { product: 'an inactive product', isActive: false },
@@ -602,6 +559,25 @@ describe('/api/v1/stock meta.total', () => {
     expect(await countAllProducts(app.sql)).toBe(before + 1);
     expect(await observe(app, ask)).toEqual(carriedOver(before + 1));
     expect((await observe(app, () => REST_PRODUCTS.total(app, {}))).value).toBe(listed + (isActive ? 1 : 0));
+  });
+});
+
+describe('TRUNCATE "Product"', () => {
+  let key = '';
+  beforeAll(async () => {
+    key = (await createTestKey(app.url, { scopes: ['read:stock'] })).key;
+  });
+
+  it('empties every kept total on the next request', async () => {
+    for (const reader of READERS) await expectKept(app, () => reader.total(app, {}), () => countInDatabase(app.sql, {}));
+    await expectKept(app, () => stockTotal(app, key), () => countAllProducts(app.sql));
+    const revision = await revisionOf(app.sql);
+    // CASCADE: order items, reviews and favorites refer to products.
+    await app.sql.query(`TRUNCATE "Product" CASCADE`);
+    expect(await revisionOf(app.sql)).toBeGreaterThan(revision!);
+    expect(await observe(app, () => REST_PRODUCTS.total(app, {}))).toEqual(counted(0));
+    for (const reader of READERS) expect((await observe(app, () => reader.total(app, {}))).value).toBe(0);
+    expect(await observe(app, () => stockTotal(app, key))).toEqual(counted(0));
   });
 });
 

@@ -53,7 +53,8 @@ afterAll(async () => {
 });
 
 describe('keys member', () => {
-  // The tests build on one another: add, add again, refuse, remove, list.
+  // The tests build on one another: add, add again, refuse, remove, list. Runs that change
+  // nothing, each a process of its own, go at once (two cores at work, not one).
   it('add makes a new account (created) a member and prints the membership as JSON', async () => {
     const run = await cli(['add', '--owner', ' New.Member@Example.com ', '--supplier', ALPHA, '--json']);
     expect(run.stderr).not.toMatch(/Error/);
@@ -85,10 +86,12 @@ describe('keys member', () => {
 
   it('add again changes nothing and says so (exit 0)', async () => {
     const before = await members();
-    const json = await cli(['add', '--owner', 'new.member@example.com', '--supplier', ALPHA, '--json']);
+    const [json, text] = await Promise.all([
+      cli(['add', '--owner', 'new.member@example.com', '--supplier', ALPHA, '--json']),
+      cli(['add', '--owner', 'NEW.member@example.com', '--supplier', ALPHA]),
+    ]);
     expect(json.code).toBe(0);
     expect(JSON.parse(json.stdout)).toMatchObject({ added: false, accountCreated: false, supplierId: ALPHA, since: before.find((m) => m.supplierId === ALPHA)!.createdAt.toISOString() });
-    const text = await cli(['add', '--owner', 'NEW.member@example.com', '--supplier', ALPHA]);
     expect(text.code).toBe(0);
     expect(text.stdout).toMatch(/^new\.member@example\.com already acts for the supplier sup_alpha \(Alpha Trade SRL\), since .*; nothing changed\.\n$/);
     expect(await members()).toEqual(before);
@@ -105,10 +108,10 @@ describe('keys member', () => {
     expect(await members()).toEqual(before);
   });
 
-  it.each([
+  it.concurrent.for([
     ['an unknown supplier', 'no_such_supplier', /No supplier has the id "no_such_supplier"/],
     ['an inactive supplier', GONE, /The supplier sup_inactive \(Closed Shop SRL\) is inactive/],
-  ])('add to %s is refused (exit 1), and creates no account', async (_, id, message) => {
+  ] as const)('add to %s is refused (exit 1), and creates no account', async ([, id, message], { expect }) => {
     const before = await members();
     const run = await cli(['add', '--owner', 'stranger@example.com', '--supplier', id]);
     expect(run.code).toBe(1);
@@ -138,11 +141,17 @@ describe('keys member', () => {
       since: expect.any(String),
     });
 
-    const beta = JSON.parse((await cli(['list', '--supplier', BETA, '--json'])).stdout) as { email: string }[];
+    // The other lists read the same memberships: asked at once.
+    const [betaRun, goneRun, text, goneText] = await Promise.all([
+      cli(['list', '--supplier', BETA, '--json']),
+      cli(['list', '--supplier', GONE, '--json']),
+      cli(['list']),
+      cli(['list', '--supplier', GONE]),
+    ]);
+    const beta = JSON.parse(betaRun.stdout) as { email: string }[];
     expect(beta.map((m) => m.email)).toEqual(['aaa@example.com', 'existing@example.com']);
-    expect(JSON.parse((await cli(['list', '--supplier', GONE, '--json'])).stdout)).toEqual([]);
+    expect(JSON.parse(goneRun.stdout)).toEqual([]);
 
-    const text = await cli(['list']);
     expect(text.code).toBe(0);
     const lines = text.stdout.trimEnd().split('\n');
     expect(lines[0]).toMatch(/^SUPPLIER\s+COMPANY\s+EMAIL\s+ACCOUNT\s+SINCE$/);
@@ -151,7 +160,7 @@ describe('keys member', () => {
       [BETA, 'Beta Distributie SRL', 'aaa@example.com'],
       [BETA, 'Beta Distributie SRL', 'existing@example.com'],
     ]);
-    expect((await cli(['list', '--supplier', GONE])).stdout).toBe('The supplier sup_inactive has no members.\n');
+    expect(goneText.stdout).toBe('The supplier sup_inactive has no members.\n');
   });
 
   it('remove ends the membership; then the account can join another supplier', async () => {
@@ -178,16 +187,15 @@ describe('keys member', () => {
 
   it('remove of an account that is no member changes nothing and says so (exit 0)', async () => {
     const before = await members();
-    const json = await cli(['remove', '--owner', 'new.member@example.com', '--json']);
+    const [json, text] = await Promise.all([cli(['remove', '--owner', 'new.member@example.com', '--json']), cli(['remove', '--owner', 'new.member@example.com'])]);
     expect(json.code).toBe(0);
     expect(JSON.parse(json.stdout)).toEqual({ email: 'new.member@example.com', accountId: await accountId('new.member@example.com'), removed: null });
-    const text = await cli(['remove', '--owner', 'new.member@example.com']);
     expect(text.code).toBe(0);
     expect(text.stdout).toBe('new.member@example.com acts for no supplier; nothing changed.\n');
     expect(await members()).toEqual(before);
   });
 
-  it('remove of an e-mail no account has is refused (exit 1), so a typo does not pass for success', async () => {
+  it.concurrent('remove of an e-mail no account has is refused (exit 1), so a typo does not pass for success', async ({ expect }) => {
     const run = await cli(['remove', '--owner', 'typo@example.com']);
     expect(run.code).toBe(1);
     expect(run.stdout).toBe('');

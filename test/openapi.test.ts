@@ -8,7 +8,7 @@ import { orderStatuses } from '../src/domain/orders/orders.service.js';
 import { productSorts } from '../src/domain/products/products.service.js';
 import { supplierSorts } from '../src/domain/suppliers/suppliers.service.js';
 import { buildOpenApiDocument, type OpenApiDocument } from '../src/openapi/document.js';
-import { createDocsHandler, DOCS_CSP, openApiJson } from '../src/openapi/serve.js';
+import { DOCS_CSP, openApiJson } from '../src/openapi/serve.js';
 import { deriveRoute } from '../src/rest/derive.js';
 import { restRoutes } from '../src/rest/routes.js';
 import { schema } from '../src/domain/schema.js';
@@ -18,7 +18,8 @@ import { makeOrderFixture, type OrderFixture } from './helpers/orders.js';
 
 // openapi.json is generated (npm run openapi:print) from the routes, their zod schemas and their
 // GraphQL operations. Here: it is not stale, it is valid OpenAPI 3.1, it says what the
-// validators accept, and what the running app answers fits the schemas it documents.
+// validators accept, and what the running app answers fits the schemas it documents. The docs
+// handler alone, without the app: test/unit/openapi-docs.test.ts.
 
 const doc: OpenApiDocument = JSON.parse(openApiJson());
 
@@ -227,14 +228,19 @@ describe('openapi.json', () => {
   });
 });
 
+// One app for the describes that call it: they read, and write only rows of their own keys.
+let app: TestApp;
+beforeAll(async () => {
+  app = await startTestApp();
+});
+afterAll(() => app?.close());
+
 describe('the running app answers as documented', () => {
-  let app: TestApp;
   let adminKey: string;
   let adminAccountId: string;
   let catalogueKey: string;
 
   beforeAll(async () => {
-    app = await startTestApp();
     const admin = await createTestKey(app.url, { scopes: ['admin:all'] });
     adminKey = admin.key;
     adminAccountId = admin.accountId;
@@ -242,7 +248,6 @@ describe('the running app answers as documented', () => {
     await app.sql.query(`INSERT INTO "SupplierMember" ("accountId", "supplierId") SELECT $1, id FROM "Supplier" WHERE "isActive" ORDER BY id LIMIT 1`, [admin.accountId]);
     catalogueKey = (await createTestKey(app.url, { scopes: ['read:products'] })).key;
   });
-  afterAll(() => app?.close());
 
   let fixture: Promise<OrderFixture> | undefined;
   /** The order fixture, made once per database. */
@@ -388,12 +393,6 @@ describe('the running app answers as documented', () => {
 });
 
 describe('the documentation through the app', () => {
-  let app: TestApp;
-  beforeAll(async () => {
-    app = await startTestApp();
-  });
-  afterAll(() => app?.close());
-
   it('serves /api/openapi.json and /api/docs, unmetered', async () => {
     const json = await app.get('/api/openapi.json');
     expect(json.status).toBe(200);
@@ -412,59 +411,5 @@ describe('the documentation through the app', () => {
     expect((await bundle.arrayBuffer()).byteLength).toBeGreaterThan(100_000);
     // Not a documentation path: the REST adapter's 404.
     expect((await app.get('/api/docs/nothing-here')).body).toMatchObject({ success: false, error: { code: 'NOT_FOUND' } });
-  });
-});
-
-describe('the docs handler', () => {
-  const handler = createDocsHandler();
-  const call = (path: string, init?: RequestInit) => {
-    const url = new URL(path, 'http://127.0.0.1');
-    return handler(new Request(url, init), url);
-  };
-
-  it('serves the document, the page and its assets from this server only', async () => {
-    const json = await call('/api/openapi.json');
-    expect(json?.status).toBe(200);
-    expect(json?.headers.get('content-type')).toMatch(/^application\/json/);
-    expect(await json?.text()).toBe(openApiJson());
-
-    const page = await call('/api/docs');
-    expect(page?.status).toBe(200);
-    expect(page?.headers.get('content-type')).toMatch(/^text\/html/);
-    expect(page?.headers.get('content-security-policy')).toBe(DOCS_CSP);
-    expect(DOCS_CSP).toContain("script-src 'self'");
-    expect(DOCS_CSP).not.toMatch(/https?:|\*/);
-    const html = (await page?.text()) ?? '';
-    // Every script, style sheet and icon the page loads is ours, and each is served.
-    const urls = [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1] ?? '');
-    expect(urls.length).toBeGreaterThanOrEqual(4);
-    for (const u of urls) {
-      expect(u).toMatch(/^\/api\//);
-      const asset = await call(u);
-      expect(asset?.status, u).toBe(200);
-      expect((await asset?.arrayBuffer())?.byteLength, u).toBeGreaterThan(0);
-    }
-    expect(html).not.toMatch(/<script>(?!<)/);
-    // Without JavaScript, the endpoints are still listed.
-    expect(html).toContain('GET /api/products/{slug}');
-    expect((await call('/api/docs/'))?.status).toBe(200);
-  });
-
-  it('answers HEAD without a body, revalidation with 304, other methods with 405, other paths with null', async () => {
-    const head = await call('/api/openapi.json', { method: 'HEAD' });
-    expect(head?.status).toBe(200);
-    expect(await head?.text()).toBe('');
-    expect(Number(head?.headers.get('content-length'))).toBe(Buffer.byteLength(openApiJson()));
-    const etag = head?.headers.get('etag') ?? '';
-    expect((await call('/api/openapi.json', { headers: { 'if-none-match': etag } }))?.status).toBe(304);
-
-    const post = await call('/api/docs', { method: 'POST' });
-    expect(post?.status).toBe(405);
-    expect(post?.headers.get('allow')).toBe('GET, HEAD');
-    expect(await post?.json()).toMatchObject({ success: false, error: { code: 'METHOD_NOT_ALLOWED' } });
-
-    expect(await call('/api/products')).toBeNull();
-    expect(await call('/api/docs/../package.json')).toBeNull();
-    expect(await call('/api/docs/swagger-initializer.js')).toBeNull();
   });
 });

@@ -1,16 +1,15 @@
-import { getNamedType, isInterfaceType, isObjectType } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApiContext } from '../src/context/context.js';
 import { createPrisma, type PrismaClient } from '../src/db/prisma.js';
-import { allocate, round2 } from '../src/rules/money.js';
 import { buyerOf, createOrder, orderById, orderNumbers } from '../src/domain/orders/orders.service.js';
-import { priceOrder } from '../src/domain/orders/pricing.js';
-import { schema } from '../src/domain/schema.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { createTestKey } from './helpers/keys.js';
 import { byTable, tablesOf } from './helpers/statements.js';
 import { FREE_SHIPPING_FROM, makeOrderFixture, SHIPPING_FEE, WORKED_EXAMPLE_TOTALS, workedExample, type OrderFixture } from './helpers/orders.js';
 import { testContexts } from './helpers/context.js';
+
+// Orders over REST and GraphQL on a real database. Their pricing and the schema's fields that reach
+// them, which need neither: test/unit/order-pricing.test.ts, money.test.ts and field-rules.test.ts.
 
 let app: TestApp;
 let f: OrderFixture;
@@ -100,58 +99,6 @@ const ORDER_KEYS = [
 
 const NOT_FOUND_BODY = { success: false, error: { code: 'NOT_FOUND', message: 'Order not found' } };
 
-describe('money', () => {
-  it('rounds half away from zero, exactly', () => {
-    expect(round2('2.345').toFixed(2)).toBe('2.35');
-    expect(round2('-2.345').toFixed(2)).toBe('-2.35');
-    expect(round2('2.3449999').toFixed(2)).toBe('2.34');
-    // 1.005 is 1.00499999999999989… as a binary float: decimal money must not care.
-    expect(round2('1.005').toFixed(2)).toBe('1.01');
-  });
-
-  it('allocates a discount to the cent, the leftover cents to the largest lines', () => {
-    expect(allocate('0.05', ['1', '1', '1']).map((m) => m.toFixed(2))).toEqual(['0.02', '0.02', '0.01']);
-    expect(allocate('10.97', ['59.97', '37.25', '12.50']).map((m) => m.toFixed(2))).toEqual(['6.00', '3.73', '1.24']);
-    expect(allocate('0.01', ['1', '5', '5']).map((m) => m.toFixed(2))).toEqual(['0.00', '0.01', '0.00']);
-    expect(allocate('0', ['0', '0']).map((m) => m.toFixed(2))).toEqual(['0.00', '0.00']);
-  });
-
-  it('prices the worked example of docs/api.md', () => {
-    const priced = priceOrder(
-      [
-        { price: '19.99', quantity: 3, vatRate: '0.21' },
-        { price: '7.45', quantity: 5, vatRate: '0.11' },
-        { price: '12.50', quantity: 1, vatRate: '0' },
-      ],
-      { type: 'PERCENTAGE', value: '10' },
-      { fee: '24.90', freeThreshold: '500' },
-    );
-    expect(priced.lines.map((l) => [l.total.toFixed(2), l.discount.toFixed(2), l.tax.toFixed(2)])).toEqual([
-      ['59.97', '6.00', '11.33'],
-      ['37.25', '3.73', '3.69'],
-      ['12.50', '1.24', '0.00'],
-    ]);
-    expect({
-      subtotal: priced.subtotal.toNumber(),
-      discount: priced.discount.toNumber(),
-      shippingCost: priced.shippingCost.toNumber(),
-      tax: priced.tax.toNumber(),
-      total: priced.total.toNumber(),
-    }).toEqual(WORKED_EXAMPLE_TOTALS);
-  });
-
-  it('caps a fixed discount at the subtotal and waives shipping from the threshold after discount', () => {
-    const lines = [{ price: '250.00', quantity: 2, vatRate: '0.21' }];
-    const shipping = { fee: '24.90', freeThreshold: '500.00' };
-    expect(priceOrder(lines, null, shipping).shippingCost.toFixed(2)).toBe('0.00');
-    const fixed = priceOrder(lines, { type: 'FIXED', value: '0.01' }, shipping);
-    expect(fixed.shippingCost.toFixed(2)).toBe('24.90');
-    expect(fixed.tax.toFixed(2)).toBe('105.00'); // (500 − 0.01) × 0.21 = 104.9979
-    const all = priceOrder(lines, { type: 'FIXED', value: '9000' }, shipping);
-    expect([all.discount.toFixed(2), all.tax.toFixed(2), all.total.toFixed(2)]).toEqual(['500.00', '0.00', '24.90']);
-  });
-});
-
 describe('orders service (a hand-made caller)', () => {
   // The app's own factory, as the API face asks it: a key of `accountId` with `scopes`.
   let made: ReturnType<typeof testContexts> | undefined;
@@ -163,7 +110,7 @@ describe('orders service (a hand-made caller)', () => {
     return contexts.forApi({ actor, anonymous: () => actor, idempotencyKey });
   };
 
-  // Scopes are the fields' to check (test/field-rules.test.ts and the HTTP tests below): the
+  // Scopes are the fields' to check (test/unit/field-rules.test.ts and the HTTP tests below): the
   // service trusts its caller, and refuses only to run without a key at all, as a programming error.
   it('creates, and finds only for its own account', async () => {
     const order = await createOrder(ctxFor(buyer.accountId, ['write:orders']), workedExample(f), {});
@@ -645,36 +592,6 @@ describe('GET /api/orders and /api/orders/{id}', () => {
     const rest = await getAs(`/api/orders/${mine[1]}`, listerKey);
     const full = await gql(`query($id: ID!) { order(id: $id) { ...O } } ${ORDER_GQL}`, { id: mine[1] }, listerKey);
     expect(full.body.data.order).toEqual(rest.body.data);
-  });
-
-  it('offers no GraphQL path to orders other than the caller-scoped and supplier-scoped fields', () => {
-    const paths: string[] = [];
-    for (const type of Object.values(schema.getTypeMap())) {
-      if (type.name.startsWith('__') || !(isObjectType(type) || isInterfaceType(type))) continue;
-      for (const field of Object.values(type.getFields())) {
-        const target = getNamedType(field.type).name;
-        if (['Order', 'OrderItem', 'OrderList', 'Buyer', 'ShippingAddress'].includes(target)) paths.push(`${type.name}.${field.name}`);
-      }
-    }
-    expect(paths.sort()).toEqual([
-      'Mutation.cancelOrder',
-      'Mutation.createOrder',
-      'Mutation.updateOrderStatus',
-      'Order.buyer',
-      'Order.items',
-      'Order.shippingAddress',
-      // The caller's own orders, or its supplier's, as a subscription event (test/subscriptions.test.ts).
-      'OrderEvent.order',
-      'OrderList.items',
-      'Query.order',
-      'Query.orders',
-      'Query.supplierOrder',
-      'Query.supplierOrders',
-      // The connections beside orders and supplierOrders, under the same rules (test/relay.test.ts).
-      // (node(id:)/nodes(ids:) answer the Node interface: an order through them is order(id:)'s rule.)
-      'QueryOrdersConnectionEdge.node',
-      'QuerySupplierOrdersConnectionEdge.node',
-    ]);
   });
 
   it('loads a page of orders with items, products, buyer and supplier in a constant number of statements', async () => {

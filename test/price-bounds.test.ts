@@ -111,6 +111,7 @@ describe('price bounds', () => {
     expect(viaGraphql.body.data.products.meta.total).toBe(rows[0].n);
     // Saved out of the requests' way, within a second (FLUSH_MS); one total, never a second.
     await expect.poll(kept, { timeout: 5_000 }).toBe(before + 1);
+    // That no second total is saved is the subject: the next flush would come within this.
     await new Promise((r) => setTimeout(r, 1_500));
     expect(await kept()).toBe(before + 1);
   });

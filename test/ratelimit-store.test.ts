@@ -182,6 +182,7 @@ for (const backend of backends) {
       const store = await backend.make();
       const bucket = bucketName('refill');
       expect(await store.take(bucket, 100, 100, 1000)).toMatchObject({ allowed: true, remaining: 0 });
+      // Waited on the real clock, the one both backends read here: the refill over time is the subject.
       await sleep(60);
       const later = await store.take(bucket, 0, 100, 1000);
       expect(later.remaining).toBeGreaterThanOrEqual(50);

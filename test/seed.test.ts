@@ -1,14 +1,13 @@
 import { execFile } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseSeedArgs, UsageError } from '../src/cli/seed-command.js';
 import { COUNTY_OF_CITY } from '../src/seed/data/geo.js';
-import { SEED_BASE_DATE, SeedConflictError, buildDemoCatalog, buildDemoProduct, demoProductId, seedDatabase, type SeedSummary } from '../src/seed/seed.js';
+import { SEED_BASE_DATE, SeedConflictError, demoProductId, seedDatabase, type SeedSummary } from '../src/seed/seed.js';
 import { isValidCui } from '../src/rules/cui.js';
 import { productSearchText, searchKey, supplierSearchText } from '../src/domain/products/search.js';
 import { createTestDatabase, type TestDatabase } from './helpers/db.js';
+import { entryArgs } from './helpers/entry.js';
 import { unusedPort } from './helpers/processes.js';
 
 // Primary key of every table, to hash each table's rows in a stable order.
@@ -141,16 +140,6 @@ describe('seedDatabase: determinism and top-up', () => {
     await expect(seedDatabase(a.url, { seed: 1.5, products: 1 })).rejects.toBeInstanceOf(RangeError);
     await expect(seedDatabase(a.url, { seed: 42, products: -1 })).rejects.toBeInstanceOf(RangeError);
     await expect(seedDatabase(a.url, { seed: 42, products: Number.NaN })).rejects.toBeInstanceOf(RangeError);
-  });
-});
-
-describe('buildDemoProduct', () => {
-  it('is a pure function of seed and index', () => {
-    const catalog = buildDemoCatalog(42);
-    const alone = buildDemoProduct(buildDemoCatalog(42), 1234);
-    for (let i = 0; i < 50; i++) buildDemoProduct(catalog, i);
-    expect(buildDemoProduct(catalog, 1234)).toEqual(alone);
-    expect(buildDemoProduct(buildDemoCatalog(43), 1234).product.id).not.toBe(alone.product.id);
   });
 });
 
@@ -426,9 +415,10 @@ describe('seeded catalogue (seed 42, 1200 products)', () => {
 });
 
 describe('npm run seed', () => {
-  const cli = fileURLToPath(new URL('../src/cli/seed-command.ts', import.meta.url));
+  // Its arguments, read without a process: test/unit/seed.test.ts. Each run is a process of its
+  // own and the tests share nothing: they run at once.
   const run = (args: string[], env: Record<string, string> = {}) =>
-    promisify(execFile)(process.execPath, ['--import', 'tsx', cli, ...args], {
+    promisify(execFile)(process.execPath, [...entryArgs('cli/seed-command.ts'), ...args], {
       env: { ...process.env, ...env, SEED: '', SEED_PRODUCTS: '' },
       timeout: 60_000,
     }).then(
@@ -436,27 +426,14 @@ describe('npm run seed', () => {
       (error: { code?: number; stdout?: string; stderr?: string }) => ({ code: error.code ?? -1, stdout: error.stdout ?? '', stderr: error.stderr ?? '' }),
     );
 
-  it('parses --products and --seed', () => {
-    expect(parseSeedArgs([])).toEqual({ help: false, products: undefined, seed: undefined });
-    expect(parseSeedArgs(['--products', '50000', '--seed=7'])).toEqual({ help: false, products: 50_000, seed: 7 });
-    expect(parseSeedArgs(['--products', '0'])).toMatchObject({ products: 0 });
-    expect(parseSeedArgs(['-h']).help).toBe(true);
-  });
-
-  it('rejects bad arguments', () => {
-    for (const args of [['--products', '-5'], ['--products=-5'], ['--products', '1.5'], ['--products', '1e3'], ['--products', ''], ['--seed', 'abc'], ['--seed', '99999999999999999999'], ['--bogus'], ['extra'], ['--products']]) {
-      expect(() => parseSeedArgs(args), args.join(' ')).toThrow(UsageError);
-    }
-  });
-
-  it('exits 1 with a message on a bad argument', async () => {
+  it.concurrent('exits 1 with a message on a bad argument', async ({ expect }) => {
     const result = await run(['--products', 'many']);
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('--products must be a non-negative integer');
     expect(result.stderr).toContain('Usage:');
   });
 
-  it('exits 1 with one line naming DATABASE_URL (password hidden) when its server cannot be reached', async () => {
+  it.concurrent('exits 1 with one line naming DATABASE_URL (password hidden) when its server cannot be reached', async ({ expect }) => {
     const port = await unusedPort();
     const result = await run(['--products', '40'], { DATABASE_URL: `postgresql://ops:s3cret-pass@127.0.0.1:${port}/shop` });
     expect(result.code).toBe(1);
@@ -464,7 +441,7 @@ describe('npm run seed', () => {
     expect(result.stdout).toBe('');
   });
 
-  it('migrates and seeds the configured database, then tops it up', async () => {
+  it.concurrent('migrates and seeds the configured database, then tops it up', async ({ expect }) => {
     const db = await createTestDatabase('empty');
     databases.push(db);
     const first = await run(['--products', '40', '--seed', '42'], { DATABASE_URL: db.url });

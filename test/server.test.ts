@@ -158,6 +158,10 @@ describe('npm start', () => {
 });
 
 describe('a DATABASE_URL the service cannot use', () => {
+  // Each start fails on its own, sharing nothing: they run at once (two cores at work, not one).
+  const failed: Service[] = [];
+  afterAll(() => failed.forEach(killGroup));
+
   /** What the service printed, without npm's banner: `> marketplace-api-gateway@… start` and the command. */
   const printed = (service: Service) =>
     service
@@ -166,12 +170,13 @@ describe('a DATABASE_URL the service cannot use', () => {
       .filter((line) => line.trim() !== '' && !line.startsWith('> '));
 
   async function failedStart(databaseUrl: string): Promise<{ code: number | null; lines: string[]; output: string }> {
-    running = npmStart({ NODE_ENV: 'production', DATABASE_URL: databaseUrl, DATA_DIR: path.join(newDataDir(), 'data') });
-    const { code } = await running.exited;
-    return { code, lines: printed(running), output: running.output() };
+    const service = npmStart({ NODE_ENV: 'production', DATABASE_URL: databaseUrl, DATA_DIR: path.join(newDataDir(), 'data') });
+    failed.push(service);
+    const { code } = await service.exited;
+    return { code, lines: printed(service), output: service.output() };
   }
 
-  it('an unreachable server is one line naming DATABASE_URL and the cause, without the password', async () => {
+  it.concurrent('an unreachable server is one line naming DATABASE_URL and the cause, without the password', async ({ expect }) => {
     const port = await unusedPort();
     const { code, lines, output } = await failedStart(`postgresql://shop:s3cret-pass@127.0.0.1:${port}/shop`);
     expect(code).toBe(1);
@@ -180,7 +185,7 @@ describe('a DATABASE_URL the service cannot use', () => {
     expect(output).not.toContain('s3cret-pass');
   }, 60_000);
 
-  it('a refused password is one line with PostgreSQL’s reason, and neither password', async () => {
+  it.concurrent('a refused password is one line with PostgreSQL’s reason, and neither password', async ({ expect }) => {
     const admin = new URL(inject('pgAdminUrl'));
     const realPassword = decodeURIComponent(admin.password);
     admin.password = 'not-the-password';
@@ -193,7 +198,7 @@ describe('a DATABASE_URL the service cannot use', () => {
     expect(output).not.toContain(realPassword);
   }, 60_000);
 
-  it('a URL of another database (mysql://) is refused as configuration, before any connection', async () => {
+  it.concurrent('a URL of another database (mysql://) is refused as configuration, before any connection', async ({ expect }) => {
     const { code, lines, output } = await failedStart('mysql://shop:s3cret-pass@127.0.0.1:3306/shop');
     expect(code).toBe(1);
     expect(lines).toEqual([

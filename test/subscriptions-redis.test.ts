@@ -92,6 +92,7 @@ describe.skipIf(!HAS_REDIS_SERVER || !HAS_PGBOUNCER)('subscriptions shared throu
     await mine.until('B’s buyer hears the cancellation', (s) => heardOf(s, order.id).length > 1, 1000);
     expect(heardOf(mine, order.id)[1]!.data.data.orderEvents.type).toBe('CANCELLED');
 
+    // That the other account hears nothing is the subject: no event tells it; waited out.
     await sleep(300);
     expect(theirs.nexts()).toEqual([]);
     expect(theirs.ended).toBe(false);

@@ -80,7 +80,7 @@ describe('orderEvents', () => {
     await mine.until('the buyer hears the cancellation', (s) => s.nexts().some((d) => d.data?.orderEvents?.type === 'CANCELLED'), 1000);
     expect(mine.nexts().at(-1)).toEqual({ data: { orderEvents: { type: 'CANCELLED', order: { id: orderId, status: 'CANCELLED', supplier: { id: f.supplierId } } } } });
 
-    // Another account heard nothing of either.
+    // Another account heard nothing of either (no event tells that: waited out).
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(theirs.nexts()).toEqual([]);
     expect(theirs.ended).toBe(false);
@@ -123,6 +123,7 @@ describe('orderEvents', () => {
     await a.sql.query(`DELETE FROM "SupplierMember" WHERE "accountId" = $1`, [clerk.accountId]);
     const created = await gql(a, `mutation($input: CreateOrderInput!) { createOrder(input: $input) { id } }`, { input: workedExample(f) }, buyer);
     await buyerStream.until('the buyer hears the order', (s) => s.nexts().some((d) => d.data?.orderEvents?.order?.id === created.data.createOrder.id), 1000);
+    // The removed member hears nothing of it (no event tells that: waited out).
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(clerkStream.nexts()).toEqual([]);
     clerkStream.close();

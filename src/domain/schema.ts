@@ -17,5 +17,5 @@ builder.subscriptionType({});
 
 export const schema = builder.toSchema();
 
-/** The printed SDL checked in as schema.graphql (test/schema.test.ts fails when it is stale). */
+/** The printed SDL checked in as schema.graphql (test/unit/schema.test.ts fails when it is stale). */
 export const printedSchema = () => `${printSchema(lexicographicSortSchema(schema))}\n`;

@@ -1,11 +1,10 @@
 import { execFile } from 'node:child_process';
-import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { entryArgs } from './entry.js';
 
 // `npm run keys -- …` as a real process: what an operator types, what a script parses.
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
-const tsx = path.join(root, 'node_modules/.bin/tsx');
 
 export interface CliRun {
   code: number;
@@ -17,8 +16,8 @@ export interface CliRun {
 export function runKeysCli(args: string[], env: Record<string, string>): Promise<CliRun> {
   return new Promise((resolve) => {
     execFile(
-      tsx,
-      ['src/cli/keys-command.ts', ...args],
+      process.execPath,
+      [...entryArgs('cli/keys-command.ts'), ...args],
       // LOG_LEVEL=info: the CLI's own progress lines are on, and must still stay off stdout.
       { cwd: root, env: { ...process.env, LOG_LEVEL: 'info', ...env }, timeout: 120_000 },
       (error, stdout, stderr) => resolve({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, stdout, stderr }),

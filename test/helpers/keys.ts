@@ -1,6 +1,27 @@
+import { afterAll } from 'vitest';
 import { createApiKey } from '../../src/accounts/api-keys.js';
-import { createPrisma } from '../../src/db/prisma.js';
+import { createPrisma, type PrismaClient } from '../../src/db/prisma.js';
 import { asOperator } from './context.js';
+
+/**
+ * One client per database for the test file: a client's making and first connection cost about
+ * 0.1 s of CPU, and a file makes dozens of keys. Its idle connection closes by itself (the pool's
+ * idle timeout) or goes when the database is dropped; the client goes with the file.
+ */
+const clients = new Map<string, PrismaClient>();
+afterAll(async () => {
+  const closing = [...clients.values()].map((client) => client.$disconnect());
+  clients.clear();
+  await Promise.all(closing);
+});
+
+function clientFor(url: string): PrismaClient {
+  let client = clients.get(url);
+  // Test setup, not the subject: on a loaded machine opening a connection can take over the
+  // service's 1 s connect timeout.
+  if (!client) clients.set(url, (client = createPrisma({ url, poolMax: 1, timeouts: { connectMs: 10_000 } })));
+  return client;
+}
 
 export interface TestKeyOptions {
   /** E-mail of the owning account (created if missing); default buyer@example.com. */
@@ -25,20 +46,13 @@ const PLAN = { basic: 'BASIC', pro: 'PRO', enterprise: 'ENTERPRISE' } as const;
 
 /** A real key, made by the same code path as `npm run keys -- create`, in the database at `url`. */
 export async function createTestKey(url: string, opts: TestKeyOptions): Promise<TestKey> {
-  // Test setup, not the subject: on a loaded machine opening a connection can take over the
-  // service's 1 s connect timeout.
-  const prisma = createPrisma({ url, poolMax: 1, timeouts: { connectMs: 10_000 } });
-  try {
-    const { key, record } = await createApiKey(asOperator(prisma), {
-      owner: opts.owner ?? 'buyer@example.com',
-      plan: PLAN[opts.plan ?? 'pro'],
-      scopes: opts.scopes,
-      rateLimit: opts.limit,
-      rateWindowSeconds: opts.windowSeconds,
-      expiresAt: opts.expiresAt,
-    });
-    return { id: record.id, key, accountId: record.accountId, prefix: record.prefix };
-  } finally {
-    await prisma.$disconnect();
-  }
+  const { key, record } = await createApiKey(asOperator(clientFor(url)), {
+    owner: opts.owner ?? 'buyer@example.com',
+    plan: PLAN[opts.plan ?? 'pro'],
+    scopes: opts.scopes,
+    rateLimit: opts.limit,
+    rateWindowSeconds: opts.windowSeconds,
+    expiresAt: opts.expiresAt,
+  });
+  return { id: record.id, key, accountId: record.accountId, prefix: record.prefix };
 }

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createCursorSeal, cursorSealSource } from '../../src/graphql/cursors.js';
 import { checkListArguments, readListArguments } from '../../src/graphql/field-rules.js';
 import type { PrismaClient } from '../../src/db/prisma.js';
+import { ConfigError, loadConfig } from '../../src/config/config.js';
 import { AppError } from '../../src/shared/errors.js';
 
 // Cursor sealing (src/graphql/cursors.ts) and the list arguments that carry cursors
@@ -187,5 +188,66 @@ describe('list arguments', () => {
     expect(thrown({ first: 1, after: 'nope' }).code).toBe('VALIDATION_ERROR');
     expect(thrown({ first: 0 }).message).toBe('Invalid request parameters');
     expect(checkListArguments({ first: 3, after: issued }, seal)).toEqual({ first: 3, after: rawOf('p1') });
+  });
+});
+
+/** Two secrets as CURSOR_SECRETS takes them (32–1024 characters each). */
+const SECRET_A = 'a-cursor-secret-of-32-characters-at-least-A';
+const SECRET_B = 'a-cursor-secret-of-32-characters-at-least-B';
+/** The shape of a signed cursor: the raw cursor's bytes and a 128-bit tag, both base64url. */
+const SEALED = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{22}$/;
+
+describe('the seal, and CURSOR_SECRETS', () => {
+  const raw = rawOf('ckproduct0000000000000001');
+
+  it('signs a raw cursor into a short URL-safe one, and opens it back', () => {
+    const seal = createCursorSeal([SECRET_A]);
+    const sealed = seal.sign(raw);
+    expect(sealed).toMatch(SEALED);
+    expect(sealed.length).toBeLessThanOrEqual(raw.length + 23);
+    expect(seal.open(sealed)).toBe(raw);
+    // The same cursor always signs the same: every instance with the secret hands out the same cursors.
+    expect(seal.sign(raw)).toBe(sealed);
+  });
+
+  it('opens only what one of its secrets signed: the first signs, all verify', () => {
+    const a = createCursorSeal([SECRET_A]);
+    const rotated = createCursorSeal([SECRET_B, SECRET_A]);
+    expect(rotated.open(a.sign(raw))).toBe(raw);
+    const signedByRotated = rotated.sign(raw);
+    expect(createCursorSeal([SECRET_B]).open(signedByRotated)).toBe(raw);
+    expect(a.open(signedByRotated)).toBeUndefined();
+  });
+
+  it('refuses a cursor spelt another way than it was signed', () => {
+    const seal = createCursorSeal([SECRET_A]);
+    const sealed = seal.sign(raw);
+    const [body, tag] = sealed.split('.') as [string, string];
+    // The last character of base64url carries bits no byte uses: changing them decodes to the same bytes.
+    const lastOf = (text: string) => text.at(-1)!;
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+    const sameBytes = (text: string) =>
+      [...alphabet].map((ch) => text.slice(0, -1) + ch).find((v) => v !== text && Buffer.from(v, 'base64url').equals(Buffer.from(text, 'base64url')));
+    const tagTwin = sameBytes(tag);
+    expect(tagTwin, `a tag ending in ${lastOf(tag)} has a twin`).toBeDefined();
+    expect(seal.open(`${body}.${tagTwin}`)).toBeUndefined();
+    const bodyTwin = sameBytes(body);
+    if (bodyTwin) expect(seal.open(`${bodyTwin}.${tag}`)).toBeUndefined();
+  });
+
+  it('CURSOR_SECRETS: comma-separated, each of 32–1024 characters, never echoed when refused', () => {
+    expect(loadConfig({ CURSOR_SECRETS: `${SECRET_B}, ${SECRET_A}` }).CURSOR_SECRETS).toEqual([SECRET_B, SECRET_A]);
+    expect(loadConfig({}).CURSOR_SECRETS).toBeUndefined();
+    expect(loadConfig({ CURSOR_SECRETS: '' }).CURSOR_SECRETS).toBeUndefined();
+    for (const bad of ['too-short-a-secret', `${SECRET_A},`, `${SECRET_A},,${SECRET_B}`, 'x'.repeat(1025), Array(9).fill(SECRET_A).join(',')]) {
+      let refusal: unknown;
+      try {
+        loadConfig({ CURSOR_SECRETS: bad });
+      } catch (error) {
+        refusal = error;
+      }
+      expect(refusal, bad).toBeInstanceOf(ConfigError);
+      expect((refusal as Error).message).toBe('Invalid configuration: CURSOR_SECRETS: must be 1–8 comma-separated secrets of 32–1024 characters each');
+    }
   });
 });

@@ -60,6 +60,12 @@ describe('what counts', () => {
     expect(cost(`{ a: product(slug: "a") { id } b: product(slug: "b") { id } c: product(slug: "c") { id } }`)).toBe(3);
   });
 
+  it('merges repeated fields and fragments as the executor does, not multiplied', () => {
+    const once = `{ products(limit: 10) { items { supplier { id } } } }`;
+    const repeated = `{ products(limit: 10) { items { supplier { id } ...S ...S } items { ...S } } } fragment S on Product { supplier { id } }`;
+    expect(cost(repeated)).toBe(cost(once));
+  });
+
   it('counts a field selected under @skip or @include as if it were included (an upper bound)', () => {
     expect(cost(`{ product(slug: "x") { supplier @skip(if: true) { id } category @include(if: false) { id } } }`)).toBe(3);
   });

@@ -69,7 +69,19 @@ function expectAnswered(answer: Answer) {
 const yoga = yogaWith();
 
 describe('the limits a configuration sets', () => {
-  // The defaults themselves: test/graphql-limits.test.ts.
+  it('has the documented defaults', () => {
+    expect(graphqlLimitsFrom(loadConfig({}))).toEqual({
+      maxDepth: 10,
+      maxAliases: 15,
+      maxTokens: 2000,
+      maxCost: 10_000,
+      maxDirectives: 20,
+      batchLimit: 0,
+      introspection: true,
+      hideSuggestions: false,
+    });
+  });
+
   it('hides suggestions in production only, and keeps introspection on there unless turned off', () => {
     expect(graphqlLimitsFrom(loadConfig({}))).toMatchObject({ hideSuggestions: false, introspection: true });
     expect(graphqlLimitsFrom(loadConfig({ NODE_ENV: 'production' }))).toMatchObject({ hideSuggestions: true, introspection: true });

@@ -3,7 +3,7 @@ import { createHttpsDetector } from '../../src/shared/client-ip.js';
 
 // Whether a request reached the service over HTTPS (src/shared/client-ip.ts): the service speaks
 // plain HTTP, so only a trusted proxy that terminated TLS can say so, in X-Forwarded-Proto.
-// (The client address itself: test/client-ip.test.ts.)
+// (The client address itself: test/unit/client-ip.test.ts.)
 
 describe('HTTPS behind a proxy', () => {
   const behindLoopback = createHttpsDetector('loopback');

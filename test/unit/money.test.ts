@@ -55,6 +55,14 @@ describe('rounding', () => {
     // 21 significant digits, where a double keeps 17.
     expect(product.toFixed()).toBe('20999997899979000.0021');
   });
+
+  it('rounds half away from zero, exactly', () => {
+    expect(round2('2.345').toFixed(2)).toBe('2.35');
+    expect(round2('-2.345').toFixed(2)).toBe('-2.35');
+    expect(round2('2.3449999').toFixed(2)).toBe('2.34');
+    // 1.005 is 1.00499999999999989… as a binary float: decimal money must not care.
+    expect(round2('1.005').toFixed(2)).toBe('1.01');
+  });
 });
 
 describe('sums', () => {
@@ -104,6 +112,13 @@ describe('splitting an amount over lines', () => {
     expect(cents(allocate('5.00', ['0', '2', '0']))).toEqual(['0.00', '5.00', '0.00']);
     expect(cents(allocate('5.00', ['0', '0']))).toEqual(['0.00', '0.00']);
     expect(allocate('5.00', [])).toEqual([]);
+  });
+
+  it('allocates a discount to the cent, the leftover cents to the largest lines', () => {
+    expect(allocate('0.05', ['1', '1', '1']).map((m) => m.toFixed(2))).toEqual(['0.02', '0.02', '0.01']);
+    expect(allocate('10.97', ['59.97', '37.25', '12.50']).map((m) => m.toFixed(2))).toEqual(['6.00', '3.73', '1.24']);
+    expect(allocate('0.01', ['1', '5', '5']).map((m) => m.toFixed(2))).toEqual(['0.00', '0.01', '0.00']);
+    expect(allocate('0', ['0', '0']).map((m) => m.toFixed(2))).toEqual(['0.00', '0.00']);
   });
 });
 

@@ -5,6 +5,7 @@ import { money, round2, sum } from '../../src/rules/money.js';
 import { AppError } from '../../src/shared/errors.js';
 import { parseInput } from '../../src/shared/validation.js';
 import { VAT_RATES } from '../../src/rules/vat.js';
+import { WORKED_EXAMPLE_TOTALS } from '../helpers/orders.js';
 
 // An order's money (src/domain/orders/pricing.ts, docs/api.md "Order totals") and the VAT rates a
 // product may carry (src/rules/vat.ts): the totals always agree with their parts, to the cent.
@@ -127,5 +128,40 @@ describe('an order’s totals', () => {
   it('charge no VAT on shipping (docs/api.md, Order totals)', () => {
     const priced = priceOrder([{ price: '10.00', quantity: 1, vatRate: VAT_RATES.STANDARD }], null, SHIPPING);
     expect([fixed(priced.tax), fixed(priced.shippingCost), fixed(priced.total)]).toEqual(['2.10', '19.90', '32.00']);
+  });
+
+  it('prices the worked example of docs/api.md', () => {
+    const priced = priceOrder(
+      [
+        { price: '19.99', quantity: 3, vatRate: '0.21' },
+        { price: '7.45', quantity: 5, vatRate: '0.11' },
+        { price: '12.50', quantity: 1, vatRate: '0' },
+      ],
+      { type: 'PERCENTAGE', value: '10' },
+      { fee: '24.90', freeThreshold: '500' },
+    );
+    expect(priced.lines.map((l) => [l.total.toFixed(2), l.discount.toFixed(2), l.tax.toFixed(2)])).toEqual([
+      ['59.97', '6.00', '11.33'],
+      ['37.25', '3.73', '3.69'],
+      ['12.50', '1.24', '0.00'],
+    ]);
+    expect({
+      subtotal: priced.subtotal.toNumber(),
+      discount: priced.discount.toNumber(),
+      shippingCost: priced.shippingCost.toNumber(),
+      tax: priced.tax.toNumber(),
+      total: priced.total.toNumber(),
+    }).toEqual(WORKED_EXAMPLE_TOTALS);
+  });
+
+  it('caps a fixed discount at the subtotal and waives shipping from the threshold after discount', () => {
+    const lines = [{ price: '250.00', quantity: 2, vatRate: '0.21' }];
+    const shipping = { fee: '24.90', freeThreshold: '500.00' };
+    expect(priceOrder(lines, null, shipping).shippingCost.toFixed(2)).toBe('0.00');
+    const fixed = priceOrder(lines, { type: 'FIXED', value: '0.01' }, shipping);
+    expect(fixed.shippingCost.toFixed(2)).toBe('24.90');
+    expect(fixed.tax.toFixed(2)).toBe('105.00'); // (500 − 0.01) × 0.21 = 104.9979
+    const all = priceOrder(lines, { type: 'FIXED', value: '9000' }, shipping);
+    expect([all.discount.toFixed(2), all.tax.toFixed(2), all.total.toFixed(2)]).toEqual(['500.00', '0.00', '24.90']);
   });
 });

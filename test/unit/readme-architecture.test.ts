@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 // The README's architecture tree is the map a newcomer reads first: it must name every folder of
 // src/ and nothing that is not there.
 
-const root = path.resolve(import.meta.dirname, '..');
+const root = path.resolve(import.meta.dirname, '../..');
 const readme = fs.readFileSync(path.join(root, 'README.md'), 'utf8');
 const section = readme.slice(readme.indexOf('## Architecture'), readme.indexOf('### Database and migrations'));
 const tree = /```\n([\s\S]*?)```/.exec(section)?.[1] ?? '';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createClientIpResolver, normalizeIp, UNKNOWN_IP } from '../src/shared/client-ip.js';
+import { createClientIpResolver, normalizeIp, UNKNOWN_IP } from '../../src/shared/client-ip.js';
 
 describe('client IP without trusted proxies', () => {
   for (const config of [undefined, '', '   ']) {

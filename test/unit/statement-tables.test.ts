@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { byTable, classify, isCount, NO_TABLE, TABLES, tablesOf, without } from './helpers/statements.js';
+import { byTable, classify, isCount, NO_TABLE, TABLES, tablesOf, without } from '../helpers/statements.js';
 
 // The helper the statement-count tests rely on (test/helpers/statements.ts): statements told apart
 // by the tables they touch, whichever way the SQL is worded.

@@ -1,14 +1,14 @@
 import SchemaBuilder from '@pothos/core';
-import { graphql, type GraphQLSchema } from 'graphql';
+import { getNamedType, graphql, isInterfaceType, isObjectType, type GraphQLSchema } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import type { Caller } from '../src/context/actor.js';
-import type { ApiContext } from '../src/context/context.js';
-import { fieldRulesOf, fieldRulesPlugin, withInput } from '../src/graphql/field-rules.js';
-import { schema } from '../src/domain/schema.js';
-import { deriveRoute } from '../src/rest/derive.js';
-import { restRoutes, type RestRoute } from '../src/rest/routes.js';
-import { enumParam, intParam } from '../src/shared/validation.js';
+import type { Caller } from '../../src/context/actor.js';
+import type { ApiContext } from '../../src/context/context.js';
+import { fieldRulesOf, fieldRulesPlugin, withInput } from '../../src/graphql/field-rules.js';
+import { schema } from '../../src/domain/schema.js';
+import { deriveRoute } from '../../src/rest/derive.js';
+import { restRoutes, type RestRoute } from '../../src/rest/routes.js';
+import { enumParam, intParam } from '../../src/shared/validation.js';
 
 // Who may call a field and what its arguments must be are declared once, on the field, and the
 // field-rules plugin enforces them before the resolver runs; a REST route derives its scopes,
@@ -267,5 +267,37 @@ describe('the field-rules plugin, on a schema of its own', () => {
     expect(Object.keys(derived.querySchema.shape)).toEqual(['count', 'colour', 'page']);
     expect(derived.variables(derived.parseQuery({ colour: 'red' }), {})).toEqual({ count: 2, colour: 'RED', page: 1 });
     expect(() => derived.parseQuery({ shade: 'red' })).toThrow(expect.objectContaining({ details: { shade: 'is not a recognised parameter' } }));
+  });
+});
+
+describe('fields that reach orders', () => {
+  it('offers no GraphQL path to orders other than the caller-scoped and supplier-scoped fields', () => {
+    const paths: string[] = [];
+    for (const type of Object.values(schema.getTypeMap())) {
+      if (type.name.startsWith('__') || !(isObjectType(type) || isInterfaceType(type))) continue;
+      for (const field of Object.values(type.getFields())) {
+        const target = getNamedType(field.type).name;
+        if (['Order', 'OrderItem', 'OrderList', 'Buyer', 'ShippingAddress'].includes(target)) paths.push(`${type.name}.${field.name}`);
+      }
+    }
+    expect(paths.sort()).toEqual([
+      'Mutation.cancelOrder',
+      'Mutation.createOrder',
+      'Mutation.updateOrderStatus',
+      'Order.buyer',
+      'Order.items',
+      'Order.shippingAddress',
+      // The caller's own orders, or its supplier's, as a subscription event (test/subscriptions.test.ts).
+      'OrderEvent.order',
+      'OrderList.items',
+      'Query.order',
+      'Query.orders',
+      'Query.supplierOrder',
+      'Query.supplierOrders',
+      // The connections beside orders and supplierOrders, under the same rules (test/relay.test.ts).
+      // (node(id:)/nodes(ids:) answer the Node interface: an order through them is order(id:)'s rule.)
+      'QueryOrdersConnectionEdge.node',
+      'QuerySupplierOrdersConnectionEdge.node',
+    ]);
   });
 });

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 // docs/api.md opens with a table of contents: it must list every section, in order, with links
 // that land on it, and the links into it from the README must land too.
 
-const read = (file: string) => readFileSync(new URL(`../${file}`, import.meta.url), 'utf8');
+const read = (file: string) => readFileSync(new URL(`../../${file}`, import.meta.url), 'utf8');
 const api = read('docs/api.md');
 
 /** Lines outside fenced code blocks (a `## ` inside an example is no heading). */

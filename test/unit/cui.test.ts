@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { cuiCheckDigit, isValidCui, normalizeCui, withCuiCheckDigit } from '../src/rules/cui.js';
+import { cuiCheckDigit, isValidCui, normalizeCui, withCuiCheckDigit } from '../../src/rules/cui.js';
 
 describe('cuiCheckDigit', () => {
   it('computes the check digit of well-known CUIs', () => {

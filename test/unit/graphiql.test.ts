@@ -1,6 +1,6 @@
 import { gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { GRAPHIQL_ASSETS_PREFIX, renderLocalGraphiQL, serveGraphiQLAsset } from '../src/http/graphiql.js';
+import { GRAPHIQL_ASSETS_PREFIX, renderLocalGraphiQL, serveGraphiQLAsset } from '../../src/http/graphiql.js';
 
 // GraphiQL's page and assets from node_modules: the page names nothing off our origin, every
 // asset it names is served, compressed when asked, cached for good under a versioned path.
