@@ -3,7 +3,6 @@ import { hash as argon2Hash } from '@node-rs/argon2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiKey } from '../src/accounts/api-keys.js';
 import {
-  SIGN_IN_LIMITS,
   changePassword,
   createPasswordLink,
   registerAccount,
@@ -12,6 +11,7 @@ import {
 } from '../src/accounts/credentials.js';
 import { ARGON2_PARAMS, hashIsOutdated, hashPassword, passwordProblem, verifyNothing, verifyPassword } from '../src/accounts/passwords.js';
 import { createSession, readSession } from '../src/accounts/sessions.js';
+import { LIMITS } from '../src/config/limits.js';
 import { createPrisma, type PrismaClient } from '../src/db/prisma.js';
 import { MemoryRateLimitStore } from '../src/ratelimit/memory-store.js';
 import { AppError, asAppError } from '../src/shared/errors.js';
@@ -285,7 +285,7 @@ describe('signIn', () => {
 
   it('throttles attempts per account, counting every attempt, until the window ends', async () => {
     const { store, clock, at } = freshStore();
-    const { limit, windowMs } = SIGN_IN_LIMITS.perAccount;
+    const { max: limit, windowMs } = LIMITS.signIn.perAccount;
     // From a different IP each time: only the account's bucket can stop them.
     for (let i = 0; i < limit; i++) {
       await expect(signIn(asOperator(prisma), store, { email, password: `wrong guess ${i}`, ip: `198.51.100.${i}` }, at())).rejects.toMatchObject({ code: 'UNAUTHORIZED' });
@@ -304,7 +304,7 @@ describe('signIn', () => {
 
   it('throttles attempts per IP across accounts', async () => {
     const { store, at } = freshStore();
-    const { limit, windowMs } = SIGN_IN_LIMITS.perIp;
+    const { max: limit, windowMs } = LIMITS.signIn.perIp;
     const ip = '2001:db8::7';
     for (let i = 0; i < limit; i++) {
       await expect(signIn(asOperator(prisma), store, { email: uniqueEmail('spray'), password: GOOD, ip }, at())).rejects.toMatchObject({ code: 'UNAUTHORIZED' });

@@ -6,6 +6,7 @@
 // RATE_LIMIT_EXCEEDED) is shown above the form. None ever contains a password or a token.
 
 import { inTransaction, type RequestContext } from '../context/context.js';
+import { LIMITS } from '../config/limits.js';
 import crypto from 'node:crypto';
 import { z } from 'zod';
 import type { PrismaClient } from '../db/prisma.js';
@@ -22,37 +23,8 @@ import { hashToken, looksLikeToken, newToken } from '../shared/tokens.js';
 const NAME_MAX = 100;
 const COMPANY_MAX = 200;
 
-/**
- * Sign-in attempts allowed per window, counted whatever their outcome: per client IP (one
- * guesser, many accounts) and per account e-mail (many guessers, one account). A success counts
- * too, so a shared office IP gets some headroom over one person's typos.
- */
-export const SIGN_IN_LIMITS = Object.freeze({
-  perIp: { limit: 20, windowMs: 15 * 60_000 },
-  perAccount: { limit: 10, windowMs: 15 * 60_000 },
-});
-
-/**
- * The dashboard's throttled forms, each counted whatever its outcome.
- *
- * perIp: forms that make or unlock something (registration, setting or changing a password,
- * creating a key or a webhook endpoint), per client IP: as with sign-in, a script cannot make
- * accounts, keys or endpoints at will (an account holds 20 keys, so accounts at will would be
- * rate limits at will).
- *
- * savesPerAccount: forms that only edit what a signed-in account already has (its profile, its
- * addresses), per account: each save is a write, and each write makes every kept API answer
- * stale (the response cache's data revision), so one account saving in a loop (518 saves in
- * 15 s) slows every caller. Counted per account, not per address: the flood was one account's,
- * and an office behind one address keeps its perIp budget for keys. A person filling in forms
- * sends a few a minute at most; 60 in 15 minutes is four a minute throughout.
- */
-export const FORM_LIMITS = Object.freeze({
-  perIp: { limit: 30, windowMs: 15 * 60_000 },
-  savesPerAccount: { limit: 60, windowMs: 15 * 60_000 },
-});
-
-export type FormLimit = keyof typeof FORM_LIMITS;
+/** The dashboard's throttled forms (LIMITS.forms): which count a form goes to. */
+export type FormLimit = keyof typeof LIMITS.forms;
 
 /** Each limit's bucket in the store, and whose forms the refusal says it counted. */
 const FORM_BUCKETS: Record<FormLimit, { bucket: string; whose: string }> = {
@@ -61,13 +33,13 @@ const FORM_BUCKETS: Record<FormLimit, { bucket: string; whose: string }> = {
 };
 
 /**
- * Counts one form against FORM_LIMITS[`limit`] for `sender` (the client IP for perIp, the
+ * Counts one form against LIMITS.forms[`limit`] for `sender` (the client IP for perIp, the
  * account id for savesPerAccount); RATE_LIMIT_EXCEEDED (with the wait) past it.
  */
 export async function countFormSubmission(store: RateLimitStore, limit: FormLimit, sender: string, now: Date): Promise<void> {
-  const { limit: allowed, windowMs } = FORM_LIMITS[limit];
+  const { max, windowMs } = LIMITS.forms[limit];
   const { bucket, whose } = FORM_BUCKETS[limit];
-  const decision = await store.hit(`${bucket}${sender}`, allowed, windowMs);
+  const decision = await store.hit(`${bucket}${sender}`, max, windowMs);
   if (decision.allowed) return;
   const retryAfter = secondsUntil(decision.resetAt, now.getTime());
   throw rateLimited(`Too many forms sent from ${whose}; try again in ${retryAfter} s`, retryAfter);
@@ -184,14 +156,14 @@ export async function signIn(ctx: RequestContext, store: RateLimitStore, input: 
 }
 
 async function countSignInAttempt(store: RateLimitStore, email: string, ip: string, now: Date): Promise<void> {
-  const { perIp, perAccount } = SIGN_IN_LIMITS;
+  const { perIp, perAccount } = LIMITS.signIn;
   // Both buckets count every attempt, refused ones too. The address is hashed into the bucket
   // name: the store (possibly a shared Redis) needs no list of e-mail addresses, and an
   // absurdly long one makes no absurdly long key.
   const emailKey = crypto.createHash('sha256').update(email).digest('base64url');
   const decisions = await Promise.all([
-    store.hit(`signin:ip:${ip}`, perIp.limit, perIp.windowMs),
-    store.hit(`signin:account:${emailKey}`, perAccount.limit, perAccount.windowMs),
+    store.hit(`signin:ip:${ip}`, perIp.max, perIp.windowMs),
+    store.hit(`signin:account:${emailKey}`, perAccount.max, perAccount.windowMs),
   ]);
   const refused = decisions.filter((d) => !d.allowed);
   if (refused.length === 0) return;
