@@ -288,18 +288,18 @@ describe('signIn', () => {
     const { max: limit, windowMs } = LIMITS.signIn.perAccount;
     // From a different IP each time: only the account's bucket can stop them.
     for (let i = 0; i < limit; i++) {
-      await expect(signIn(asOperator(prisma), store, { email, password: `wrong guess ${i}`, ip: `198.51.100.${i}` }, at())).rejects.toMatchObject({ code: 'UNAUTHORIZED' });
+      await expect(signIn(asOperator(prisma, at()), store, { email, password: `wrong guess ${i}`, ip: `198.51.100.${i}` })).rejects.toMatchObject({ code: 'UNAUTHORIZED' });
     }
     clock.advance(60_000);
-    const limited = visible(await rejection(signIn(asOperator(prisma), store, { email: email.toUpperCase(), password: GOOD, ip: '203.0.113.1' }, at())));
+    const limited = visible(await rejection(signIn(asOperator(prisma, at()), store, { email: email.toUpperCase(), password: GOOD, ip: '203.0.113.1' })));
     const wait = windowMs / 1000 - 60;
     expect(limited).toMatchObject({ code: 'RATE_LIMIT_EXCEEDED', status: 429, retryAfter: wait, message: `Too many sign-in attempts; try again in ${wait} s` });
     expect(limited.extensions).toMatchObject({ retryAfter: wait });
     // Other accounts are not affected.
-    await expect(signIn(asOperator(prisma), store, { email: uniqueEmail('other'), password: GOOD, ip: '203.0.113.1' }, at())).rejects.toMatchObject({ code: 'UNAUTHORIZED' });
+    await expect(signIn(asOperator(prisma, at()), store, { email: uniqueEmail('other'), password: GOOD, ip: '203.0.113.1' })).rejects.toMatchObject({ code: 'UNAUTHORIZED' });
 
     clock.advance(windowMs - 60_000);
-    expect(await signIn(asOperator(prisma), store, { email, password: GOOD, ip: '203.0.113.1' }, at())).toEqual({ accountId });
+    expect(await signIn(asOperator(prisma, at()), store, { email, password: GOOD, ip: '203.0.113.1' })).toEqual({ accountId });
   });
 
   it('throttles attempts per IP across accounts', async () => {
@@ -307,12 +307,12 @@ describe('signIn', () => {
     const { max: limit, windowMs } = LIMITS.signIn.perIp;
     const ip = '2001:db8::7';
     for (let i = 0; i < limit; i++) {
-      await expect(signIn(asOperator(prisma), store, { email: uniqueEmail('spray'), password: GOOD, ip }, at())).rejects.toMatchObject({ code: 'UNAUTHORIZED' });
+      await expect(signIn(asOperator(prisma, at()), store, { email: uniqueEmail('spray'), password: GOOD, ip })).rejects.toMatchObject({ code: 'UNAUTHORIZED' });
     }
-    const limited = visible(await rejection(signIn(asOperator(prisma), store, { email, password: GOOD, ip }, at())));
+    const limited = visible(await rejection(signIn(asOperator(prisma, at()), store, { email, password: GOOD, ip })));
     expect(limited).toMatchObject({ code: 'RATE_LIMIT_EXCEEDED', retryAfter: windowMs / 1000, message: `Too many sign-in attempts; try again in ${windowMs / 1000} s` });
     // The same account from another IP still works.
-    expect(await signIn(asOperator(prisma), store, { email, password: GOOD, ip: '2001:db8::8' }, at())).toEqual({ accountId });
+    expect(await signIn(asOperator(prisma, at()), store, { email, password: GOOD, ip: '2001:db8::8' })).toEqual({ accountId });
   });
 
   it('upgrades a hash made with older parameters on a successful sign-in', async () => {

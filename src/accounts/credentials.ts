@@ -98,7 +98,7 @@ export async function registerAccount(ctx: RequestContext, input: RegisterInput)
   const passwordHash = await hashPassword(password);
   try {
     return await ctx.prisma.account.create({
-      data: { email, name, companyName, passwordHash, passwordChangedAt: new Date() },
+      data: { email, name, companyName, passwordHash, passwordChangedAt: ctx.now() },
       select: { id: true, email: true },
     });
   } catch (error) {
@@ -131,12 +131,12 @@ export interface SignInInput {
  * (unknown address, account without a password, wrong password), and each costs one argon2
  * verification, so neither message nor timing tells which addresses have accounts. Too many
  * attempts from one IP or for one address: RATE_LIMIT_EXCEEDED with retryAfter, before any
- * password is checked. `now` only computes the retry time (the store has its own clock).
+ * password is checked.
  */
-export async function signIn(ctx: RequestContext, store: RateLimitStore, input: SignInInput, now: Date = new Date()): Promise<{ accountId: string }> {
+export async function signIn(ctx: RequestContext, store: RateLimitStore, input: SignInInput): Promise<{ accountId: string }> {
   const email = String(input.email ?? '').trim().toLowerCase();
   const password = String(input.password ?? '');
-  await countSignInAttempt(store, email, input.ip, now);
+  await countSignInAttempt(ctx, store, email, input.ip);
 
   const account = normaliseEmail(email)
     ? await ctx.prisma.account.findUnique({ where: { email }, select: { id: true, passwordHash: true } })
@@ -155,7 +155,9 @@ export async function signIn(ctx: RequestContext, store: RateLimitStore, input: 
   return { accountId: account.id };
 }
 
-async function countSignInAttempt(store: RateLimitStore, email: string, ip: string, now: Date): Promise<void> {
+/** Counts an attempt in both sign-in limits; the context's clock only computes the retry time (the store counts by its own). */
+async function countSignInAttempt(ctx: RequestContext, store: RateLimitStore, email: string, ip: string): Promise<void> {
+  const now = ctx.now().getTime();
   const { perIp, perAccount } = LIMITS.signIn;
   // Both buckets count every attempt, refused ones too. The address is hashed into the bucket
   // name: the store (possibly a shared Redis) needs no list of e-mail addresses, and an
@@ -167,7 +169,7 @@ async function countSignInAttempt(store: RateLimitStore, email: string, ip: stri
   ]);
   const refused = decisions.filter((d) => !d.allowed);
   if (refused.length === 0) return;
-  const retryAfter = Math.max(...refused.map((d) => secondsUntil(d.resetAt, now.getTime())));
+  const retryAfter = Math.max(...refused.map((d) => secondsUntil(d.resetAt, now)));
   throw rateLimited(`Too many sign-in attempts; try again in ${retryAfter} s`, retryAfter);
 }
 
@@ -183,11 +185,10 @@ export async function changePassword(ctx: RequestContext,
   store: RateLimitStore,
   accountId: string,
   input: { current: string; next: string; ip: string },
-  now: Date = new Date(),
 ): Promise<void> {
   const account = await ctx.prisma.account.findUnique({ where: { id: accountId }, select: { email: true, passwordHash: true } });
   if (!account) throw new AppError('UNAUTHORIZED', 'The account no longer exists');
-  await countSignInAttempt(store, account.email, input.ip, now);
+  await countSignInAttempt(ctx, store, account.email, input.ip);
   const current = String(input.current ?? '');
   const next = String(input.next ?? '');
   const matches = account.passwordHash ? await verifyPassword(account.passwordHash, current) : await verifyNothing(current);
@@ -197,10 +198,10 @@ export async function changePassword(ctx: RequestContext,
   if (problem) throw formError({ next: problem });
 
   const passwordHash = await hashPassword(next);
-  await ctx.prisma.$transaction((tx) => storePassword(inTransaction(ctx, tx), accountId, passwordHash, new Date()));
+  await ctx.prisma.$transaction((tx) => storePassword(inTransaction(ctx, tx), accountId, passwordHash, ctx.now()));
 }
 
-/** Sets the password hash, and ends every session and unused link of the account. */
+/** Sets the password hash, and ends every session and unused link of the account, all at `now` (a link's claim is the same instant). */
 async function storePassword(ctx: RequestContext, accountId: string, passwordHash: string, now: Date): Promise<void> {
   await ctx.prisma.account.update({ where: { id: accountId }, data: { passwordHash, passwordChangedAt: now } });
   await endAllSessions(ctx, accountId);
@@ -222,7 +223,7 @@ export async function createPasswordLink(ctx: RequestContext,
   const address = checked.email;
   if (!Number.isSafeInteger(ttlMs) || ttlMs <= 0) throw new RangeError(`A link's lifetime must be a positive whole number of ms, got ${ttlMs}`);
   const { token, hash } = newToken();
-  const expiresAt = new Date(Date.now() + ttlMs);
+  const expiresAt = new Date(ctx.now().getTime() + ttlMs);
   const accountId = await ctx.prisma.$transaction(async (tx) => {
     // ON CONFLICT DO NOTHING, then read: see createApiKey.
     await tx.account.createMany({ data: [{ email: address }], skipDuplicates: true });
@@ -252,7 +253,7 @@ export async function setPasswordWithToken(ctx: RequestContext, token: string, p
   });
   const linkError = (r: { expiresAt: Date; usedAt: Date | null } | null, now: Date) =>
     !r ? LINK_UNKNOWN : r.usedAt ? LINK_USED : r.expiresAt <= now ? LINK_EXPIRED : null;
-  const before = linkError(row, new Date());
+  const before = linkError(row, ctx.now());
   if (before || !row) throw new AppError('UNAUTHORIZED', before ?? LINK_UNKNOWN);
 
   const problem = await passwordProblem(String(password ?? ''), { email: row.account.email });
@@ -260,7 +261,7 @@ export async function setPasswordWithToken(ctx: RequestContext, token: string, p
   const passwordHash = await hashPassword(password);
 
   await ctx.prisma.$transaction(async (tx) => {
-    const now = new Date();
+    const now = ctx.now();
     // The claim and the check are one statement, so of two concurrent uses exactly one wins.
     const { count } = await tx.passwordToken.updateMany({ where: { id: row.id, usedAt: null, expiresAt: { gt: now } }, data: { usedAt: now } });
     if (count === 0) {

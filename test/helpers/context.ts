@@ -35,6 +35,14 @@ export function testContexts(prisma: PrismaClient): { contexts: ContextFactory; 
   return { contexts, store, close };
 }
 
-/** The operator's context over `prisma` (the keys CLI's), for tests that call account services directly. */
-export const asOperator = (prisma: PrismaClient) =>
-  createContextFactory({ prisma, logger: pino({ level: 'silent' }), webhookPolicy: { allowPrivate: true, requireHttps: false } }).forOperator();
+/**
+ * The operator's context over `prisma` (the keys CLI's), for tests that call account services
+ * directly; its clock stands at `at` when given (the services read the time from the context).
+ */
+export const asOperator = (prisma: PrismaClient, at?: Date) =>
+  createContextFactory({
+    prisma,
+    logger: pino({ level: 'silent' }),
+    webhookPolicy: { allowPrivate: true, requireHttps: false },
+    now: at && (() => at.getTime()),
+  }).forOperator();

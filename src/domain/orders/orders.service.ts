@@ -189,7 +189,7 @@ export const createOrderRule = {
   message: 'Invalid order',
   unknownKey: 'is not a recognised field',
   databaseProblems: async (raw: Readonly<Record<string, unknown>>, ctx: ApiContext) =>
-    (await checkReferences(ctx.prisma, keyCaller(ctx.actor).accountId, wellFormedReferences(raw), new Date())).details,
+    (await checkReferences(ctx.prisma, keyCaller(ctx.actor).accountId, wellFormedReferences(raw), ctx.now())).details,
 };
 
 /** The stored and returned form: every field present, null when not given. */
@@ -239,7 +239,7 @@ export async function createOrder<Q extends object>(ctx: ApiContext, input: Crea
 async function placeOrder(ctx: ApiContext, caller: KeyCaller, input: CreateOrderInput, claimId: string | null): Promise<string> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await ctx.prisma.$transaction((tx) => orderTransaction(tx, ctx.events, caller, input, claimId), {
+      return await ctx.prisma.$transaction((tx) => orderTransaction(tx, ctx.events, caller, input, claimId, ctx.now()), {
         // Many orders may queue for the pool and for a popular product's row lock.
         maxWait: 10_000,
         timeout: 15_000,
@@ -332,8 +332,8 @@ function wellFormedReferences(raw: Readonly<Record<string, unknown>>): OrderRefe
   };
 }
 
-async function orderTransaction(tx: Prisma.TransactionClient, events: EventsOfChange, caller: KeyCaller, input: CreateOrderInput, claimId: string | null): Promise<string> {
-  const now = new Date();
+/** The order's transaction; `now`, the context's time, is its creation time and what the coupon is judged at. */
+async function orderTransaction(tx: Prisma.TransactionClient, events: EventsOfChange, caller: KeyCaller, input: CreateOrderInput, claimId: string | null, now: Date): Promise<string> {
   const { details, supplier, byId, address, coupon } = await checkReferences(tx, caller.accountId, input, now);
   if (!supplier?.isActive || Object.keys(details).length) throw validationError(details, 'Invalid order');
 
