@@ -1,6 +1,6 @@
 import { randomInt } from 'node:crypto';
 import { z } from 'zod';
-import { checkEmail, nameProblem } from '../../shared/text.js';
+import { checkEmail, CONTROL_CHARS, CONTROL_CHARS_BUT_LINES, CONTROL_CHARS_MESSAGE, nameProblem } from '../../shared/text.js';
 import type { Scope } from '../../auth/scopes.js';
 import { memberSupplierId } from '../../auth/membership.js';
 import { keyCaller, type KeyCaller } from '../../context/actor.js';
@@ -90,10 +90,6 @@ export async function readableOrders(ctx: ApiContext): Promise<Prisma.OrderWhere
 
 // ----- the CreateOrder body -----
 
-const CONTROL_CHARS = /[\u0000-\u001f\u007f]/;
-// Notes may span lines; other control characters are never meaningful.
-const CONTROL_CHARS_BUT_LINES = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/;
-
 /** A line of an address (a name among them: the supplier reads it), checked as every name is (src/shared/text.ts). */
 export const line = (max: number) =>
   z
@@ -134,7 +130,7 @@ const couponCodeInput = z
   .trim()
   .min(1, 'must not be empty')
   .max(50, 'must be at most 50 characters')
-  .refine((v) => !CONTROL_CHARS.test(v), 'must not contain control characters');
+  .refine((v) => !CONTROL_CHARS.test(v), CONTROL_CHARS_MESSAGE);
 
 export const orderItemInput = z
   .object({
@@ -163,7 +159,8 @@ export const createOrderInput = z
     notes: z
       .string({ error: 'must be a string' })
       .max(2000, 'must be at most 2000 characters')
-      .refine((v) => !CONTROL_CHARS_BUT_LINES.test(v), 'must not contain control characters')
+      // Notes may span lines.
+      .refine((v) => !CONTROL_CHARS_BUT_LINES.test(v), CONTROL_CHARS_MESSAGE)
       .transform((v) => v.trim() || undefined)
       .optional(),
     couponCode: couponCodeInput.optional(),
