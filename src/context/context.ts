@@ -80,7 +80,6 @@ export interface CursorSeal {
 /** The seal itself when its secrets are known; a promise of it while they are being read. */
 export type CursorSealSource = () => CursorSeal | Promise<CursorSeal>;
 
-
 /** Counts one call of a field against a per-field limit (LIMITS.fields, src/config/limits.ts) for `caller`; throws RATE_LIMIT_EXCEEDED when over. */
 export type FieldLimiter = (caller: Caller, resolver: { parent: unknown; args: object; info: GraphQLResolveInfo }, limit: FieldLimitName) => Promise<void>;
 
