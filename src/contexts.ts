@@ -50,7 +50,7 @@ export function createContexts({ prisma, logger, config, now }: ContextBase, api
     // An event's data is its resource's representation, read in the event's transaction as the
     // event's reader would be answered over the API.
     events: (factory) => createOutbox(createRepresentation(schema, factory.forEvent)),
-    limitField: createFieldLimiter(createFieldRateLimiter(store, { now }), { createOrder: { max: config.ORDER_CREATE_LIMIT, windowMs: 60_000, unit: 'orders' } }),
+    limitField: createFieldLimiter(createFieldRateLimiter(store, { now }), { createOrder: config.ORDER_CREATE_LIMIT }),
     listTotals,
     cursors: cursorSealSource(config.CURSOR_SECRETS, prisma),
     live,

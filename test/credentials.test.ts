@@ -3,7 +3,6 @@ import { hash as argon2Hash } from '@node-rs/argon2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiKey } from '../src/accounts/api-keys.js';
 import {
-  SIGN_IN_LIMITS,
   changePassword,
   createPasswordLink,
   registerAccount,
@@ -12,6 +11,7 @@ import {
 } from '../src/accounts/credentials.js';
 import { ARGON2_PARAMS, hashIsOutdated, hashPassword, passwordProblem, verifyNothing, verifyPassword } from '../src/accounts/passwords.js';
 import { createSession, readSession } from '../src/accounts/sessions.js';
+import { LIMITS } from '../src/config/limits.js';
 import { createPrisma, type PrismaClient } from '../src/db/prisma.js';
 import { MemoryRateLimitStore } from '../src/ratelimit/memory-store.js';
 import { AppError, asAppError } from '../src/shared/errors.js';
@@ -285,34 +285,34 @@ describe('signIn', () => {
 
   it('throttles attempts per account, counting every attempt, until the window ends', async () => {
     const { store, clock, at } = freshStore();
-    const { limit, windowMs } = SIGN_IN_LIMITS.perAccount;
+    const { max: limit, windowMs } = LIMITS.signIn.perAccount;
     // From a different IP each time: only the account's bucket can stop them.
     for (let i = 0; i < limit; i++) {
-      await expect(signIn(asOperator(prisma), store, { email, password: `wrong guess ${i}`, ip: `198.51.100.${i}` }, at())).rejects.toMatchObject({ code: 'UNAUTHORIZED' });
+      await expect(signIn(asOperator(prisma, at()), store, { email, password: `wrong guess ${i}`, ip: `198.51.100.${i}` })).rejects.toMatchObject({ code: 'UNAUTHORIZED' });
     }
     clock.advance(60_000);
-    const limited = visible(await rejection(signIn(asOperator(prisma), store, { email: email.toUpperCase(), password: GOOD, ip: '203.0.113.1' }, at())));
+    const limited = visible(await rejection(signIn(asOperator(prisma, at()), store, { email: email.toUpperCase(), password: GOOD, ip: '203.0.113.1' })));
     const wait = windowMs / 1000 - 60;
     expect(limited).toMatchObject({ code: 'RATE_LIMIT_EXCEEDED', status: 429, retryAfter: wait, message: `Too many sign-in attempts; try again in ${wait} s` });
     expect(limited.extensions).toMatchObject({ retryAfter: wait });
     // Other accounts are not affected.
-    await expect(signIn(asOperator(prisma), store, { email: uniqueEmail('other'), password: GOOD, ip: '203.0.113.1' }, at())).rejects.toMatchObject({ code: 'UNAUTHORIZED' });
+    await expect(signIn(asOperator(prisma, at()), store, { email: uniqueEmail('other'), password: GOOD, ip: '203.0.113.1' })).rejects.toMatchObject({ code: 'UNAUTHORIZED' });
 
     clock.advance(windowMs - 60_000);
-    expect(await signIn(asOperator(prisma), store, { email, password: GOOD, ip: '203.0.113.1' }, at())).toEqual({ accountId });
+    expect(await signIn(asOperator(prisma, at()), store, { email, password: GOOD, ip: '203.0.113.1' })).toEqual({ accountId });
   });
 
   it('throttles attempts per IP across accounts', async () => {
     const { store, at } = freshStore();
-    const { limit, windowMs } = SIGN_IN_LIMITS.perIp;
+    const { max: limit, windowMs } = LIMITS.signIn.perIp;
     const ip = '2001:db8::7';
     for (let i = 0; i < limit; i++) {
-      await expect(signIn(asOperator(prisma), store, { email: uniqueEmail('spray'), password: GOOD, ip }, at())).rejects.toMatchObject({ code: 'UNAUTHORIZED' });
+      await expect(signIn(asOperator(prisma, at()), store, { email: uniqueEmail('spray'), password: GOOD, ip })).rejects.toMatchObject({ code: 'UNAUTHORIZED' });
     }
-    const limited = visible(await rejection(signIn(asOperator(prisma), store, { email, password: GOOD, ip }, at())));
+    const limited = visible(await rejection(signIn(asOperator(prisma, at()), store, { email, password: GOOD, ip })));
     expect(limited).toMatchObject({ code: 'RATE_LIMIT_EXCEEDED', retryAfter: windowMs / 1000, message: `Too many sign-in attempts; try again in ${windowMs / 1000} s` });
     // The same account from another IP still works.
-    expect(await signIn(asOperator(prisma), store, { email, password: GOOD, ip: '2001:db8::8' }, at())).toEqual({ accountId });
+    expect(await signIn(asOperator(prisma, at()), store, { email, password: GOOD, ip: '2001:db8::8' })).toEqual({ accountId });
   });
 
   it('upgrades a hash made with older parameters on a successful sign-in', async () => {

@@ -2,7 +2,8 @@ import { Writable } from 'node:stream';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ACTIVE_KEYS_PER_ACCOUNT } from '../src/accounts/api-keys.js';
-import { createPasswordLink, FORM_LIMITS } from '../src/accounts/credentials.js';
+import { createPasswordLink } from '../src/accounts/credentials.js';
+import { LIMITS } from '../src/config/limits.js';
 import { createPrisma } from '../src/db/prisma.js';
 import { hashToken } from '../src/shared/tokens.js';
 import { createTestKey } from './helpers/keys.js';
@@ -1006,7 +1007,7 @@ describe('forms that make or unlock something are throttled per client address',
 
 
 describe("edits of the account's own data (profile, addresses) are throttled per account", () => {
-  const { limit: SAVES } = FORM_LIMITS.savesPerAccount;
+  const { max: SAVES } = LIMITS.forms.savesPerAccount;
   const ADDRESS = { fullName: 'Ion Pop', phone: '+40 721 000 000', address: 'Str. Lunga 1', city: 'Cluj', county: 'Cluj', postalCode: '400001' };
 
   /** Saves an address through the new-address form; its id, from the list. */
@@ -1041,17 +1042,17 @@ describe("edits of the account's own data (profile, addresses) are throttled per
   ];
   let floodAddress: string | undefined;
 
-  /** How registration, a form throttled per client address, is refused once its address is over FORM_LIMITS.perIp. */
+  /** How registration, a form throttled per client address, is refused once its address is over LIMITS.forms.perIp. */
   let registrationRefusal: Promise<Page> | undefined;
   const perIpRefusal = () =>
     (registrationRefusal ??= (async () => {
       const flooded = dashboardClient(app.base);
       await flooded.get('/dashboard/register');
-      for (let i = 0; i <= FORM_LIMITS.perIp.limit; i++) {
+      for (let i = 0; i <= LIMITS.forms.perIp.max; i++) {
         const page = await flooded.post('/dashboard/register', { name: 'Bot', email: `saves-bot-${i}-${Date.now()}@example.com`, password: 'correct horse battery staple' });
         if (page.status === 429) return page;
       }
-      throw new Error(`registration was not refused after ${FORM_LIMITS.perIp.limit + 1} forms`);
+      throw new Error(`registration was not refused after ${LIMITS.forms.perIp.max + 1} forms`);
     })());
 
   it.each(floods)(`$form: ${SAVES} from one account in 15 minutes, then 429 with Retry-After, as the other throttled forms answer`, async ({ form, send }) => {

@@ -61,7 +61,7 @@ function heldCreation(sending: FormSending, ending: 'commit' | 'fail') {
       await claim.after(tx, createdId);
     },
   };
-  const result = createOwnKey(asOperator(prisma), sending.accountId, input, new Date(), step).catch((error: unknown) => error);
+  const result = createOwnKey(asOperator(prisma), sending.accountId, input, step).catch((error: unknown) => error);
   return { claimed, release, result };
 }
 
@@ -70,7 +70,7 @@ describe('claiming a form token in the creating transaction', () => {
     const sending = await newSending();
     const first = heldCreation(sending, 'commit');
     await first.claimed;
-    const second = createOwnKey(asOperator(prisma), sending.accountId, input, new Date(), claimStep(sending, new Date())).catch((error: unknown) => error);
+    const second = createOwnKey(asOperator(prisma), sending.accountId, input, claimStep(sending, new Date())).catch((error: unknown) => error);
     await expect.poll(waitingOnALock, { timeout: 10_000 }).toBe(1);
     first.release();
     const created = (await first.result) as Awaited<ReturnType<typeof createOwnKey>>;
@@ -85,7 +85,7 @@ describe('claiming a form token in the creating transaction', () => {
     const sending = await newSending();
     const first = heldCreation(sending, 'fail');
     await first.claimed;
-    const second = createOwnKey(asOperator(prisma), sending.accountId, input, new Date(), claimStep(sending, new Date()));
+    const second = createOwnKey(asOperator(prisma), sending.accountId, input, claimStep(sending, new Date()));
     await expect.poll(waitingOnALock, { timeout: 10_000 }).toBe(1);
     first.release();
     expect(((await first.result) as Error).message).toBe('refused after the claim');
@@ -96,18 +96,18 @@ describe('claiming a form token in the creating transaction', () => {
 
   it('a refused creation claims nothing', async () => {
     const sending = await newSending();
-    const refused = await createOwnKey(asOperator(prisma), sending.accountId, { ...input, name: '' }, new Date(), claimStep(sending, new Date())).catch((error: unknown) => error);
+    const refused = await createOwnKey(asOperator(prisma), sending.accountId, { ...input, name: '' }, claimStep(sending, new Date())).catch((error: unknown) => error);
     expect(asAppError(refused)?.code).toBe('VALIDATION_ERROR');
     expect(await createdBefore(asOperator(prisma), sending)).toBeNull();
   });
 
   it("answers a token claimed for another account's form, or another kind of form, with a refusal, never with what it created", async () => {
     const sending = await newSending();
-    await createOwnKey(asOperator(prisma), sending.accountId, input, new Date(), claimStep(sending, new Date()));
+    await createOwnKey(asOperator(prisma), sending.accountId, input, claimStep(sending, new Date()));
     const other = await newSending();
     for (const stranger of [{ ...other, token: sending.token }, { ...sending, kind: 'webhook' as const }]) {
       expect(asAppError(await createdBefore(asOperator(prisma), stranger).catch((error: unknown) => error))?.code).toBe('VALIDATION_ERROR');
-      const claimed = await createOwnKey(asOperator(prisma), stranger.accountId, input, new Date(), claimStep(stranger, new Date())).catch((error: unknown) => error);
+      const claimed = await createOwnKey(asOperator(prisma), stranger.accountId, input, claimStep(stranger, new Date())).catch((error: unknown) => error);
       expect(asAppError(claimed)?.code).toBe('VALIDATION_ERROR');
     }
     expect(await keysOf(other.accountId)).toBe(0);
@@ -124,7 +124,7 @@ describe('claiming a form token in the creating transaction', () => {
         { tokenHash: `day-${sending.token}`, accountId: sending.accountId, kind: 'key', createdId: 'b', createdAt: at(24) },
       ],
     });
-    await deleteOldFormClaims(asOperator(prisma), now);
+    await deleteOldFormClaims(asOperator(prisma, now));
     const left = await prisma.formClaim.findMany({ where: { accountId: sending.accountId }, select: { tokenHash: true } });
     expect(left).toEqual([{ tokenHash: `day-${sending.token}` }]);
   });

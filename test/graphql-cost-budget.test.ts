@@ -8,7 +8,7 @@ import { HAS_REDIS_SERVER, startRedisServer, type RedisServer } from './helpers/
 // Calculated query costs (src/pipeline/graphql-cost-budget.ts): extensions.cost on every answer of an
 // estimated operation, a budget per key (per client address without one) refilled per second by
 // plan, 429 when it is spent. GRAPHQL_MAX_COST is small here so that budgets run out quickly:
-// Basic holds 2 × 50, Pro 5 × 50, a client without a key 1 × 50 (COST_BUDGETS).
+// Basic holds 2 × 50, Pro 5 × 50, a client without a key 1 × 50 (LIMITS.costBudgets).
 
 const MAX_COST = 50;
 /** products (1) + 20 items: 21 points. */

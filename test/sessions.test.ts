@@ -58,7 +58,7 @@ const start = () => new Date(Date.UTC(2030, 0, 1, 9) + ++n * 86_400_000);
 describe('sessions', () => {
   it('stores only the SHA-256 of the token, which is 32 random bytes', async () => {
     const now = start();
-    const { token, expiresAt } = await createSession(asOperator(prisma), accountId, now);
+    const { token, expiresAt } = await createSession(asOperator(prisma, now), accountId);
     expect(token).toMatch(/^[A-Za-z0-9_-]{43}$/);
     expect(Buffer.from(token, 'base64url')).toHaveLength(32);
     expect(expiresAt).toEqual(at(now, SESSION_ABSOLUTE_MS));
@@ -70,15 +70,15 @@ describe('sessions', () => {
 
   it('hands out a new token on every sign-in (no fixation)', async () => {
     const now = start();
-    const tokens = await Promise.all(Array.from({ length: 20 }, () => createSession(asOperator(prisma), accountId, now).then((s) => s.token)));
+    const tokens = await Promise.all(Array.from({ length: 20 }, () => createSession(asOperator(prisma, now), accountId).then((s) => s.token)));
     expect(new Set(tokens).size).toBe(tokens.length);
-    for (const token of tokens.slice(0, 3)) expect(await readSession(asOperator(prisma), token, now)).toMatchObject({ accountId });
+    for (const token of tokens.slice(0, 3)) expect(await readSession(asOperator(prisma, now), token)).toMatchObject({ accountId });
   });
 
   it('tells who the session belongs to', async () => {
     const now = start();
-    const { token } = await createSession(asOperator(prisma), accountId, now);
-    const view = await readSession(asOperator(prisma), token, at(now, 1000));
+    const { token } = await createSession(asOperator(prisma, now), accountId);
+    const view = await readSession(asOperator(prisma, at(now, 1000)), token);
     expect(view).toEqual({ sessionId: expect.any(String), accountId, email: 'session@example.com', name: 'Sam', plan: 'PRO' });
   });
 
@@ -93,34 +93,34 @@ describe('sessions', () => {
 
   it(`ends after ${SESSION_IDLE_MS / 3600_000} h without use, and deletes itself`, async () => {
     const now = start();
-    const { token } = await createSession(asOperator(prisma), accountId, now);
-    expect(await readSession(asOperator(prisma), token, at(now, SESSION_IDLE_MS - 1))).not.toBeNull();
+    const { token } = await createSession(asOperator(prisma, now), accountId);
+    expect(await readSession(asOperator(prisma, at(now, SESSION_IDLE_MS - 1)), token)).not.toBeNull();
     // That read moved lastSeenAt: idle time counts from it.
     const later = at(now, SESSION_IDLE_MS - 1);
-    expect(await readSession(asOperator(prisma), token, at(later, SESSION_IDLE_MS - 1))).not.toBeNull();
+    expect(await readSession(asOperator(prisma, at(later, SESSION_IDLE_MS - 1)), token)).not.toBeNull();
     const idle = at(later, 2 * SESSION_IDLE_MS);
-    expect(await readSession(asOperator(prisma), token, idle)).toBeNull();
+    expect(await readSession(asOperator(prisma, idle), token)).toBeNull();
     expect(await prisma.session.count({ where: { tokenHash: crypto.createHash('sha256').update(token).digest('hex') } })).toBe(0);
   });
 
   it(`ends ${SESSION_ABSOLUTE_MS / 3600_000} h after sign-in however busy, and deletes itself`, async () => {
     const now = start();
-    const { token } = await createSession(asOperator(prisma), accountId, now);
+    const { token } = await createSession(asOperator(prisma, now), accountId);
     for (let t = 3600_000; t < SESSION_ABSOLUTE_MS; t += 3600_000) {
-      expect(await readSession(asOperator(prisma), token, at(now, t)), `after ${t / 3600_000} h`).not.toBeNull();
+      expect(await readSession(asOperator(prisma, at(now, t)), token), `after ${t / 3600_000} h`).not.toBeNull();
     }
-    expect(await readSession(asOperator(prisma), token, at(now, SESSION_ABSOLUTE_MS))).toBeNull();
+    expect(await readSession(asOperator(prisma, at(now, SESSION_ABSOLUTE_MS)), token)).toBeNull();
     expect(await prisma.session.count({ where: { tokenHash: crypto.createHash('sha256').update(token).digest('hex') } })).toBe(0);
   });
 
   it('writes lastSeenAt at most once a minute', async () => {
     const now = start();
-    const { token } = await createSession(asOperator(prisma), accountId, now);
+    const { token } = await createSession(asOperator(prisma, now), accountId);
     const writes = (sql: string[]) => sql.filter((s) => /^\s*UPDATE/i.test(s)).length;
-    expect(writes((await counting(() => readSession(asOperator(prisma), token, at(now, 1_000)))).sql)).toBe(0);
-    expect(writes((await counting(() => readSession(asOperator(prisma), token, at(now, SESSION_TOUCH_INTERVAL_MS - 1)))).sql)).toBe(0);
-    expect(writes((await counting(() => readSession(asOperator(prisma), token, at(now, SESSION_TOUCH_INTERVAL_MS)))).sql)).toBe(1);
-    expect(writes((await counting(() => readSession(asOperator(prisma), token, at(now, SESSION_TOUCH_INTERVAL_MS + 1_000)))).sql)).toBe(0);
+    expect(writes((await counting(() => readSession(asOperator(prisma, at(now, 1_000)), token))).sql)).toBe(0);
+    expect(writes((await counting(() => readSession(asOperator(prisma, at(now, SESSION_TOUCH_INTERVAL_MS - 1)), token))).sql)).toBe(0);
+    expect(writes((await counting(() => readSession(asOperator(prisma, at(now, SESSION_TOUCH_INTERVAL_MS)), token))).sql)).toBe(1);
+    expect(writes((await counting(() => readSession(asOperator(prisma, at(now, SESSION_TOUCH_INTERVAL_MS + 1_000)), token))).sql)).toBe(0);
     const row = await prisma.session.findUniqueOrThrow({ where: { tokenHash: crypto.createHash('sha256').update(token).digest('hex') } });
     expect(row.lastSeenAt).toEqual(at(now, SESSION_TOUCH_INTERVAL_MS));
   });
@@ -128,25 +128,25 @@ describe('sessions', () => {
   it('ends one session on sign-out, or all of an account', async () => {
     const other = (await prisma.account.create({ data: { email: 'other-session@example.com' } })).id;
     const now = start();
-    const [a, b, c] = await Promise.all([createSession(asOperator(prisma), other, now), createSession(asOperator(prisma), other, now), createSession(asOperator(prisma), accountId, now)]);
+    const [a, b, c] = await Promise.all([createSession(asOperator(prisma, now), other), createSession(asOperator(prisma, now), other), createSession(asOperator(prisma, now), accountId)]);
     await endSession(asOperator(prisma), a!.token);
     await endSession(asOperator(prisma), 'malformed'); // nothing to do, no error
-    expect(await readSession(asOperator(prisma), a!.token, now)).toBeNull();
-    expect(await readSession(asOperator(prisma), b!.token, now)).not.toBeNull();
+    expect(await readSession(asOperator(prisma, now), a!.token)).toBeNull();
+    expect(await readSession(asOperator(prisma, now), b!.token)).not.toBeNull();
     expect(await endAllSessions(asOperator(prisma), other)).toBe(1);
-    expect(await readSession(asOperator(prisma), b!.token, now)).toBeNull();
-    expect(await readSession(asOperator(prisma), c!.token, now)).not.toBeNull();
+    expect(await readSession(asOperator(prisma, now), b!.token)).toBeNull();
+    expect(await readSession(asOperator(prisma, now), c!.token)).not.toBeNull();
   });
 
   it('sweeps sessions ended by either expiry', async () => {
     const other = (await prisma.account.create({ data: { email: 'sweep@example.com' } })).id;
     const now = start();
-    await createSession(asOperator(prisma), other, now);
-    await createSession(asOperator(prisma), other, at(now, SESSION_IDLE_MS));
+    await createSession(asOperator(prisma, now), other);
+    await createSession(asOperator(prisma, at(now, SESSION_IDLE_MS)), other);
     // At now + idle + 1 ms the first is idle-expired, the second not.
-    await deleteEndedSessions(asOperator(prisma), at(now, SESSION_IDLE_MS + 1));
+    await deleteEndedSessions(asOperator(prisma, at(now, SESSION_IDLE_MS + 1)));
     expect(await prisma.session.count({ where: { accountId: other } })).toBe(1);
-    await deleteEndedSessions(asOperator(prisma), at(now, SESSION_ABSOLUTE_MS + SESSION_IDLE_MS));
+    await deleteEndedSessions(asOperator(prisma, at(now, SESSION_ABSOLUTE_MS + SESSION_IDLE_MS)));
     expect(await prisma.session.count({ where: { accountId: other } })).toBe(0);
   });
 });

@@ -206,7 +206,7 @@ describe('the usage recorder', () => {
     await insert(key.id, at(15), 9, 9); // after now
     await insert(b.id, at(12), 40, 1); // another key's
 
-    const usage = await hourlyUsage(asOperator(prisma), key.id, { hours: 5, now: new Date(at(14, 42)) });
+    const usage = await hourlyUsage(asOperator(prisma, new Date(at(14, 42))), key.id, { hours: 5 });
     expect(usage).toEqual([
       { hour: new Date(at(10)), requests: 0, limited: 0 },
       { hour: new Date(at(11)), requests: 7, limited: 2 },
@@ -214,7 +214,7 @@ describe('the usage recorder', () => {
       { hour: new Date(at(13)), requests: 0, limited: 0 },
       { hour: new Date(at(14)), requests: 5, limited: 0 },
     ]);
-    const week = await hourlyUsage(asOperator(prisma), key.id, { now: new Date(at(14, 42)) });
+    const week = await hourlyUsage(asOperator(prisma, new Date(at(14, 42))), key.id);
     expect(week).toHaveLength(168);
     expect(week[0]!.hour).toEqual(new Date(at(14) - 167 * HOUR));
     expect(week.at(-1)).toEqual({ hour: new Date(at(14)), requests: 5, limited: 0 });
@@ -280,7 +280,7 @@ describe('usage through the real app', () => {
     await app.get('/api/categories', { headers: { 'x-api-key': `${key.key}x` } });
 
     await usage.flush();
-    const hours = await hourlyUsage(asOperator(prisma), key.id, { hours: 2, now: new Date(clock.now()) });
+    const hours = await hourlyUsage(asOperator(prisma, new Date(clock.now())), key.id, { hours: 2 });
     expect(hours.at(-1)).toMatchObject({ requests: 5, limited: 2 });
     expect(hours.reduce((sum, h) => sum + h.requests, 0)).toBe(5);
     expect((await app.sql.query('SELECT count(*)::int AS n FROM "KeyUsage" WHERE "keyId" = $1', [key.id])).rows[0].n).toBe(1);

@@ -189,7 +189,7 @@ function lowerPlan(plan: Plan): ApiKeyView['plan'] {
  * neither. Returns the key (the only time it exists outside the caller's hands) and its view.
  */
 export async function createApiKey(ctx: RequestContext, input: CreateApiKeyInput): Promise<{ key: string; record: ApiKeyView }> {
-  const data = normaliseKeyInput(input);
+  const data = normaliseKeyInput(input, ctx.now());
   const generated = generateApiKey();
   const row = await ctx.prisma.$transaction(async (tx) => {
     // INSERT … ON CONFLICT DO NOTHING, then read: two concurrent first keys of one owner share one
@@ -227,7 +227,7 @@ export async function listApiKeys(ctx: RequestContext, opts: { owner?: string } 
  * stays, so an audit sees when access really ended); an unknown id is an error.
  */
 export async function revokeApiKey(ctx: RequestContext, id: string): Promise<ApiKeyView> {
-  await ctx.prisma.apiKey.updateMany({ where: { id, revokedAt: null }, data: { revokedAt: new Date() } });
+  await ctx.prisma.apiKey.updateMany({ where: { id, revokedAt: null }, data: { revokedAt: ctx.now() } });
   const row = await ctx.prisma.apiKey.findUnique({ where: { id }, select: viewSelect });
   if (!row) throw new AppError('NOT_FOUND', `No API key has the id ${JSON.stringify(id)} (see \`keys list\`)`);
   return toView(row);
@@ -278,7 +278,8 @@ function ownKeySettings(input: OwnKeyInput, now: Date): { name: string; scopes: 
  * working keys are counted, so concurrent requests cannot together pass the limit. `step`: the
  * caller's part of the transaction (CreationStep).
  */
-export async function createOwnKey(ctx: RequestContext, accountId: string, input: OwnKeyInput, now: Date = new Date(), step?: CreationStep): Promise<{ key: string; record: ApiKeyView }> {
+export async function createOwnKey(ctx: RequestContext, accountId: string, input: OwnKeyInput, step?: CreationStep): Promise<{ key: string; record: ApiKeyView }> {
+  const now = ctx.now();
   const settings = ownKeySettings(input, now);
   const generated = generateApiKey();
   const row = await ctx.prisma.$transaction(async (tx) => {
@@ -315,8 +316,8 @@ export async function ownKey(ctx: RequestContext, accountId: string, keyId: stri
 }
 
 /** Revokes one of the account's keys (again: no change); another account's key is null, untouched. */
-export async function revokeOwnKey(ctx: RequestContext, accountId: string, keyId: string, now: Date = new Date()): Promise<ApiKeyView | null> {
-  await ctx.prisma.apiKey.updateMany({ where: { id: keyId, accountId, revokedAt: null }, data: { revokedAt: now } });
+export async function revokeOwnKey(ctx: RequestContext, accountId: string, keyId: string): Promise<ApiKeyView | null> {
+  await ctx.prisma.apiKey.updateMany({ where: { id: keyId, accountId, revokedAt: null }, data: { revokedAt: ctx.now() } });
   return ownKey(ctx, accountId, keyId);
 }
 

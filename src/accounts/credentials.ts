@@ -6,6 +6,7 @@
 // RATE_LIMIT_EXCEEDED) is shown above the form. None ever contains a password or a token.
 
 import { inTransaction, type RequestContext } from '../context/context.js';
+import { LIMITS } from '../config/limits.js';
 import crypto from 'node:crypto';
 import { z } from 'zod';
 import type { PrismaClient } from '../db/prisma.js';
@@ -22,37 +23,8 @@ import { hashToken, looksLikeToken, newToken } from '../shared/tokens.js';
 const NAME_MAX = 100;
 const COMPANY_MAX = 200;
 
-/**
- * Sign-in attempts allowed per window, counted whatever their outcome: per client IP (one
- * guesser, many accounts) and per account e-mail (many guessers, one account). A success counts
- * too, so a shared office IP gets some headroom over one person's typos.
- */
-export const SIGN_IN_LIMITS = Object.freeze({
-  perIp: { limit: 20, windowMs: 15 * 60_000 },
-  perAccount: { limit: 10, windowMs: 15 * 60_000 },
-});
-
-/**
- * The dashboard's throttled forms, each counted whatever its outcome.
- *
- * perIp: forms that make or unlock something (registration, setting or changing a password,
- * creating a key or a webhook endpoint), per client IP: as with sign-in, a script cannot make
- * accounts, keys or endpoints at will (an account holds 20 keys, so accounts at will would be
- * rate limits at will).
- *
- * savesPerAccount: forms that only edit what a signed-in account already has (its profile, its
- * addresses), per account: each save is a write, and each write makes every kept API answer
- * stale (the response cache's data revision), so one account saving in a loop (518 saves in
- * 15 s) slows every caller. Counted per account, not per address: the flood was one account's,
- * and an office behind one address keeps its perIp budget for keys. A person filling in forms
- * sends a few a minute at most; 60 in 15 minutes is four a minute throughout.
- */
-export const FORM_LIMITS = Object.freeze({
-  perIp: { limit: 30, windowMs: 15 * 60_000 },
-  savesPerAccount: { limit: 60, windowMs: 15 * 60_000 },
-});
-
-export type FormLimit = keyof typeof FORM_LIMITS;
+/** The dashboard's throttled forms (LIMITS.forms): which count a form goes to. */
+export type FormLimit = keyof typeof LIMITS.forms;
 
 /** Each limit's bucket in the store, and whose forms the refusal says it counted. */
 const FORM_BUCKETS: Record<FormLimit, { bucket: string; whose: string }> = {
@@ -61,13 +33,13 @@ const FORM_BUCKETS: Record<FormLimit, { bucket: string; whose: string }> = {
 };
 
 /**
- * Counts one form against FORM_LIMITS[`limit`] for `sender` (the client IP for perIp, the
+ * Counts one form against LIMITS.forms[`limit`] for `sender` (the client IP for perIp, the
  * account id for savesPerAccount); RATE_LIMIT_EXCEEDED (with the wait) past it.
  */
 export async function countFormSubmission(store: RateLimitStore, limit: FormLimit, sender: string, now: Date): Promise<void> {
-  const { limit: allowed, windowMs } = FORM_LIMITS[limit];
+  const { max, windowMs } = LIMITS.forms[limit];
   const { bucket, whose } = FORM_BUCKETS[limit];
-  const decision = await store.hit(`${bucket}${sender}`, allowed, windowMs);
+  const decision = await store.hit(`${bucket}${sender}`, max, windowMs);
   if (decision.allowed) return;
   const retryAfter = secondsUntil(decision.resetAt, now.getTime());
   throw rateLimited(`Too many forms sent from ${whose}; try again in ${retryAfter} s`, retryAfter);
@@ -126,7 +98,7 @@ export async function registerAccount(ctx: RequestContext, input: RegisterInput)
   const passwordHash = await hashPassword(password);
   try {
     return await ctx.prisma.account.create({
-      data: { email, name, companyName, passwordHash, passwordChangedAt: new Date() },
+      data: { email, name, companyName, passwordHash, passwordChangedAt: ctx.now() },
       select: { id: true, email: true },
     });
   } catch (error) {
@@ -159,12 +131,12 @@ export interface SignInInput {
  * (unknown address, account without a password, wrong password), and each costs one argon2
  * verification, so neither message nor timing tells which addresses have accounts. Too many
  * attempts from one IP or for one address: RATE_LIMIT_EXCEEDED with retryAfter, before any
- * password is checked. `now` only computes the retry time (the store has its own clock).
+ * password is checked.
  */
-export async function signIn(ctx: RequestContext, store: RateLimitStore, input: SignInInput, now: Date = new Date()): Promise<{ accountId: string }> {
+export async function signIn(ctx: RequestContext, store: RateLimitStore, input: SignInInput): Promise<{ accountId: string }> {
   const email = String(input.email ?? '').trim().toLowerCase();
   const password = String(input.password ?? '');
-  await countSignInAttempt(store, email, input.ip, now);
+  await countSignInAttempt(ctx, store, email, input.ip);
 
   const account = normaliseEmail(email)
     ? await ctx.prisma.account.findUnique({ where: { email }, select: { id: true, passwordHash: true } })
@@ -183,19 +155,21 @@ export async function signIn(ctx: RequestContext, store: RateLimitStore, input: 
   return { accountId: account.id };
 }
 
-async function countSignInAttempt(store: RateLimitStore, email: string, ip: string, now: Date): Promise<void> {
-  const { perIp, perAccount } = SIGN_IN_LIMITS;
+/** Counts an attempt in both sign-in limits; the context's clock only computes the retry time (the store counts by its own). */
+async function countSignInAttempt(ctx: RequestContext, store: RateLimitStore, email: string, ip: string): Promise<void> {
+  const now = ctx.now().getTime();
+  const { perIp, perAccount } = LIMITS.signIn;
   // Both buckets count every attempt, refused ones too. The address is hashed into the bucket
   // name: the store (possibly a shared Redis) needs no list of e-mail addresses, and an
   // absurdly long one makes no absurdly long key.
   const emailKey = crypto.createHash('sha256').update(email).digest('base64url');
   const decisions = await Promise.all([
-    store.hit(`signin:ip:${ip}`, perIp.limit, perIp.windowMs),
-    store.hit(`signin:account:${emailKey}`, perAccount.limit, perAccount.windowMs),
+    store.hit(`signin:ip:${ip}`, perIp.max, perIp.windowMs),
+    store.hit(`signin:account:${emailKey}`, perAccount.max, perAccount.windowMs),
   ]);
   const refused = decisions.filter((d) => !d.allowed);
   if (refused.length === 0) return;
-  const retryAfter = Math.max(...refused.map((d) => secondsUntil(d.resetAt, now.getTime())));
+  const retryAfter = Math.max(...refused.map((d) => secondsUntil(d.resetAt, now)));
   throw rateLimited(`Too many sign-in attempts; try again in ${retryAfter} s`, retryAfter);
 }
 
@@ -211,11 +185,10 @@ export async function changePassword(ctx: RequestContext,
   store: RateLimitStore,
   accountId: string,
   input: { current: string; next: string; ip: string },
-  now: Date = new Date(),
 ): Promise<void> {
   const account = await ctx.prisma.account.findUnique({ where: { id: accountId }, select: { email: true, passwordHash: true } });
   if (!account) throw new AppError('UNAUTHORIZED', 'The account no longer exists');
-  await countSignInAttempt(store, account.email, input.ip, now);
+  await countSignInAttempt(ctx, store, account.email, input.ip);
   const current = String(input.current ?? '');
   const next = String(input.next ?? '');
   const matches = account.passwordHash ? await verifyPassword(account.passwordHash, current) : await verifyNothing(current);
@@ -225,10 +198,10 @@ export async function changePassword(ctx: RequestContext,
   if (problem) throw formError({ next: problem });
 
   const passwordHash = await hashPassword(next);
-  await ctx.prisma.$transaction((tx) => storePassword(inTransaction(ctx, tx), accountId, passwordHash, new Date()));
+  await ctx.prisma.$transaction((tx) => storePassword(inTransaction(ctx, tx), accountId, passwordHash, ctx.now()));
 }
 
-/** Sets the password hash, and ends every session and unused link of the account. */
+/** Sets the password hash, and ends every session and unused link of the account, all at `now` (a link's claim is the same instant). */
 async function storePassword(ctx: RequestContext, accountId: string, passwordHash: string, now: Date): Promise<void> {
   await ctx.prisma.account.update({ where: { id: accountId }, data: { passwordHash, passwordChangedAt: now } });
   await endAllSessions(ctx, accountId);
@@ -250,7 +223,7 @@ export async function createPasswordLink(ctx: RequestContext,
   const address = checked.email;
   if (!Number.isSafeInteger(ttlMs) || ttlMs <= 0) throw new RangeError(`A link's lifetime must be a positive whole number of ms, got ${ttlMs}`);
   const { token, hash } = newToken();
-  const expiresAt = new Date(Date.now() + ttlMs);
+  const expiresAt = new Date(ctx.now().getTime() + ttlMs);
   const accountId = await ctx.prisma.$transaction(async (tx) => {
     // ON CONFLICT DO NOTHING, then read: see createApiKey.
     await tx.account.createMany({ data: [{ email: address }], skipDuplicates: true });
@@ -280,7 +253,7 @@ export async function setPasswordWithToken(ctx: RequestContext, token: string, p
   });
   const linkError = (r: { expiresAt: Date; usedAt: Date | null } | null, now: Date) =>
     !r ? LINK_UNKNOWN : r.usedAt ? LINK_USED : r.expiresAt <= now ? LINK_EXPIRED : null;
-  const before = linkError(row, new Date());
+  const before = linkError(row, ctx.now());
   if (before || !row) throw new AppError('UNAUTHORIZED', before ?? LINK_UNKNOWN);
 
   const problem = await passwordProblem(String(password ?? ''), { email: row.account.email });
@@ -288,7 +261,7 @@ export async function setPasswordWithToken(ctx: RequestContext, token: string, p
   const passwordHash = await hashPassword(password);
 
   await ctx.prisma.$transaction(async (tx) => {
-    const now = new Date();
+    const now = ctx.now();
     // The claim and the check are one statement, so of two concurrent uses exactly one wins.
     const { count } = await tx.passwordToken.updateMany({ where: { id: row.id, usedAt: null, expiresAt: { gt: now } }, data: { usedAt: now } });
     if (count === 0) {

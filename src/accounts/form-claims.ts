@@ -75,6 +75,6 @@ export function claimStep(sending: FormSending, now: Date): CreationStep {
 }
 
 /** Deletes the claims no form can meet any more: called after each creation through a form, so no job is needed. */
-export async function deleteOldFormClaims(ctx: RequestContext, now: Date): Promise<void> {
-  await ctx.prisma.formClaim.deleteMany({ where: { createdAt: { lt: new Date(now.getTime() - CLAIM_KEPT_MS) } } });
+export async function deleteOldFormClaims(ctx: RequestContext): Promise<void> {
+  await ctx.prisma.formClaim.deleteMany({ where: { createdAt: { lt: new Date(ctx.now().getTime() - CLAIM_KEPT_MS) } } });
 }

@@ -36,8 +36,9 @@ export interface SessionView {
  * Starts a session for an account that has just proved who it is, and returns its token for the
  * cookie. Always a new token, never one the browser brought along (no session fixation).
  */
-export async function createSession(ctx: RequestContext, accountId: string, now: Date = new Date()): Promise<{ token: string; expiresAt: Date }> {
+export async function createSession(ctx: RequestContext, accountId: string): Promise<{ token: string; expiresAt: Date }> {
   const { token, hash } = newToken();
+  const now = ctx.now();
   const expiresAt = new Date(now.getTime() + SESSION_ABSOLUTE_MS);
   await ctx.prisma.session.create({ data: { tokenHash: hash, accountId, createdAt: now, lastSeenAt: now, expiresAt } });
   return { token, expiresAt };
@@ -47,13 +48,14 @@ export async function createSession(ctx: RequestContext, accountId: string, now:
  * The live session a cookie's token stands for, or null: for a malformed token (without a query),
  * an unknown one, and one idle or absolutely expired (which is deleted on the way).
  */
-export async function readSession(ctx: RequestContext, token: string, now: Date = new Date()): Promise<SessionView | null> {
+export async function readSession(ctx: RequestContext, token: string): Promise<SessionView | null> {
   if (!looksLikeToken(token)) return null;
   const row = await ctx.prisma.session.findUnique({
     where: { tokenHash: hashToken(token) },
     select: { id: true, accountId: true, lastSeenAt: true, expiresAt: true, account: { select: { email: true, name: true, plan: true } } },
   });
   if (!row) return null;
+  const now = ctx.now();
   const at = now.getTime();
   if (row.expiresAt.getTime() <= at || row.lastSeenAt.getTime() + SESSION_IDLE_MS <= at) {
     await ctx.prisma.session.deleteMany({ where: { id: row.id } });
@@ -78,7 +80,8 @@ export async function endAllSessions(ctx: RequestContext, accountId: string): Pr
 }
 
 /** Deletes sessions that have ended by either expiry; for a periodic sweep. Returns how many. */
-export async function deleteEndedSessions(ctx: RequestContext, now: Date = new Date()): Promise<number> {
+export async function deleteEndedSessions(ctx: RequestContext): Promise<number> {
+  const now = ctx.now();
   const idleSince = new Date(now.getTime() - SESSION_IDLE_MS);
   return (await ctx.prisma.session.deleteMany({ where: { OR: [{ expiresAt: { lte: now } }, { lastSeenAt: { lte: idleSince } }] } })).count;
 }

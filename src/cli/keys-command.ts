@@ -311,10 +311,10 @@ async function run(cmd: Exclude<KeysCommand, { command: 'help' }>, operator: Req
     }
     case 'list': {
       const keys = await listApiKeys(operator, cmd.owner === undefined ? {} : { owner: cmd.owner });
-      return cmd.json ? json(keys) : describeList(keys);
+      return cmd.json ? json(keys) : describeList(keys, operator.now());
     }
     case 'revoke': {
-      const before = new Date();
+      const before = operator.now();
       const record = await revokeApiKey(operator, cmd.id);
       if (cmd.json) return json(record);
       const when = record.revokedAt!;
@@ -420,16 +420,15 @@ function describeMembers(members: MembershipView[], supplierId: string | undefin
   );
 }
 
-function describeList(keys: ApiKeyView[]): string {
+function describeList(keys: ApiKeyView[], now: Date): string {
   if (keys.length === 0) return 'No API keys.\n';
-  const now = Date.now();
   const rows = keys.map((k) => [
     k.id,
     `${k.prefix}…`,
     k.owner,
     k.plan,
     `${k.limit}/${formatWindow(k.window)}`,
-    k.revokedAt ? `revoked ${k.revokedAt.toISOString()}` : k.expiresAt && k.expiresAt.getTime() <= now ? 'expired' : 'active',
+    k.revokedAt ? `revoked ${k.revokedAt.toISOString()}` : k.expiresAt && k.expiresAt.getTime() <= now.getTime() ? 'expired' : 'active',
     k.lastUsedAt ? k.lastUsedAt.toISOString() : 'never',
     k.scopes.join(','),
   ]);

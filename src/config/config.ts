@@ -2,6 +2,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import { createClientIpResolver } from '../shared/client-ip.js';
+import { LIMITS, type LimitSetting } from './limits.js';
 
 // Every environment variable the service reads, parsed and validated once. The README's
 // configuration table lists the same names; keep the two in step.
@@ -11,6 +12,9 @@ const flag = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' |
 
 /** Seconds between webhook attempts: from 10 s up to a day, 3 days in all, then the delivery has failed. */
 const DEFAULT_RETRY_SCHEDULE = [10, 60, 300, 1800, 3600, 7200, 14_400, 28_800, 43_200, 72_000, 86_400];
+
+/** A limit's setting (./limits.ts): a whole number within the row's bounds, the row's own `max` when unset. */
+const limitSetting = ({ max, setting }: { max: number; setting: LimitSetting }) => z.coerce.number().int().min(setting.min).max(setting.max).default(max);
 
 /** The schemes libpq and node-postgres read as PostgreSQL. */
 const POSTGRES_SCHEMES = ['postgresql:', 'postgres:'];
@@ -84,8 +88,8 @@ const envSchema = z.object({
   DEMO_DATA: flag.optional(),
   /** Renamed DEMO_DATA, whose default differs: refused rather than silently ignored. */
   SEED_ON_START: z.undefined({ error: 'was replaced by DEMO_DATA (true or false); unset, demo data is seeded only into the embedded database outside production' }).optional(),
-  /** Requests per minute for callers without a key, per client IP (the spec allows 30–60). */
-  ANON_RATE_LIMIT: z.coerce.number().int().min(30).max(60).default(60),
+  /** Requests per window for callers without a key, per client address; bounds and window in ./limits.ts. */
+  ANON_RATE_LIMIT: limitSetting(LIMITS.requests.ANONYMOUS),
   /** Proxies whose X-Forwarded-For is believed: comma-separated IPs/CIDRs or loopback, linklocal, uniquelocal. */
   TRUSTED_PROXIES: z
     .string()
@@ -109,9 +113,9 @@ const envSchema = z.object({
   /** Bytes the in-memory response cache may hold per process (ignored when REDIS_URL is set). */
   RESPONSE_CACHE_MAX_BYTES: z.coerce.number().int().min(1_048_576).max(17_179_869_184).default(67_108_864),
   /** Open GraphQL subscriptions (SSE streams) one API key may have on one server process; one more is refused. */
-  SUBSCRIPTIONS_PER_KEY: z.coerce.number().int().min(1).max(10_000).default(10),
-  /** Orders one account may create per minute, through REST and GraphQL together. */
-  ORDER_CREATE_LIMIT: z.coerce.number().int().min(1).max(100_000).default(20),
+  SUBSCRIPTIONS_PER_KEY: limitSetting(LIMITS.subscriptions.perKey),
+  /** Orders one account may create per window, through REST and GraphQL together. */
+  ORDER_CREATE_LIMIT: limitSetting(LIMITS.fields.createOrder),
   /**
    * Secrets of the GraphQL connection cursors, comma-separated: the first signs, every one
    * verifies (rotation: add the new one second, then move it first, then drop the old one).

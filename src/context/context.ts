@@ -6,6 +6,7 @@ import type { PrismaClient } from '../db/prisma.js';
 import type { Prisma } from '../generated/prisma/client.js';
 import type { ListedCondition } from '../db/catalog-changes.js';
 import type { Logger } from '../config/logger.js';
+import type { FieldLimitName } from '../config/limits.js';
 
 // One request context for every face. A face (GraphQL, REST, the dashboard, the keys CLI, the
 // webhook worker) reads its request (headers, form, arguments), asks the one factory below for a
@@ -90,10 +91,7 @@ export interface CursorSeal {
 /** The seal itself when its secrets are known; a promise of it while they are being read. */
 export type CursorSealSource = () => CursorSeal | Promise<CursorSeal>;
 
-/** Per-field limits on top of the request limits, by name; their numbers come from config. */
-export type FieldLimitName = 'createOrder';
-
-/** Counts one call of a field against a per-field limit for `caller`; throws RATE_LIMIT_EXCEEDED when over. */
+/** Counts one call of a field against a per-field limit (LIMITS.fields, src/config/limits.ts) for `caller`; throws RATE_LIMIT_EXCEEDED when over. */
 export type FieldLimiter = (caller: Caller, resolver: { parent: unknown; args: object; info: GraphQLResolveInfo }, limit: FieldLimitName) => Promise<void>;
 
 /** Exact product-list totals for this request (kept across requests by src/domain/products/list-totals.ts). */

@@ -38,7 +38,7 @@ export function accountHandlers(deps: { store: RateLimitStore }) {
       const form = await readForm(visit);
       const accountId = visit.session.accountId;
       try {
-        await changePassword(visit.ctx, deps.store, accountId, { current: form.get('current') ?? '', next: form.get('next') ?? '', ip: visit.ip }, visit.now);
+        await changePassword(visit.ctx, deps.store, accountId, { current: form.get('current') ?? '', next: form.get('next') ?? '', ip: visit.ip });
       } catch (error) {
         const known = asAppError(error);
         if (known?.code === 'VALIDATION_ERROR') return showAccount(visit, 400, { passwordErrors: fieldsOf(known) });
@@ -46,7 +46,7 @@ export function accountHandlers(deps: { store: RateLimitStore }) {
         return showAccount(visit, 429, { passwordErrors: { current: known.message } }, { 'retry-after': String(known.retryAfter) });
       }
       // Every session ended with the change, this one too: this browser gets a new one.
-      const { token } = await createSession(visit.ctx, accountId, visit.now);
+      const { token } = await createSession(visit.ctx, accountId);
       startSessionCookie(visit, token, SESSION_ABSOLUTE_MS);
       return redirectTo(visit, '/dashboard/account?done=password-changed');
     },

@@ -18,7 +18,7 @@ export function authHandlers(deps: { store: RateLimitStore }) {
   async function sweepEndedSessions(visit: Visit): Promise<void> {
     if (visit.now.getTime() - lastSweep < SESSION_SWEEP_MS) return;
     lastSweep = visit.now.getTime();
-    await deleteEndedSessions(visit.ctx, visit.now).catch((error: unknown) => visit.ctx.logger.warn({ err: error }, 'deleting ended sessions failed'));
+    await deleteEndedSessions(visit.ctx).catch((error: unknown) => visit.ctx.logger.warn({ err: error }, 'deleting ended sessions failed'));
   }
 
   return {
@@ -33,7 +33,7 @@ export function authHandlers(deps: { store: RateLimitStore }) {
         const { accountId } = await signIn(visit.ctx, deps.store, { email, password: form.get('password') ?? '', ip: visit.ip });
         // A new token at every sign-in (never one the browser brought: no session fixation).
         if (visit.sessionToken) await endSession(visit.ctx, visit.sessionToken);
-        const { token } = await createSession(visit.ctx, accountId, visit.now);
+        const { token } = await createSession(visit.ctx, accountId);
         startSessionCookie(visit, token, SESSION_ABSOLUTE_MS);
         endPresessionCookie(visit);
         await sweepEndedSessions(visit);

@@ -33,7 +33,7 @@ export async function createOnce<T>(visit: SignedInVisit, form: URLSearchParams,
   if (earlier !== null) return { createdBefore: earlier };
   try {
     const created = await create(claimStep(sending, visit.now));
-    await deleteOldFormClaims(visit.ctx, visit.now).catch((error: unknown) => visit.ctx.logger.warn({ err: error }, 'deleting old form claims failed'));
+    await deleteOldFormClaims(visit.ctx).catch((error: unknown) => visit.ctx.logger.warn({ err: error }, 'deleting old form claims failed'));
     return { created };
   } catch (error) {
     // A concurrent sending claimed it first: its transaction committed, this one created nothing.

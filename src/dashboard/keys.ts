@@ -62,7 +62,7 @@ export function keyHandlers(deps: KeyDeps) {
           name: values.name,
           scopes: values.scopes,
           expiresInDays: expires === '' ? null : /^\d{1,4}$/.test(expires) ? Number(expires) : NaN,
-        }, visit.now, step));
+        }, step));
         if ('createdBefore' in outcome) return redirectTo(visit, createdPath('key', outcome.createdBefore));
         const { key, record } = outcome.created;
         return redirectTo(visit, keepToShowOnce(visit, 'key', record.id, key));
@@ -85,7 +85,7 @@ export function keyHandlers(deps: KeyDeps) {
       // The view carries the key's effective limit and window: the same bucket and numbers as the gate's.
       const limits = { id: key.id, plan: key.plan.toUpperCase() as Plan, rateLimit: key.limit, rateWindowSeconds: key.window };
       const [hours, window, endpoints] = await Promise.all([
-        hourlyUsage(visit.ctx, key.id, { now: visit.now }),
+        hourlyUsage(visit.ctx, key.id),
         currentWindow(deps.store, limits),
         listEndpoints(visit.ctx, key.id),
       ]);
@@ -100,7 +100,7 @@ export function keyHandlers(deps: KeyDeps) {
 
     async postRevoke(visit: SignedInVisit, [id]: string[]) {
       await readForm(visit);
-      const revoked = await revokeOwnKey(visit.ctx, visit.session.accountId, id!, visit.now);
+      const revoked = await revokeOwnKey(visit.ctx, visit.session.accountId, id!);
       if (!revoked) throw new AppError('NOT_FOUND', NO_KEY);
       deps.onKeyRevoked(revoked.id);
       return redirectTo(visit, '/dashboard/keys?done=revoked');

@@ -40,8 +40,8 @@ type Handler<V extends Visit> = (visit: V, params: string[]) => Promise<Response
 
 /**
  * guest: signed-in visitors go to their keys; member: others go to sign in. `throttled`: the
- * FORM_LIMITS a form is counted against before it is read: perIp for a form that makes or unlocks
- * something (an account, a password, a key, an endpoint), counted per client address;
+ * form limit (LIMITS.forms) a form is counted against before it is read: perIp for a form that
+ * makes or unlocks something (an account, a password, a key, an endpoint), counted per client address;
  * savesPerAccount for an edit of the signed-in account's own data (its profile, its addresses),
  * counted per account, so for members only, once the session is known.
  */

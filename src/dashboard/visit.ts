@@ -81,7 +81,7 @@ export function createVisits(deps: VisitDeps) {
       };
       const token = cookies.get(SESSION_COOKIE);
       if (token) {
-        visit.session = await readSession(visit.ctx, token, visit.now);
+        visit.session = await readSession(visit.ctx, token);
         if (visit.session) visit.sessionToken = token;
         else endSessionCookie(visit);
       }

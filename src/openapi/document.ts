@@ -14,6 +14,7 @@ import type { Caller } from '../context/actor.js';
 import { errorStatus, type ErrorCode } from '../shared/errors.js';
 import { cacheControl } from '../rest/caching.js';
 import { rateLimitHeaders } from '../ratelimit/policy.js';
+import { LIMITS } from '../config/limits.js';
 import { API_VERSION } from '../rest/envelope.js';
 import type { RestRoute, RestShape } from '../rest/routes.js';
 import { deriveRoute, type DerivedRoute } from '../rest/derive.js';
@@ -113,10 +114,11 @@ const RATE_LIMIT_HEADERS: Record<string, { name: string; description: string; sc
 /** The rate-limit headers as the gate writes them, for a Pro key halfway through its window. */
 function rateLimitHeaderComponents(): Record<string, Header> {
   const now = Date.UTC(2026, 0, 1, 12);
+  const pro = LIMITS.requests.PRO;
   const sample = rateLimitHeaders(
     {
-      policy: { name: 'pro', bucket: 'key:example', limit: 5000, windowMs: 3_600_000 },
-      decision: { allowed: true, limit: 5000, remaining: 4987, resetAt: now + 1_800_000 },
+      policy: { name: 'pro', bucket: 'key:example', limit: pro.max, windowMs: pro.windowMs },
+      decision: { allowed: true, limit: pro.max, remaining: 4987, resetAt: now + pro.windowMs / 2 },
     },
     now,
   );

@@ -10,7 +10,7 @@ import type { RequestState } from './request-state.js';
 // Calculated query costs (docs/api.md): every operation's cost is estimated before it runs
 // (./graphql-cost.ts), refused past GRAPHQL_MAX_COST, and charged to the caller's cost budget, a
 // token bucket per key (per client address without one) refilled every second by plan
-// (COST_BUDGETS, src/ratelimit/plans.ts) and kept in the rate-limit store, so shared like the
+// (LIMITS.costBudgets, src/config/limits.ts) and kept in the rate-limit store, so shared like the
 // request limit (Redis, or the cluster's primary). An exhausted budget is a 429 in the GraphQL
 // envelope, RATE_LIMIT_EXCEEDED with Retry-After and X-RateLimit-* of the budget, as the request
 // limit's. Every /graphql answer of an estimated operation says so in `extensions.cost`, added

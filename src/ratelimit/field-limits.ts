@@ -4,7 +4,8 @@ import type { GraphQLResolveInfo } from 'graphql';
 import { getGraphQLRateLimiter, type Identity, type Store } from 'graphql-rate-limit';
 import { rateLimited } from '../shared/errors.js';
 import { assertLimitArgs } from './memory-store.js';
-import type { FieldLimiter, FieldLimitName } from '../context/context.js';
+import type { FieldLimiter } from '../context/context.js';
+import { LIMITS, type FieldLimitName } from '../config/limits.js';
 import { anonymousBucket, describeWindow, rateLimitHeaders, secondsUntil } from './policy.js';
 import type { RateLimitStore } from './store.js';
 
@@ -134,20 +135,21 @@ function storeKey(identity: Identity): string {
   return `${encodeURIComponent(identity.contextIdentity)}:${encodeURIComponent(identity.fieldIdentity)}`;
 }
 
-
-/** Per-field limits by name: calls per window, and what they count in the plural ("orders"). */
-export type FieldLimits = Record<FieldLimitName, { max: number; windowMs: number; unit: string }>;
+/** Each per-field limit's `max`: its setting's value (ORDER_CREATE_LIMIT), or a test's own. */
+export type FieldLimitMaxes = Record<FieldLimitName, number>;
 
 /**
  * The API's per-field limiter: counts the account behind a key (all its keys, REST and GraphQL
- * together), or the client's address without one.
+ * together), or the client's address without one, over each limit's window (LIMITS.fields).
  */
-export function createFieldLimiter(limiter: FieldRateLimiter, limits: FieldLimits): FieldLimiter {
+export function createFieldLimiter(limiter: FieldRateLimiter, maxes: FieldLimitMaxes): FieldLimiter {
   return (caller, { parent, args, info }, name) =>
     limiter.check({
       identity: caller.kind === 'key' ? `account:${caller.accountId}` : anonymousBucket(caller.ip),
       per: caller.kind === 'key' ? 'account (all of its API keys, REST and GraphQL together)' : 'client address',
-      ...limits[name],
+      max: maxes[name],
+      windowMs: LIMITS.fields[name].windowMs,
+      unit: LIMITS.fields[name].counts,
       parent,
       args: { ...args },
       info,

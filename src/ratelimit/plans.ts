@@ -1,26 +1,17 @@
 import type { Plan } from '../context/actor.js';
+import { LIMITS, type WindowLimit } from '../config/limits.js';
 
-/**
- * Requests per window of each plan (docs/api.md, Rate limits); the rate limiter reads the same
- * table. Enterprise keys carry their own limit and window (createApiKey requires them), so its
- * row only serves a key row that somehow lacks them: it then gets Pro's allowance, not unlimited.
- */
-export const PLAN_LIMITS: Readonly<Record<Plan, { readonly limit: number; readonly windowSeconds: number }>> = Object.freeze({
-  BASIC: Object.freeze({ limit: 1000, windowSeconds: 3600 }),
-  PRO: Object.freeze({ limit: 5000, windowSeconds: 3600 }),
-  ENTERPRISE: Object.freeze({ limit: 5000, windowSeconds: 3600 }),
-});
+/** A plan's requests per window (LIMITS.requests) in an API key row's terms: its rateLimit and rateWindowSeconds when it has none. */
+export interface PlanAllowance {
+  readonly limit: number;
+  readonly windowSeconds: number;
+}
 
-/**
- * GraphQL cost budgets (docs/api.md, Calculated query costs): a token bucket per caller, charged
- * each operation's estimated cost, holding `burst` times GRAPHQL_MAX_COST (so even the dearest
- * operation allowed fits a full one) and restoring `restoreRate` points per second. Callers
- * without a key have one per client address, as their request limit. An Enterprise key's is
- * scaled by its own request limit (costBudgetPolicy, ./policy.ts).
- */
-export const COST_BUDGETS: Readonly<Record<Plan | 'ANONYMOUS', { readonly burst: number; readonly restoreRate: number }>> = Object.freeze({
-  ANONYMOUS: Object.freeze({ burst: 1, restoreRate: 50 }),
-  BASIC: Object.freeze({ burst: 2, restoreRate: 100 }),
-  PRO: Object.freeze({ burst: 5, restoreRate: 500 }),
-  ENTERPRISE: Object.freeze({ burst: 5, restoreRate: 500 }),
+const allowanceOf = ({ max, windowMs }: WindowLimit): PlanAllowance => Object.freeze({ limit: max, windowSeconds: windowMs / 1000 });
+
+/** Each plan's allowance, in the order plans are listed (BASIC, PRO, ENTERPRISE). */
+export const PLAN_LIMITS: Readonly<Record<Plan, PlanAllowance>> = Object.freeze({
+  BASIC: allowanceOf(LIMITS.requests.BASIC),
+  PRO: allowanceOf(LIMITS.requests.PRO),
+  ENTERPRISE: allowanceOf(LIMITS.requests.ENTERPRISE),
 });

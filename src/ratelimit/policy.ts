@@ -1,6 +1,7 @@
 import ipaddr from 'ipaddr.js';
 import type { Caller, Plan } from '../context/actor.js';
-import { COST_BUDGETS, PLAN_LIMITS } from './plans.js';
+import { LIMITS } from '../config/limits.js';
+import { PLAN_LIMITS } from './plans.js';
 import type { RateLimitDecision } from './store.js';
 
 /** Which bucket a request is charged to, and that bucket's limit (docs/api.md, Rate limits). */
@@ -13,11 +14,9 @@ export interface RateLimitPolicy {
 }
 
 export interface PolicyConfig {
-  /** Requests per minute for callers without a key (30–60). */
+  /** Requests per window for callers without a key (ANON_RATE_LIMIT; the window is LIMITS.requests.ANONYMOUS's). */
   anonymousLimit: number;
 }
-
-const ANONYMOUS_WINDOW_MS = 60_000;
 
 /**
  * The anonymous bucket of an address. An IPv6 client usually holds a whole /64, so the /64 is
@@ -32,7 +31,7 @@ export function anonymousBucket(ip: string): string {
 /** No key, or an invalid one: the client IP's anonymous bucket. A valid key: that key's own bucket. */
 export function rateLimitPolicy(caller: Caller, config: PolicyConfig): RateLimitPolicy {
   if (caller.kind === 'anonymous') {
-    return { name: 'anonymous', bucket: anonymousBucket(caller.ip), limit: config.anonymousLimit, windowMs: ANONYMOUS_WINDOW_MS };
+    return { name: 'anonymous', bucket: anonymousBucket(caller.ip), limit: config.anonymousLimit, windowMs: LIMITS.requests.ANONYMOUS.windowMs };
   }
   return keyRateLimitPolicy({ id: caller.keyId, plan: caller.plan, rateLimit: caller.rateLimit, rateWindowSeconds: caller.rateWindowSeconds });
 }
@@ -48,11 +47,11 @@ export interface CostBudgetPolicy {
 
 export function costBudgetPolicy(caller: Caller, maxCost: number): CostBudgetPolicy {
   if (caller.kind === 'anonymous') {
-    const budget = COST_BUDGETS.ANONYMOUS;
+    const budget = LIMITS.costBudgets.ANONYMOUS;
     return { name: 'cost-anonymous', bucket: anonymousBucket(caller.ip), limit: budget.burst * maxCost, restoreRate: budget.restoreRate };
   }
   const request = keyRateLimitPolicy({ id: caller.keyId, plan: caller.plan, rateLimit: caller.rateLimit, rateWindowSeconds: caller.rateWindowSeconds });
-  const budget = COST_BUDGETS[caller.plan];
+  const budget = LIMITS.costBudgets[caller.plan];
   // An Enterprise key's own request limit sets its budget too: Pro's times how many more
   // requests per second the key may send than a Pro key (never less than Pro's).
   const pro = PLAN_LIMITS.PRO;

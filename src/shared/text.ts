@@ -1,10 +1,31 @@
 import { z } from 'zod';
 
-// What people type about themselves and others (names, e-mail addresses), which other people
-// read: a buyer's name and e-mail are shown to the supplier. Such text must look like what it is.
+// What people type: the control characters no text may hold, and names and e-mail addresses,
+// which other people read (a buyer's name and e-mail are shown to the supplier), so such text
+// must look like what it is.
 
-/** Control characters (Cc); PostgreSQL refuses NUL, and none means anything in a name. */
-export const CONTROL_CHARS = /\p{Cc}/u;
+// Control characters, by what a text may hold: every text the service reads is checked against
+// one of these three sets. PostgreSQL refuses NUL, and none of them means anything in what
+// people type.
+
+/**
+ * C0 controls (U+0000–U+001F) and DEL (U+007F): refused in one-line values (a search term, a
+ * SKU, a coupon code, an endpoint's description). Its source is also the pattern the OpenAPI
+ * document gives a text parameter (src/shared/validation.ts).
+ */
+export const CONTROL_CHARS = /[\u0000-\u001f\u007f]/;
+/** CONTROL_CHARS but tab, line feed and carriage return: for notes, which may span lines. */
+export const CONTROL_CHARS_BUT_LINES = new RegExp(String.raw`(?![\t\n\r])${CONTROL_CHARS.source}`);
+/**
+ * Every control character (Cc): CONTROL_CHARS and the C1 controls (U+0080–U+009F), for names and
+ * e-mail addresses, which other people read (a buyer's is shown to the supplier): NEL (U+0085)
+ * breaks a line on some screens, CSI (U+009B) starts a terminal's escape sequence in a log. The
+ * one-line values above keep admitting C1: refusing it there would refuse requests answered
+ * today and change the published pattern.
+ */
+export const CONTROL_CHARS_WITH_C1 = /\p{Cc}/u;
+/** What a value with a control character is told, whichever set it broke. */
+export const CONTROL_CHARS_MESSAGE = 'must not contain control characters';
 /**
  * Format characters (Cf): zero-width spaces and joiners, bidirectional overrides and isolates
  * (U+202E turns "moc.elpmaxe" into "example.com" on screen), the byte-order mark, soft hyphens.
@@ -34,7 +55,7 @@ export const nameText = (min: number, max: number) =>
 
 /** Why `text` is no acceptable name, or null (the same rules as nameText, for code outside zod). */
 export function nameProblem(text: string): string | null {
-  if (CONTROL_CHARS.test(text)) return 'must not contain control characters';
+  if (CONTROL_CHARS_WITH_C1.test(text)) return CONTROL_CHARS_MESSAGE;
   return FORMAT_CHARS.test(text) ? FORMAT_MESSAGE : null;
 }
 
@@ -57,7 +78,7 @@ const LOOKALIKE_SCRIPTS = [
  */
 export function checkEmail(raw: string): { email: string } | { problem: string } {
   const email = raw.normalize('NFC').trim().toLowerCase();
-  if (CONTROL_CHARS.test(email) || FORMAT_CHARS.test(email)) return { problem: FORMAT_MESSAGE };
+  if (CONTROL_CHARS_WITH_C1.test(email) || FORMAT_CHARS.test(email)) return { problem: FORMAT_MESSAGE };
   if (!email.length || email.length > EMAIL_MAX || !EMAIL_PATTERN.test(email)) return { problem: 'must be an e-mail address' };
   const local = email.slice(0, email.lastIndexOf('@'));
   const scripts = LOOKALIKE_SCRIPTS.filter(([, letters]) => letters.test(local)).map(([name]) => name);

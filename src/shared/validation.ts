@@ -1,13 +1,11 @@
 import { z } from 'zod';
 import { validationError } from './errors.js';
 import { exactDecimal, MONEY_MAX } from '../rules/money.js';
+import { CONTROL_CHARS, CONTROL_CHARS_MESSAGE } from './text.js';
 
 // Query parameters arrive as strings over REST and as typed values over GraphQL. These
 // parsers accept both, so each rule (bounds, formats) is written once and enforced the same
 // way on either interface.
-
-// PostgreSQL rejects NUL in text and control characters are never meaningful in a filter.
-const CONTROL_CHARS = /[\u0000-\u001f\u007f]/;
 
 /**
  * The form a parameter takes in a REST query string, for the OpenAPI document. zod can only
@@ -95,7 +93,7 @@ export const textParam = (maxLength = 200) =>
     z
       .string({ error: 'must be a string' })
       .max(maxLength, `must be at most ${maxLength} characters`)
-      .refine((v) => !CONTROL_CHARS.test(v), 'must not contain control characters')
+      .refine((v) => !CONTROL_CHARS.test(v), CONTROL_CHARS_MESSAGE)
       .transform((v) => v.trim() || undefined),
     // zod cannot express the refinement; the pattern is CONTROL_CHARS negated.
     { type: 'string', maxLength, pattern: `^${CONTROL_CHARS.source.replace(/^\[/, '[^')}*$` },

@@ -21,16 +21,15 @@ export interface HourUsage {
 
 /**
  * The key's last `hours` UTC hours (default 168, a week), oldest first and ending with the hour
- * `now` is in: exactly `hours` entries, hours without requests as zeros. Counts lag by up to the
+ * the context's clock is in: exactly `hours` entries, hours without requests as zeros. Counts lag by up to the
  * recorder's flush interval.
  */
 export async function hourlyUsage(ctx: RequestContext,
   keyId: string,
-  { hours = 168, now = new Date() }: { hours?: number; now?: Date } = {},
+  { hours = 168 }: { hours?: number } = {},
 ): Promise<HourUsage[]> {
   if (!Number.isInteger(hours) || hours < 1 || hours > MAX_USAGE_HOURS) throw new RangeError(`hours must be an integer from 1 to ${MAX_USAGE_HOURS}`);
-  const last = hourOf(now.getTime());
-  if (!Number.isFinite(last)) throw new RangeError('now must be a valid date');
+  const last = hourOf(ctx.now().getTime());
   const first = last - (hours - 1) * HOUR_MS;
   const rows = await ctx.prisma.keyUsage.findMany({
     where: { keyId, hour: { gte: new Date(first), lte: new Date(last) } },

@@ -30,5 +30,9 @@ export function testContexts(prisma: PrismaClient): { contexts: ContextFactory; 
   return { contexts: made.contexts, store, close };
 }
 
-/** The operator's context over `prisma` (the keys CLI's), for tests that call account services directly. */
-export const asOperator = (prisma: PrismaClient) => createContexts({ prisma, logger, config }).contexts.forOperator();
+/**
+ * The operator's context over `prisma` (the keys CLI's), for tests that call account services
+ * directly; its clock stands at `at` when given (the services read the time from the context).
+ */
+export const asOperator = (prisma: PrismaClient, at?: Date) =>
+  createContexts({ prisma, logger, config, now: at && (() => at.getTime()) }).contexts.forOperator();

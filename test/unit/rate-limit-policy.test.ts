@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import type { Caller, KeyCaller } from '../../src/context/actor.js';
 import { retryAfterSeconds } from '../../src/ratelimit/field-limits.js';
 import { assertLimitArgs, chargeBudget } from '../../src/ratelimit/memory-store.js';
-import { COST_BUDGETS, PLAN_LIMITS } from '../../src/ratelimit/plans.js';
+import { LIMITS } from '../../src/config/limits.js';
+import { PLAN_LIMITS } from '../../src/ratelimit/plans.js';
 import {
   anonymousBucket,
   costBudgetPolicy,
@@ -33,14 +34,14 @@ describe('plans', () => {
   it('cannot be changed at run time', () => {
     expect(Object.isFrozen(PLAN_LIMITS)).toBe(true);
     expect(Object.isFrozen(PLAN_LIMITS.BASIC)).toBe(true);
-    expect(Object.isFrozen(COST_BUDGETS.PRO)).toBe(true);
+    expect(Object.isFrozen(LIMITS.costBudgets.PRO)).toBe(true);
   });
 
   it('give a bigger plan a bigger cost budget, and a caller without a key the smallest', () => {
-    const size = (plan: keyof typeof COST_BUDGETS) => COST_BUDGETS[plan].burst * COST_BUDGETS[plan].restoreRate;
+    const size = (plan: keyof typeof LIMITS.costBudgets) => LIMITS.costBudgets[plan].burst * LIMITS.costBudgets[plan].restoreRate;
     expect(size('ANONYMOUS')).toBeLessThan(size('BASIC'));
     expect(size('BASIC')).toBeLessThan(size('PRO'));
-    expect(COST_BUDGETS.ENTERPRISE).toEqual(COST_BUDGETS.PRO);
+    expect(LIMITS.costBudgets.ENTERPRISE).toEqual(LIMITS.costBudgets.PRO);
   });
 });
 

@@ -6,6 +6,7 @@ import { Prisma } from '../../generated/prisma/client.js';
 import { exactDecimal, money, type Money } from '../../rules/money.js';
 import { pageWindow, type PageInput } from '../../shared/pagination.js';
 import { validationError } from '../../shared/errors.js';
+import { CONTROL_CHARS, CONTROL_CHARS_MESSAGE } from '../../shared/text.js';
 import { idParam, moneyParam } from '../../shared/validation.js';
 import { VAT_RATES, type VatCategory } from '../../rules/vat.js';
 
@@ -49,7 +50,7 @@ const skuParam = z
   .string()
   .min(1, 'must not be empty')
   .max(100, 'must be at most 100 characters')
-  .refine((v) => !/[\u0000-\u001f\u007f]/.test(v), 'must not contain control characters');
+  .refine((v) => !CONTROL_CHARS.test(v), CONTROL_CHARS_MESSAGE);
 
 export const recordKeyInput = z
   .object({ productId: idParam.optional(), sku: skuParam.optional() })

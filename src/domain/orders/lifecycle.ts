@@ -4,6 +4,7 @@ import { keyCaller } from '../../context/actor.js';
 import type { ApiContext } from '../../context/context.js';
 import type { Prisma } from '../../generated/prisma/client.js';
 import { validationError } from '../../shared/errors.js';
+import { CONTROL_CHARS_BUT_LINES, CONTROL_CHARS_MESSAGE } from '../../shared/text.js';
 import { enumParam, idParam } from '../../shared/validation.js';
 import { completeClaim, notRecorded, onceForKey } from './idempotency.js';
 import { buyerOf, line, lockProducts, orderById, type OrderOwner } from './orders.service.js';
@@ -17,13 +18,11 @@ import { CANCELLED, checkTransition, orderStatuses, SHIPPED, type Actor, type Or
 /** The longest note a change can carry (a cancellation's reason, a supplier's note). */
 export const MAX_NOTE = 500;
 
-const NOTE_CONTROL_CHARS = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/;
-
 /** A note: lines allowed, other control characters not; blank means none. */
 const noteInput = z
   .string({ error: 'must be a string' })
   .max(MAX_NOTE, `must be at most ${MAX_NOTE} characters`)
-  .refine((v) => !NOTE_CONTROL_CHARS.test(v), 'must not contain control characters')
+  .refine((v) => !CONTROL_CHARS_BUT_LINES.test(v), CONTROL_CHARS_MESSAGE)
   .transform((v) => v.trim() || null)
   .nullable()
   .optional();

@@ -1,6 +1,6 @@
 import { randomInt } from 'node:crypto';
 import { z } from 'zod';
-import { checkEmail, nameProblem } from '../../shared/text.js';
+import { checkEmail, CONTROL_CHARS, CONTROL_CHARS_BUT_LINES, CONTROL_CHARS_MESSAGE, nameProblem } from '../../shared/text.js';
 import type { Scope } from '../../auth/scopes.js';
 import { memberSupplierId } from '../../auth/membership.js';
 import { keyCaller, type KeyCaller } from '../../context/actor.js';
@@ -90,10 +90,6 @@ export async function readableOrders(ctx: ApiContext): Promise<Prisma.OrderWhere
 
 // ----- the CreateOrder body -----
 
-const CONTROL_CHARS = /[\u0000-\u001f\u007f]/;
-// Notes may span lines; other control characters are never meaningful.
-const CONTROL_CHARS_BUT_LINES = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/;
-
 /** A line of an address (a name among them: the supplier reads it), checked as every name is (src/shared/text.ts). */
 export const line = (max: number) =>
   z
@@ -134,7 +130,7 @@ const couponCodeInput = z
   .trim()
   .min(1, 'must not be empty')
   .max(50, 'must be at most 50 characters')
-  .refine((v) => !CONTROL_CHARS.test(v), 'must not contain control characters');
+  .refine((v) => !CONTROL_CHARS.test(v), CONTROL_CHARS_MESSAGE);
 
 export const orderItemInput = z
   .object({
@@ -163,7 +159,8 @@ export const createOrderInput = z
     notes: z
       .string({ error: 'must be a string' })
       .max(2000, 'must be at most 2000 characters')
-      .refine((v) => !CONTROL_CHARS_BUT_LINES.test(v), 'must not contain control characters')
+      // Notes may span lines.
+      .refine((v) => !CONTROL_CHARS_BUT_LINES.test(v), CONTROL_CHARS_MESSAGE)
       .transform((v) => v.trim() || undefined)
       .optional(),
     couponCode: couponCodeInput.optional(),
@@ -189,7 +186,7 @@ export const createOrderRule = {
   message: 'Invalid order',
   unknownKey: 'is not a recognised field',
   databaseProblems: async (raw: Readonly<Record<string, unknown>>, ctx: ApiContext) =>
-    (await checkReferences(ctx.prisma, keyCaller(ctx.actor).accountId, wellFormedReferences(raw), new Date())).details,
+    (await checkReferences(ctx.prisma, keyCaller(ctx.actor).accountId, wellFormedReferences(raw), ctx.now())).details,
 };
 
 /** The stored and returned form: every field present, null when not given. */
@@ -239,7 +236,7 @@ export async function createOrder<Q extends object>(ctx: ApiContext, input: Crea
 async function placeOrder(ctx: ApiContext, caller: KeyCaller, input: CreateOrderInput, claimId: string | null): Promise<string> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await ctx.prisma.$transaction((tx) => orderTransaction(tx, ctx.events, caller, input, claimId), {
+      return await ctx.prisma.$transaction((tx) => orderTransaction(tx, ctx.events, caller, input, claimId, ctx.now()), {
         // Many orders may queue for the pool and for a popular product's row lock.
         maxWait: 10_000,
         timeout: 15_000,
@@ -332,8 +329,8 @@ function wellFormedReferences(raw: Readonly<Record<string, unknown>>): OrderRefe
   };
 }
 
-async function orderTransaction(tx: Prisma.TransactionClient, events: EventsOfChange, caller: KeyCaller, input: CreateOrderInput, claimId: string | null): Promise<string> {
-  const now = new Date();
+/** The order's transaction; `now`, the context's time, is its creation time and what the coupon is judged at. */
+async function orderTransaction(tx: Prisma.TransactionClient, events: EventsOfChange, caller: KeyCaller, input: CreateOrderInput, claimId: string | null, now: Date): Promise<string> {
   const { details, supplier, byId, address, coupon } = await checkReferences(tx, caller.accountId, input, now);
   if (!supplier?.isActive || Object.keys(details).length) throw validationError(details, 'Invalid order');
 

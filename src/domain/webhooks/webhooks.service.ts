@@ -7,6 +7,7 @@ import type { CreationStep, RequestContext } from '../../context/context.js';
 import type { Prisma } from '../../generated/prisma/client.js';
 import { AppError, validationError } from '../../shared/errors.js';
 import { pageParams, pageWindow, type PageInput } from '../../shared/pagination.js';
+import { CONTROL_CHARS, CONTROL_CHARS_MESSAGE } from '../../shared/text.js';
 import { enumParam, idParam } from '../../shared/validation.js';
 import { MAX_ENDPOINTS, TEST_EVENT, WEBHOOK_EVENT_NAMES, WEBHOOK_EVENTS, type WebhookEventName } from './events.js';
 import { testEventData, writeEvent } from './outbox.js';
@@ -18,7 +19,6 @@ import { MAX_URL_LENGTH, targetProblem } from './targets.js';
 // belongs to the account. The owner sees and manages all of the account's, at most MAX_ENDPOINTS.
 // Another account's endpoint, or for a key another key's, is as absent as one that never existed.
 export const MAX_DESCRIPTION = 500;
-const CONTROL_CHARS = /[\u0000-\u001f\u007f]/;
 const INVALID = 'Invalid webhook endpoint';
 
 export const endpointInput = z
@@ -31,7 +31,7 @@ export const endpointInput = z
     description: z
       .string({ error: 'must be a string' })
       .max(MAX_DESCRIPTION, `must be at most ${MAX_DESCRIPTION} characters`)
-      .refine((v) => !CONTROL_CHARS.test(v), 'must not contain control characters')
+      .refine((v) => !CONTROL_CHARS.test(v), CONTROL_CHARS_MESSAGE)
       .transform((v) => v.trim() || null)
       .nullable()
       .optional(),
