@@ -184,7 +184,7 @@ describe('REST routes derive their rules from the fields', () => {
     const post = route('POST /api/orders');
     expect(post.body?.variable).toBe('input');
     // Nothing in these bodies names a row to look up: the rule's database checks read nothing.
-    const ctx = { actor: keyWith('write:orders'), loaders: new Map() } as unknown as ApiContext;
+    const ctx = { actor: keyWith('write:orders'), loaders: new Map(), now: () => new Date() } as unknown as ApiContext;
     expect(() => post.body!.parse([], ctx)).toThrow(expect.objectContaining({ message: 'Invalid order', details: { body: 'must be a JSON object' } }));
     await expect(post.body!.parse({ items: [], colour: 'red' }, ctx)).rejects.toMatchObject({
       message: 'Invalid order',
