@@ -19,6 +19,10 @@ export default defineConfig({
     hookTimeout: 120_000,
     // Test files share one PostgreSQL server but each gets its own database.
     pool: 'forks',
+    // Two files at once. vitest's default is one fewer than the cores (one on the 2-core
+    // machines), while a file spends much of its time waiting on PostgreSQL, a child process or
+    // a browser: two keep both cores busy (main pass 596 s with one, measured 2026-11-28).
+    maxWorkers: 2,
     // Each file's time also goes to .reports/ (npx tsx scripts/slowest-tests.ts lists the slowest).
     reporters: ['default', new DurationsReporter('.reports/vitest-main.json')],
   },
