@@ -170,7 +170,9 @@ describe('a DATABASE_URL the service cannot use', () => {
       .filter((line) => line.trim() !== '' && !line.startsWith('> '));
 
   async function failedStart(databaseUrl: string): Promise<{ code: number | null; lines: string[]; output: string }> {
-    const service = npmStart({ NODE_ENV: 'production', DATABASE_URL: databaseUrl, DATA_DIR: path.join(newDataDir(), 'data') });
+    // PORT 0: these starts run at once, and each takes its port before any database work; on one
+    // fixed port the second would fail for the port instead of for its database.
+    const service = npmStart({ NODE_ENV: 'production', DATABASE_URL: databaseUrl, DATA_DIR: path.join(newDataDir(), 'data'), PORT: '0' });
     failed.push(service);
     const { code } = await service.exited;
     return { code, lines: printed(service), output: service.output() };
