@@ -4,10 +4,10 @@ import type { ApiContext } from './context/context.js';
 import { IDEMPOTENCY_HEADER } from './domain/orders/idempotency.js';
 import { schema } from './domain/schema.js';
 import { corsOptions } from './http/cors.js';
-import { DEFAULT_QUERY, renderLocalGraphiQL, serveGraphiQLAsset } from './http/graphiql.js';
+import { createGraphiQLSchemaHandler, graphiqlOptions, renderLocalGraphiQL, serveGraphiQLAsset } from './http/graphiql.js';
 import { createDocsHandler } from './openapi/serve.js';
 import { graphqlMethodNotAllowed } from './pipeline/graphql-errors.js';
-import { graphqlHardening } from './pipeline/graphql-limits.js';
+import { graphqlHardening, graphqlLimitsFrom } from './pipeline/graphql-limits.js';
 import { PERSISTED_PARAM_NAMES } from './pipeline/graphql-persisted.js';
 import { requestPipeline } from './pipeline/pipeline.js';
 import type { RequestState } from './pipeline/request-state.js';
@@ -45,6 +45,7 @@ export function createApp(services: Services): App {
     metrics: async () => new Response(await metricsText(), { headers: { 'content-type': metrics.registry.contentType } }),
     docs: createDocsHandler(),
     graphiqlAsset: serveGraphiQLAsset,
+    graphiqlSchema: createGraphiQLSchemaHandler(schema, !config.PERSISTED_ONLY && graphqlLimitsFrom(config).introspection),
     rest: (request, url, state) => rest.handle(request, url, state),
     graphqlMethod: graphqlMethodNotAllowed,
     landing: (request) => dashboard.landing(request),
@@ -59,7 +60,7 @@ export function createApp(services: Services): App {
     graphqlEndpoint: '/graphql',
     landingPage: false,
     // Off with trusted documents only: it could run nothing typed into it.
-    graphiql: config.PERSISTED_ONLY ? false : { title: 'Marketplace API — GraphiQL', defaultQuery: DEFAULT_QUERY },
+    graphiql: config.PERSISTED_ONLY ? false : graphiqlOptions(config.ANON_RATE_LIMIT),
     extraParamNames: PERSISTED_PARAM_NAMES,
     // GraphiQL from our own server, not a CDN: the playground works offline.
     renderGraphiQL: renderLocalGraphiQL,

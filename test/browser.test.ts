@@ -1,7 +1,7 @@
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { chromium, type BrowserContext, type Page, type Request } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { createTestKey } from './helpers/keys.js';
@@ -161,6 +161,78 @@ describe.skipIf(!hasChromium)('in a browser (Debian Chromium, offline)', () => {
     await page.close();
   });
 
+  it('GraphiQL at 1280 px: its schema loads spend no request limit, its Headers pane offers X-API-Key, its first query fits the editor', async () => {
+    const remaining = async () => Number((await app.get('/api/categories')).headers.get('x-ratelimit-remaining'));
+    const before = await remaining();
+    const schemaLoads: string[] = [];
+    const noteSchemaLoad = (request: Request) => {
+      const body = request.postData() ?? '';
+      if (request.url() === `${app.base}/graphiql/schema.json`) schemaLoads.push('file');
+      else if (request.url().startsWith(`${app.base}/graphql`) && body.includes('__schema')) schemaLoads.push('graphql');
+    };
+    context.on('request', noteSchemaLoad);
+    const page = await open('/graphql');
+    await page.setViewportSize({ width: 1280, height: 800 });
+    const loaded = async () => {
+      await page.locator('.graphiql-container').first().waitFor({ state: 'visible' });
+      await page.locator('button[aria-label="Show Documentation Explorer"]').click();
+      await waitForText(page, '.graphiql-doc-explorer', ['Root Types', 'Query']);
+    };
+    await loaded();
+    // Twice more, GraphiQL forgetting first what earlier tests typed, so that it opens with its first query.
+    await page.addInitScript(() => localStorage.clear());
+    for (let load = 0; load < 2; load++) {
+      await page.reload({ waitUntil: 'load' });
+      await loaded();
+    }
+    context.off('request', noteSchemaLoad);
+    // A reload aborts what the page was still fetching (an editor's worker): not a problem of the page.
+    const aborted = (problem: string) => problem.startsWith('failed GET') && problem.endsWith('net::ERR_ABORTED');
+    const seen = problems.filter((problem) => !aborted(problem));
+    problems.length = 0;
+    problems.push(...seen);
+    await waitForText(page, '.graphiql-query-editor', ['query FeaturedProducts']);
+    expect(schemaLoads.filter((way) => way === 'file').length).toBeGreaterThanOrEqual(3);
+    expect(schemaLoads.filter((way) => way === 'graphql')).toEqual([]);
+    // Only the probe itself was counted (a window that started afresh meanwhile only adds room).
+    expect(await remaining()).toBeGreaterThanOrEqual(before - 1);
+
+    // The Headers pane is open with the key's header, and the first query says what to do with it.
+    await waitForText(page, '.graphiql-editor-tool', ['{ "X-API-Key": "" }']);
+    await waitForText(page, '.graphiql-query-editor', ['Headers below, as "X-API-Key"']);
+    // Every line of the first query is within the editor's width, as the page opens (the docs
+    // closed): nothing hides to the right.
+    await page.locator('button[aria-label="Hide Documentation Explorer"]').click();
+    await page.locator('.graphiql-doc-explorer').waitFor({ state: 'detached' });
+    const overflow = await page.evaluate(() => {
+      // The editor's visible width, less the toolbar (run, prettify, …) drawn over its right side.
+      const editor = document.querySelector('.graphiql-query-editor .monaco-editor .overflow-guard') ?? document.querySelector('.graphiql-query-editor');
+      const toolbar = document.querySelector('.graphiql-toolbar');
+      const right = Math.min(editor!.getBoundingClientRect().right, toolbar?.getBoundingClientRect().left ?? Infinity);
+      return [...document.querySelectorAll('.graphiql-query-editor .view-line > span')]
+        .filter((line) => line.getBoundingClientRect().right > right)
+        .map((line) => line.textContent);
+    });
+    await page.screenshot({ path: screenshot('graphiql-1280') });
+    expect(overflow).toEqual([]);
+
+    // A key typed into the Headers pane goes with the queries: `me` is the key's owner.
+    const key = await createTestKey(app.url, { owner: 'graphiql-headers@example.com', scopes: ['read:products'] });
+    const replace = async (selector: string, text: string) => {
+      await page.locator(selector).first().click();
+      await page.keyboard.press('ControlOrMeta+A');
+      await page.keyboard.press('Delete');
+      await page.keyboard.insertText(text);
+    };
+    await replace('.graphiql-editor-tool .monaco-editor[data-uri$="headers.json"]', JSON.stringify({ 'X-API-Key': key.key }));
+    await replace('.graphiql-query-editor .monaco-editor', 'query Mine { me { email } }');
+    await waitForText(page, '.graphiql-tab-active', ['Mine']);
+    await page.locator('.graphiql-execute-button').click();
+    await waitForText(page, '.graphiql-response', ['"email": "graphiql-headers@example.com"']);
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
   it('GraphiQL runs a subscription: the price written meanwhile appears in its result pane', async () => {
     const key = await createTestKey(app.url, { owner: 'graphiql-watcher@example.com', scopes: ['read:products', 'read:prices'] });
     const { rows } = await app.sql.query<{ id: string }>(`SELECT id FROM "Product" WHERE "isActive" ORDER BY id LIMIT 1`);
@@ -170,7 +242,7 @@ describe.skipIf(!hasChromium)('in a browser (Debian Chromium, offline)', () => {
     await page.setExtraHTTPHeaders({ 'x-api-key': key.key });
     await page.locator('.graphiql-container').first().waitFor({ state: 'visible' });
     // Whatever the editor holds (GraphiQL reopens the last query typed on this origin) is replaced.
-    await waitForText(page, '.graphiql-query-editor', ['query']);
+    await page.locator('.graphiql-query-editor .view-lines').first().waitFor({ state: 'visible' });
     await page.locator('.graphiql-query-editor').click();
     await page.keyboard.press('ControlOrMeta+A');
     await page.keyboard.press('Delete');

@@ -1,4 +1,4 @@
-import { getIntrospectionQuery, Lexer, Source, TokenKind } from 'graphql';
+import { buildClientSchema, getIntrospectionQuery, Lexer, printSchema, Source, TokenKind, type IntrospectionQuery } from 'graphql';
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_BODY_BYTES } from '../src/shared/request-body.js';
@@ -444,6 +444,26 @@ describe('with NODE_ENV=production', () => {
     const types: { name: string }[] = res.body.data.__schema.types;
     expect(types.map((t) => t.name)).toEqual(expect.arrayContaining(['Query', 'Mutation', 'Product', 'CreateOrderInput']));
     expectOk(await gql(prod, '{ __type(name: "Product") { fields { name } } }'));
+  });
+
+  it('serves GraphiQL its schema at /graphiql/schema.json: what introspection answers, unmetered, revalidated by ETag; not found with introspection off', async () => {
+    const options = { descriptions: true, inputValueDeprecation: true, specifiedByUrl: true, directiveIsRepeatable: true, schemaDescription: true };
+    const asked = await gql(prod, getIntrospectionQuery(options));
+    const file = await prod.get('/graphiql/schema.json');
+    expect(file.status).toBe(200);
+    expect(file.headers.get('content-type')).toMatch(/^application\/json/);
+    // The same schema GraphiQL would get from /graphql, so its docs and autocompletion are the served schema's.
+    const built = (data: IntrospectionQuery) => printSchema(buildClientSchema(data));
+    expect(built(file.body.data)).toBe(built(asked.body.data));
+    // No request limit spent: not a metered route.
+    expect(file.headers.get('x-ratelimit-limit')).toBeNull();
+    const etag = file.headers.get('etag')!;
+    expect(etag).toMatch(/^"[\w-]+"$/);
+    const again = await prod.get('/graphiql/schema.json', { headers: { 'if-none-match': etag } });
+    expect(again.status).toBe(304);
+    expect((await prod.get('/graphiql/schema.json', { method: 'POST' })).status).toBe(405);
+    // With introspection off the path is not found, and /graphql refuses the query itself.
+    expect((await prodNoIntrospection.get('/graphiql/schema.json')).status).toBe(404);
   });
 
   it('turns introspection off with GRAPHQL_INTROSPECTION=false', async () => {

@@ -1,6 +1,8 @@
+import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
+import { introspectionFromSchema, type GraphQLSchema } from 'graphql';
 import type { GraphiQLOptions } from 'graphql-yoga';
 import { Response } from '../shared/fetch-api.js';
 
@@ -18,6 +20,15 @@ const VERSION = (createRequire(import.meta.url)('@graphql-yoga/render-graphiql/p
 /** Where the assets live; the version in the path lets the browser keep them for good. */
 export const GRAPHIQL_ASSETS_PREFIX = `/graphiql/${VERSION}/`;
 
+/**
+ * GraphiQL's name for its schema load (the `introspectionQueryName` option): the page answers that
+ * request from GRAPHIQL_SCHEMA_PATH instead of /graphql, so loading the schema spends no one's
+ * rate limit, however often GraphiQL reloads it.
+ */
+export const SCHEMA_LOAD_NAME = 'GraphiQLSchemaLoad';
+/** The schema's introspection, as GraphiQL loads it: unmetered and revalidated by ETag. */
+export const GRAPHIQL_SCHEMA_PATH = '/graphiql/schema.json';
+
 /** Monaco asks for a worker by label; these are the labels of the yoga-graphiql build. */
 const WORKERS = {
   editorWorkerService: 'editor.worker.js',
@@ -33,6 +44,31 @@ const WORKERS = {
 const BOOT_JS = `(function () {
   var prefix = ${JSON.stringify(GRAPHIQL_ASSETS_PREFIX)};
   var workers = ${JSON.stringify(WORKERS)};
+  var schemaLoad = ${JSON.stringify(SCHEMA_LOAD_NAME)};
+  var schemaUrl = ${JSON.stringify(GRAPHIQL_SCHEMA_PATH)};
+  var realFetch = window.fetch.bind(window);
+  function nameOf(init) {
+    try { return JSON.parse(init.body).operationName; } catch (e) { return undefined; }
+  }
+  // GraphiQL's own schema load is answered by the schema file, which no rate limit counts; and a
+  // key header left empty in the Headers pane is not sent (an empty key is refused, not anonymous).
+  window.fetch = function (input, init) {
+    if (init && typeof init.body === 'string' && nameOf(init) === schemaLoad) {
+      return realFetch(schemaUrl, { headers: { accept: 'application/json' } }).then(function (answer) {
+        return answer.ok ? answer : realFetch(input, init);
+      });
+    }
+    if (init && init.headers && !(init.headers instanceof Headers) && !Array.isArray(init.headers)) {
+      var headers = {};
+      Object.keys(init.headers).forEach(function (name) {
+        var value = init.headers[name];
+        var isKey = /^(x-api-key|authorization)$/i.test(name);
+        if (!(isKey && (value === '' || value === null || value === undefined))) headers[name] = value;
+      });
+      init = Object.assign({}, init, { headers: headers });
+    }
+    return realFetch(input, init);
+  };
   self.MonacoEnvironment = {
     globalAPI: false,
     getWorkerUrl: function (_moduleId, label) { return prefix + (workers[label] || workers.editorWorkerService); },
@@ -105,6 +141,30 @@ export async function serveGraphiQLAsset(request: Request, url: URL): Promise<Re
   return new Response(request.method === 'HEAD' ? null : new Uint8Array(body), { status: 200, headers });
 }
 
+/**
+ * GET GRAPHIQL_SCHEMA_PATH: the served schema's introspection result (every option GraphiQL can
+ * ask for), built once. The schema is public (introspection is on): it costs a request nothing.
+ * Null when introspection is off, so that the path is not found and the page falls back to
+ * /graphql, which refuses it as it refuses any introspection.
+ */
+export function createGraphiQLSchemaHandler(schema: GraphQLSchema, introspection: boolean) {
+  let built: { body: string; etag: string } | undefined;
+  return async (request: Request): Promise<Response | null> => {
+    if (!introspection) return null;
+    if (request.method !== 'GET' && request.method !== 'HEAD') {
+      return new Response('Method not allowed', { status: 405, headers: { allow: 'GET, HEAD', 'content-type': 'text/plain; charset=utf-8' } });
+    }
+    if (!built) {
+      const body = JSON.stringify({ data: introspectionFromSchema(schema, { descriptions: true, specifiedByUrl: true, directiveIsRepeatable: true, schemaDescription: true, inputValueDeprecation: true }) });
+      built = { body, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"` };
+    }
+    const headers = { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-cache', etag: built.etag, 'x-content-type-options': 'nosniff' };
+    const matches = (request.headers.get('if-none-match') ?? '').split(',').some((tag) => tag.trim().replace(/^W\//, '') === built!.etag);
+    if (matches) return new Response(null, { status: 304, headers });
+    return new Response(request.method === 'HEAD' ? null : built.body, { status: 200, headers });
+  };
+}
+
 /** Yoga's `renderGraphiQL`: the page, with GraphiQL's options as data, not as code. */
 export function renderLocalGraphiQL(options: GraphiQLOptions): string {
   const title = escapeHtml(options.title ?? 'GraphiQL');
@@ -134,10 +194,36 @@ function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
-/** What the playground opens with: a first query to run, and where the REST API is. */
-export const DEFAULT_QUERY = /* GraphQL */ `# The marketplace catalogue. Try the REST API too: GET /api/products
+/**
+ * GraphiQL's options. It opens with a first query to run that says how to use a key, and its
+ * Headers pane offers the key header: left empty, the page does not send it (BOOT_JS), so the
+ * playground works anonymously until a key is typed in. Headers are not kept in the browser's
+ * storage (GraphiQL's default), so a key does not outlive the tab.
+ */
+export function graphiqlOptions(anonymousPerMinute: number): GraphiQLOptions {
+  const keyHeaders = JSON.stringify({ 'X-API-Key': '' }, null, 2);
+  return {
+    title: 'Marketplace API — GraphiQL',
+    defaultQuery: defaultQuery(anonymousPerMinute),
+    headers: keyHeaders,
+    defaultHeaders: keyHeaders,
+    defaultEditorToolsVisibility: 'headers',
+    shouldPersistHeaders: false,
+    introspectionQueryName: SCHEMA_LOAD_NAME,
+  };
+}
+
+/** What the playground opens with: a first query to run, how to send a key, where REST is. Lines fit the editor at 1280 px. */
+export const defaultQuery = (anonymousPerMinute: number) => /* GraphQL */ `# The marketplace catalogue. Without a key:
+# ${anonymousPerMinute} requests a minute (schema loads are free).
+# A key goes in Headers below, as "X-API-Key".
+# REST: GET /api/products (docs: /api/docs)
 query FeaturedProducts {
-  products(featured: true, limit: 5, sortBy: POPULAR) {
+  products(
+    featured: true
+    limit: 5
+    sortBy: POPULAR
+  ) {
     items {
       name
       nameEn

@@ -15,6 +15,8 @@ export interface RouteHandlers {
   metrics: () => Promise<Response>;
   docs: (request: Request, url: URL) => Promise<Response | null>;
   graphiqlAsset: (request: Request, url: URL) => Promise<Response | null>;
+  /** The schema as GraphiQL loads it; null when introspection is off. */
+  graphiqlSchema: (request: Request) => Promise<Response | null>;
   rest: (request: Request, url: URL, state: RequestState) => Promise<Response>;
   /** /graphql's refusal of a method it does not answer; undefined lets Yoga answer. */
   graphqlMethod: (request: Request) => Response | undefined;
@@ -51,6 +53,7 @@ export function createRouteTable(h: RouteHandlers): HttpRoute[] {
     { path: '/api/docs/*', metered: false, face: 'rest', handle: async (request, url) => (await h.docs(request, url)) ?? errorResponse(notFound(`No endpoint at ${request.method} ${url.pathname.slice(0, 200)}`)) },
     { path: '/api/*', metered: true, face: 'rest', handle: h.rest },
     { path: '/graphql', metered: (request, url) => !wantsGraphiQL(request, url), face: 'graphql', handle: (request) => h.graphqlMethod(request) },
+    { path: '/graphiql/schema.json', metered: false, face: 'rest', handle: async (request, url) => (await h.graphiqlSchema(request)) ?? h.graphiqlAsset(request, url) },
     { path: '/graphiql/*', metered: false, face: 'rest', handle: h.graphiqlAsset },
     // Pages for people: free, and never accepting an API key or charging its bucket. The
     // dashboard's session is read by the dashboard alone, so it is never accepted as a key.
