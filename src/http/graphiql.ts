@@ -144,7 +144,7 @@ export async function serveGraphiQLAsset(request: Request, url: URL): Promise<Re
 /**
  * GET GRAPHIQL_SCHEMA_PATH: the served schema's introspection result (every option GraphiQL can
  * ask for), built once. The schema is public (introspection is on): it costs a request nothing.
- * Null when introspection is off, so that the path is not found and the page falls back to
+ * Null when introspection (or GraphiQL) is off, so that the path is not found and the page falls back to
  * /graphql, which refuses it as it refuses any introspection.
  */
 export function createGraphiQLSchemaHandler(schema: GraphQLSchema, introspection: boolean) {
