@@ -304,3 +304,34 @@ describe('strings that are not well-formed Unicode', () => {
     expect(res.body.error).toMatchObject({ code: 'VALIDATION_ERROR', details: { [at]: expect.stringMatching(/well-formed Unicode/) } });
   });
 });
+
+describe('query parameters whose percent-encoded bytes are not UTF-8', () => {
+  // Read by the URL parser as U+FFFD, they were once searched for and answered 200.
+  const badValues = ['%FF', '%ED%A0%80', 'ab%C3', '%C0%AF', '%F4%90%80%80'];
+
+  it.each(['/api/products?search=', '/api/categories?search=', '/api/orders?status=', '/dashboard?page=', '/?x='])('%s…: 400 VALIDATION_ERROR naming the parameter', async (prefix) => {
+    const name = prefix.slice(prefix.indexOf('?') + 1, -1);
+    for (const value of badValues) {
+      const res = await app.get(`${prefix}${value}`, asKey());
+      const seen = `${prefix}${value}: ${res.status} ${JSON.stringify(res.body)}`;
+      expect(res.status, seen).toBe(400);
+      expect(res.body.error, seen).toMatchObject({ code: 'VALIDATION_ERROR', details: { [name]: 'is not valid UTF-8' } });
+    }
+  });
+
+  it('on /graphql too, in GraphQL\'s shape; and a parameter name that is not UTF-8', async () => {
+    const res = await app.get('/graphql?query=%7B__typename%7D&operationName=%FF');
+    expect(res.status).toBe(400);
+    expect(res.body.errors[0].extensions).toMatchObject({ code: 'VALIDATION_ERROR', details: { operationName: 'is not valid UTF-8' } });
+    const named = await app.get('/api/products?%FF=1');
+    expect(named.status).toBe(400);
+    expect(named.body.error).toMatchObject({ code: 'VALIDATION_ERROR', details: { query: expect.stringMatching(/not valid UTF-8/) } });
+  });
+
+  it('well-formed text, a + for a space and a % that starts no escape are read as before', async () => {
+    const search = await app.get('/api/products?search=p%C4%83r%C8%9Bi+%F0%9F%98%80', asKey());
+    expect(search.status).toBe(200);
+    const percent = await app.get('/api/products?search=100%', asKey());
+    expect(percent.status).toBe(200);
+  });
+});

@@ -42,7 +42,52 @@ function normaliseRequestTarget(req: IncomingMessage): AppError | undefined {
   if (!parses(`http://${host ?? 'localhost'}${req.url}`)) {
     return validationError({ target: 'is not a valid URL path' }, 'Malformed request target');
   }
+  return notUtf8Parameter(req.url ?? '/');
+}
+
+/**
+ * A query parameter whose percent-encoded bytes are not UTF-8 (`%FF`, or `%ED%A0%80`, a lone
+ * surrogate): the URL parser would read each such byte as U+FFFD and the request would go on
+ * with text the client never sent. Refused on every route, naming the parameter, as a body that
+ * is not UTF-8 is. (Bytes that are not percent-encoded never get here: Node's parser refuses them.)
+ */
+function notUtf8Parameter(target: string): AppError | undefined {
+  const query = target.indexOf('?');
+  if (query < 0 || !target.includes('%', query)) return undefined;
+  for (const pair of target.slice(query + 1).split('&')) {
+    const equals = pair.indexOf('=');
+    const [name, value] = equals < 0 ? [pair, ''] : [pair.slice(0, equals), pair.slice(equals + 1)];
+    const decodedName = decodedUtf8(name);
+    if (decodedName === undefined) return validationError({ query: 'has a parameter name that is not valid UTF-8' }, 'Malformed query string: a parameter name is not valid UTF-8');
+    if (decodedUtf8(value) === undefined) {
+      const shown = decodedName.slice(0, 100);
+      return validationError({ [shown]: 'is not valid UTF-8' }, `Malformed query parameter "${shown}": its value is not valid UTF-8`);
+    }
+  }
   return undefined;
+}
+
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * A query component decoded as URLSearchParams does (`+` is a space, a `%` that starts no escape
+ * is itself), or undefined when its bytes are not UTF-8.
+ */
+function decodedUtf8(component: string): string | undefined {
+  const bytes = Buffer.from(component.replace(/\+/g, ' '), 'latin1');
+  const decoded: number[] = [];
+  for (let i = 0; i < bytes.length; i++) {
+    const escape = bytes[i] === 0x25 ? /^[0-9A-Fa-f]{2}$/.exec(bytes.subarray(i + 1, i + 3).toString('latin1')) : null;
+    if (escape) {
+      decoded.push(parseInt(escape[0], 16));
+      i += 2;
+    } else decoded.push(bytes[i]!);
+  }
+  try {
+    return strictUtf8.decode(Uint8Array.from(decoded));
+  } catch {
+    return undefined;
+  }
 }
 
 /** The error body for a path: GraphQL's shape on /graphql, the REST envelope elsewhere. */
