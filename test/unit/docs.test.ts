@@ -80,3 +80,14 @@ describe('docs/deploy.md', () => {
     for (const anchor of links) expect(headings, anchor).toContain(anchor);
   });
 });
+
+describe('README: what it says of the demo key', () => {
+  it('names every scope the demo key gets beyond the read scopes (SELF_SERVICE_SCOPES)', async () => {
+    const { SELF_SERVICE_SCOPES } = await import('../../src/auth/scopes.js');
+    const readme = read('README.md').replace(/\s+/g, ' ');
+    const sentence = /prints a demo key \(([^)]*)\)/.exec(readme)?.[1];
+    expect(sentence, 'README: "prints a demo key (…)"').toBeDefined();
+    expect(sentence).toContain('every read scope');
+    for (const scope of SELF_SERVICE_SCOPES.filter((s) => !s.startsWith('read:'))) expect(sentence).toContain(`\`${scope}\``);
+  });
+});

@@ -78,3 +78,15 @@ describe('serveGraphiQLAsset', () => {
     expect(await serve('/api/products')).toBeNull();
   });
 });
+
+describe('graphiqlOptions', () => {
+  it('opens with the anonymous limit as configured, the key header offered, and lines that fit the editor at 1280 px', async () => {
+    const { graphiqlOptions } = await import('../../src/http/graphiql.js');
+    const options = graphiqlOptions(42);
+    expect(options.defaultQuery).toContain('# 42 requests a minute');
+    expect(JSON.parse(options.headers!)).toEqual({ 'X-API-Key': '' });
+    expect(options.shouldPersistHeaders).toBe(false);
+    // About 50 characters show beside GraphiQL's toolbar at 1280 px (test/browser.test.ts measures it).
+    for (const line of options.defaultQuery!.split('\n')) expect(line.length, line).toBeLessThanOrEqual(50);
+  });
+});
