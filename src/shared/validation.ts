@@ -39,21 +39,24 @@ export function intParam(min: number, max: number = Number.MAX_SAFE_INTEGER) {
 /**
  * A money amount such as a price bound: an exact decimal from the text to SQL, never a binary
  * float (90.99 as a double is not the price 90.99). Its range and scale are those of a price
- * (NUMERIC(12, 2)), so every price can be named exactly and nothing else is accepted.
+ * (NUMERIC(12, 2)), so every price can be named exactly and nothing else is accepted. `positive`:
+ * 0 is refused too (a price, not a bound), in the same one sentence as every other refusal.
  */
-export function moneyParam() {
+export function moneyParam({ positive = false }: { positive?: boolean } = {}) {
   const max = MONEY_MAX.toFixed(2);
-  const message = `must be a decimal number from 0 to ${max} with at most 2 decimals`;
+  const message = positive
+    ? `must be a decimal number greater than 0 and at most ${max}, with at most 2 decimals`
+    : `must be a decimal number from 0 to ${max} with at most 2 decimals`;
   const parser = z.unknown().transform((v, ctx) => {
     const amount = exactDecimal(v);
-    if (!amount || amount.lessThan(0) || amount.greaterThan(MONEY_MAX) || amount.decimalPlaces() > 2) {
+    if (!amount || amount.lessThan(0) || (positive && amount.isZero()) || amount.greaterThan(MONEY_MAX) || amount.decimalPlaces() > 2) {
       ctx.addIssue({ code: 'custom', message });
       return z.NEVER;
     }
     // A decimal keeps no trailing zeros: 10, 10.0 and 10.00 are one filter with one kept total.
     return amount;
   });
-  return withRestForm(parser, { type: 'number', minimum: 0, maximum: Number(max) });
+  return withRestForm(parser, { type: 'number', ...(positive ? { exclusiveMinimum: 0 } : { minimum: 0 }), maximum: Number(max) });
 }
 
 // A Map, not an object literal: a client's word must never find Object.prototype's members

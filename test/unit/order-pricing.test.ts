@@ -40,7 +40,10 @@ describe('VAT rates', () => {
   });
 
   it('come with a price update’s other rules: a positive price, a reference price above it, something to change', () => {
-    expect(priceUpdate({ price: '0' })).toEqual({ price: 'must be greater than 0' });
+    // One rule in one sentence, whichever bound is crossed.
+    const rule = 'must be a decimal number greater than 0 and at most 9999999999.99, with at most 2 decimals';
+    for (const price of ['0', 0, -1, '-0.01', '10.001', '10000000000']) expect(priceUpdate({ price }), String(price)).toEqual({ price: rule });
+    expect(priceUpdate({ compareAtPrice: 0 })).toEqual({ compareAtPrice: rule });
     expect(priceUpdate({ price: '10.00', compareAtPrice: '10.00' })).toEqual({ compareAtPrice: 'must be greater than price, or null' });
     expect(priceUpdate({ price: '10.00', compareAtPrice: null })).toEqual({ price: '10', compareAtPrice: null });
     expect(priceUpdate({})).toEqual({ input: 'must set at least one of price, compareAtPrice, vatRate' });

@@ -106,7 +106,7 @@ export const stockUpdateInput = z
 /** updateStock's rule for its `input` argument, which is also the REST body. */
 export const stockUpdateRule = { schema: stockUpdateInput, argument: 'input', message: 'Invalid stock update', unknownKey: 'is not a recognised field', nullIsValue: true } as const;
 
-const positiveMoney = moneyParam().refine((v) => v.greaterThan(0), 'must be greater than 0');
+const positiveMoney = moneyParam({ positive: true });
 
 const vatRateMessage = `must be one of the VAT rates ${Object.values(VAT_RATES).map(Number).join(', ')}`;
 /** A rate as the client wrote it (0.21, "0.21", 0.210): one of VAT_RATES, compared exactly. */
