@@ -106,9 +106,14 @@ describe.skipIf(!existsSync(CHROMIUM))('the developer dashboard in a browser (De
     await audit(page, 'register-error');
     await page.getByLabel('Password').fill(password);
     await page.getByRole('button', { name: 'Create account' }).click();
-    await page.getByText('Your account is ready').waitFor();
+    // Registering signs in: the keys page, saying so.
+    await page.getByText('Your account is ready and you are signed in').waitFor();
+    expect(page.url()).toBe(`${app.base}/dashboard/keys?done=registered`);
+    await audit(page, 'registered');
 
-    // Sign in with the keyboard alone: type, Tab to the password, Enter submits.
+    // Out, and in again with the keyboard alone: type, Tab to the password, Enter submits.
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByText('You are signed out').waitFor();
     await page.getByLabel('E-mail address').focus();
     await page.keyboard.type(email);
     await page.keyboard.press('Tab');
@@ -280,7 +285,7 @@ describe.skipIf(!existsSync(CHROMIUM))('the developer dashboard in a browser (De
 
     expect(problems).toEqual([]);
     expect(offsite).toEqual([]);
-    expect(checked).toHaveLength(23);
+    expect(checked).toHaveLength(24);
   }, 180_000);
 
   it('creates one key for a create form double-clicked, or sent twice at once by the page', async () => {

@@ -99,17 +99,24 @@ describe('landing page and pages', () => {
 });
 
 describe('registration and sign-in', () => {
-  it('registers, then signs in with a fresh HttpOnly SameSite=Lax session cookie (not Secure over plain HTTP)', async () => {
+  it('registers and is signed in at once, then signs in again with a fresh HttpOnly SameSite=Lax session cookie (not Secure over plain HTTP)', async () => {
     const client = dashboardClient(app.base);
     await client.get('/dashboard/register');
     const email = `Reg-${Date.now()}@Example.com`;
     const registered = await client.post('/dashboard/register', { name: 'Ana', companyName: 'Ana SRL', email, password: 'a long and unusual passphrase' });
     expect(registered.status).toBe(303);
-    expect(registered.location).toBe('/dashboard/sign-in?done=registered');
+    expect(registered.location).toBe('/dashboard/keys?done=registered');
     const { rows } = await app.sql.query(`SELECT email, "passwordHash", plan FROM "Account" WHERE email = $1`, [email.toLowerCase()]);
     expect(rows).toHaveLength(1);
     expect(rows[0].passwordHash).toMatch(/^\$argon2id\$/);
     expect(rows[0].plan).toBe('BASIC');
+    // Registering signed the account in: its keys page, with a session of its own.
+    const first = client.lastSetCookies.find((c) => c.startsWith('mp_session='))!;
+    expect(first).toMatch(/; Path=\/; HttpOnly; SameSite=Lax; Max-Age=\d+$/);
+    const welcome = await client.follow(registered);
+    expect(welcome.status).toBe(200);
+    expect(textOf(welcome.html)).toContain(email.toLowerCase());
+    expect(textOf(welcome.html)).toContain('you are signed in');
 
     await client.get('/dashboard/sign-in');
     const signed = await client.post('/dashboard/sign-in', { email, password: 'a long and unusual passphrase' });
@@ -976,10 +983,12 @@ describe('an instance with PUBLIC_URL set, whose usage counts cannot be written'
 describe('forms that make or unlock something are throttled per client address', () => {
   // What the hostile client did: 200 registrations from one address in a few seconds.
   it('registration: 30 from one address in 15 minutes, then 429 with Retry-After; another address is unaffected', async () => {
-    const client = dashboardClient(app.base);
-    await client.get('/dashboard/register');
+    // A fresh browser for each (registering signs the browser in), all from one address.
+    const address = '203.0.113.77';
     const statuses: number[] = [];
     for (let i = 0; i < 32; i++) {
+      const client = dashboardClient(app.base, address);
+      await client.get('/dashboard/register');
       const res = await client.post('/dashboard/register', { name: 'Bot', email: `bot-${i}-${Date.now()}@example.com`, password: 'correct horse battery staple' });
       statuses.push(res.status);
       if (res.status === 429) {

@@ -21,6 +21,15 @@ export function authHandlers(deps: { store: RateLimitStore }) {
     await deleteEndedSessions(visit.ctx).catch((error: unknown) => visit.ctx.logger.warn({ err: error }, 'deleting ended sessions failed'));
   }
 
+  /** Signs `accountId` in on this browser: a new token at every sign-in, never one the browser brought (no session fixation). */
+  async function startSession(visit: Visit, accountId: string): Promise<void> {
+    if (visit.sessionToken) await endSession(visit.ctx, visit.sessionToken);
+    const { token } = await createSession(visit.ctx, accountId);
+    startSessionCookie(visit, token, SESSION_ABSOLUTE_MS);
+    endPresessionCookie(visit);
+    await sweepEndedSessions(visit);
+  }
+
   return {
     async getSignIn(visit: Visit) {
       return showPage(visit, 200, { title: 'Sign in', body: signInPage(visit.csrfToken) });
@@ -31,12 +40,7 @@ export function authHandlers(deps: { store: RateLimitStore }) {
       const email = form.get('email') ?? '';
       try {
         const { accountId } = await signIn(visit.ctx, deps.store, { email, password: form.get('password') ?? '', ip: visit.ip });
-        // A new token at every sign-in (never one the browser brought: no session fixation).
-        if (visit.sessionToken) await endSession(visit.ctx, visit.sessionToken);
-        const { token } = await createSession(visit.ctx, accountId);
-        startSessionCookie(visit, token, SESSION_ABSOLUTE_MS);
-        endPresessionCookie(visit);
-        await sweepEndedSessions(visit);
+        await startSession(visit, accountId);
         return redirectTo(visit, '/dashboard/keys');
       } catch (error) {
         const known = asAppError(error);
@@ -54,8 +58,10 @@ export function authHandlers(deps: { store: RateLimitStore }) {
       const form = await readForm(visit);
       const values = pick(form, ['name', 'companyName', 'email']);
       try {
-        await registerAccount(visit.ctx, { email: values.email ?? '', password: form.get('password') ?? '', name: values.name ?? '', companyName: values.companyName || undefined });
-        return redirectTo(visit, '/dashboard/sign-in?done=registered');
+        const { id } = await registerAccount(visit.ctx, { email: values.email ?? '', password: form.get('password') ?? '', name: values.name ?? '', companyName: values.companyName || undefined });
+        // Whoever registers is signed in: no second typing of the password just chosen.
+        await startSession(visit, id);
+        return redirectTo(visit, '/dashboard/keys?done=registered');
       } catch (error) {
         const refused = formRefusal(error);
         return showPage(visit, 400, { title: 'Create an account', body: registerPage(visit.csrfToken, values, refused.fields) });

@@ -212,7 +212,7 @@ export function formRefusal(error: unknown): { message: string; fields: Record<s
 
 /** Fixed notices a redirect can ask for (`?done=…`): no text from the URL reaches the page. */
 const NOTICES: Record<string, string> = {
-  registered: 'Your account is ready. Sign in to create your first key.',
+  registered: 'Your account is ready and you are signed in: create your first key below.',
   'signed-out': 'You are signed out.',
   'password-set': 'Your password is set. Sign in with it.',
   'password-changed': 'Your password is changed, and every other session is signed out.',

@@ -121,10 +121,10 @@ export async function signedIn(base: string, opts: { email?: string; password?: 
   const client = dashboardClient(base, opts.ip);
   await client.get('/dashboard/register');
   const registered = await client.post('/dashboard/register', { name: opts.name ?? 'Dev Eloper', email, password });
-  if (registered.status !== 303) throw new Error(`register answered ${registered.status}: ${textOf(registered.html).slice(0, 300)}`);
-  await client.get('/dashboard/sign-in');
-  const signed = await client.post('/dashboard/sign-in', { email, password });
-  if (signed.status !== 303) throw new Error(`sign-in answered ${signed.status}: ${textOf(signed.html).slice(0, 300)}`);
+  // Registering signs the new account in.
+  if (registered.status !== 303 || registered.location !== '/dashboard/keys?done=registered') {
+    throw new Error(`register answered ${registered.status} ${registered.location ?? ''}: ${textOf(registered.html).slice(0, 300)}`);
+  }
   await client.get('/dashboard/keys');
   return { client, email, password };
 }
