@@ -73,6 +73,29 @@ describe.skipIf(!existsSync(CHROMIUM))('the developer dashboard in a browser (De
     expect(await page.getAttribute('html', 'lang'), name).toBe('en');
     expect(await page.title(), name).not.toBe('');
     await page.screenshot({ path: screenshot(name), fullPage: true });
+    // A phone's width and a laptop's: nothing scrolls the page sideways, the nav and the header
+    // fit, and text is not drawn smaller than 11 px (a chart scaled down to fit).
+    for (const width of [390, 1280]) {
+      await page.setViewportSize({ width, height: 900 });
+      const fit = await page.evaluate(() => {
+        const root = document.documentElement;
+        // Inside a box that scrolls sideways on its own (a wide table, the chart) is not outside the page.
+        const inScroller = (element: Element) => {
+          for (let up = element.parentElement; up; up = up.parentElement) if (['auto', 'scroll'].includes(getComputedStyle(up).overflowX)) return true;
+          return false;
+        };
+        const outside = [...document.querySelectorAll('body *')]
+          .filter((element) => element.getBoundingClientRect().right > root.clientWidth + 0.5 && getComputedStyle(element).position !== 'absolute' && !inScroller(element))
+          .map((element) => `${element.tagName.toLowerCase()}.${element.className}`);
+        const tiny = [...document.querySelectorAll('svg text')]
+          .filter((text) => text.getBoundingClientRect().height > 0 && text.getBoundingClientRect().height < 11)
+          .map((text) => text.textContent);
+        return { sideways: root.scrollWidth - root.clientWidth, outside: outside.slice(0, 5), tiny: tiny.slice(0, 5) };
+      });
+      expect(fit, `${name} at ${width} px`).toEqual({ sideways: 0, outside: [], tiny: [] });
+      if (width === 390) await page.screenshot({ path: screenshot(`${name}-390`), fullPage: true });
+    }
+    await page.setViewportSize({ width: 1280, height: 900 });
     checked.push(name);
   }
 

@@ -17,10 +17,10 @@ a:hover { color: var(--accent-dark); }
 .skip-label { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap; }
 .top { display: flex; flex-wrap: wrap; align-items: center; gap: 1rem; padding: .75rem 1.5rem; border-bottom: 1px solid var(--line); }
 .brand { font-weight: 700; text-decoration: none; color: var(--ink); }
-.top nav ul { display: flex; gap: 1rem; list-style: none; margin: 0; padding: 0; }
+.top nav ul { display: flex; flex-wrap: wrap; gap: .25rem 1rem; list-style: none; margin: 0; padding: 0; }
 .top nav a[aria-current="page"] { font-weight: 700; text-decoration: none; color: var(--ink); }
-.sign-out { margin-left: auto; display: flex; align-items: center; gap: .75rem; }
-.who { color: var(--muted); }
+.sign-out { margin-left: auto; display: flex; flex-wrap: wrap; align-items: center; gap: .5rem .75rem; min-width: 0; }
+.who { color: var(--muted); overflow-wrap: anywhere; }
 main { max-width: 60rem; padding: 1rem 1.5rem 3rem; }
 h1 { font-size: 1.75rem; margin: .5rem 0 1rem; }
 h2 { font-size: 1.25rem; margin: 1.5rem 0 .5rem; }
@@ -45,7 +45,9 @@ button.danger:hover, .button.danger:hover { background: var(--bad-dark); }
 .secondary { background: #fff; color: var(--accent); border: 1px solid var(--accent); }
 table { border-collapse: collapse; width: 100%; margin: .5rem 0 1rem; }
 th, td { text-align: left; padding: .4rem .5rem; border-bottom: 1px solid var(--line); vertical-align: top; }
-code, .key { font-family: ui-monospace, "SFMono-Regular", Menlo, monospace; }
+code, .key { font-family: ui-monospace, "SFMono-Regular", Menlo, monospace; overflow-wrap: anywhere; }
+/* Example code wraps on a narrow screen rather than widening the page. */
+pre { white-space: pre-wrap; overflow-wrap: anywhere; }
 .key-box { display: flex; gap: .5rem; align-items: center; }
 .key-box input { flex: 1; font-family: ui-monospace, Menlo, monospace; }
 .status-active { color: var(--ok); font-weight: 600; }
@@ -63,6 +65,20 @@ code, .key { font-family: ui-monospace, "SFMono-Regular", Menlo, monospace; }
 .actions { display: flex; gap: .75rem; align-items: center; flex-wrap: wrap; }
 .cards { display: grid; grid-template-columns: repeat(auto-fit, minmax(16rem, 1fr)); gap: 1rem; }
 .card { border: 1px solid var(--line); border-radius: 6px; padding: 1rem; }
+/* What cannot be narrower than its content (the usage chart) scrolls in its own box, never the page. */
+.scroll-x { overflow-x: auto; max-width: 100%; }
+.scroll-x .chart { max-width: none; }
+/* A phone: less padding, and forms and cards as wide as the screen. */
+@media (max-width: 40rem) {
+  .top { padding: .5rem .75rem; gap: .5rem; }
+  main { padding: .75rem .75rem 2rem; }
+  .cards { grid-template-columns: 1fr; }
+  /* A table wider than the screen scrolls in its own box (its rows' links make it reachable by
+     keyboard); positioned, so that its visually hidden labels stay inside that box too. */
+  table { display: block; overflow-x: auto; position: relative; }
+  th, td { padding: .3rem .35rem; }
+  td code { overflow-wrap: normal; }
+}
 `;
 
 const JS = `
@@ -80,6 +96,8 @@ document.addEventListener('click', async (event) => {
     if (status) status.textContent = 'Copy did not work here: the text is selected, copy it with your keyboard.';
   }
 });
+// A chart wider than the screen opens on its newest hours, at its right end.
+for (const box of document.querySelectorAll('.scroll-x')) box.scrollLeft = box.scrollWidth;
 // A form with errors: move the focus to its summary, so a keyboard or screen-reader user starts there.
 document.querySelector('.error-summary')?.focus();
 `;

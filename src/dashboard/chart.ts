@@ -37,7 +37,10 @@ export function usageChart(hours: readonly HourUsage[]): Html {
   const y = (n: number) => TOP + plot - (n / top) * plot;
   const days = hours.map((h, i) => ({ h, i })).filter(({ h }) => h.hour.getUTCHours() === 0);
   const label = `Requests per hour over the last ${hours.length / 24} days: ${requests} requests, ${limited} refused with 429`;
+  // Drawn at its own size (scaled down to a phone's width its labels would be unreadable): a
+  // narrow screen scrolls the chart in its box, which the keyboard can focus to scroll.
   return html`<figure>
+<div class="scroll-x" tabindex="0" role="region" aria-label="Usage chart (scrolls sideways on a narrow screen)">
 <svg class="chart" role="img" aria-labelledby="usage-title" viewBox="0 0 ${width} ${HEIGHT}" width="${width}" height="${HEIGHT}" font-size="${FONT_PX}">
   <title id="usage-title">${label}</title>
   <line class="axis" x1="${LEFT}" y1="${TOP + plot}" x2="${width}" y2="${TOP + plot}"/>
@@ -52,6 +55,7 @@ export function usageChart(hours: readonly HourUsage[]): Html {
   )}
   ${days.map(({ h, i }) => html`<line class="axis" x1="${LEFT + i * BAR}" y1="${TOP + plot}" x2="${LEFT + i * BAR}" y2="${TOP + plot + 4}"/><text x="${LEFT + i * BAR + LABEL_GAP}" y="${HEIGHT - 6}">${DAY.format(h.hour)}</text>`)}
 </svg>
+</div>
 <figcaption class="legend"><span class="req">Requests</span><span class="lim">Refused (429)</span> · per hour, UTC · ${requests} requests, ${limited} refused</figcaption>
 </figure>
 ${usageTable(hours)}`;
