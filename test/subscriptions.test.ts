@@ -348,19 +348,22 @@ describe('productChanged', () => {
 });
 
 describe('shutdown', () => {
-  it('open streams complete cleanly when the app is disposed of', async () => {
+  it('open streams complete cleanly when the app is disposed of, and their places are given back', async () => {
     const own = await startTestApp({ url: db.url });
+    const key = await createTestKey(db.url, { owner: 'buyer@example.com', scopes: ['read:orders'] });
     const abort = new AbortController();
     const res = await own.fetchInProcess('/graphql', {
       method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'text/event-stream', 'x-api-key': buyer.key },
+      headers: { 'content-type': 'application/json', accept: 'text/event-stream', 'x-api-key': key.key },
       body: JSON.stringify({ query: ORDER_EVENTS }),
       signal: abort.signal,
     });
     const stream = new Stream(res.status, res.headers.get('content-type') ?? '', res.body!, abort);
     await stream.until('the stream opens', (s) => s.heartbeats > 0);
+    expect(await placesOf(key)).toBe(1);
     await own.close();
     await stream.until('the stream completes', (s) => s.ended, 3000);
     expect(stream.events.at(-1)!.event).toBe('complete');
+    expect(await placesOf(key)).toBe(0);
   });
 });
