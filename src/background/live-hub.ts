@@ -102,8 +102,10 @@ export function createLiveHub(options: LiveHubOptions): LiveHub {
 
   const everyStream = (): Stream[] => [...orderStreams, ...productStreams];
 
-  // When each key with open streams expires (unix ms; null: never), and the timer that ends its streams then.
+  // When each key with open streams expires (unix ms; null: never), and the timer that ends its
+  // streams then; kept while the key has a place (a stream not yet read from is in no set).
   const expiries = new Map<string, { at: number | null; timer?: NodeJS.Timeout }>();
+  const placesByKey = new Map<string, number>();
   const expired = (keyId: string) => {
     const at = expiries.get(keyId)?.at;
     return at != null && at <= Date.now();
@@ -127,9 +129,11 @@ export function createLiveHub(options: LiveHubOptions): LiveHub {
     };
     if (at !== null) arm();
   }
-  /** Forgets the expiry of a key none of whose streams is open any more. */
-  function forgetKey(keyId: string) {
-    if (everyStream().some((s) => s.key.keyId === keyId)) return;
+  /** One place fewer for the key; with none left, its expiry is forgotten. */
+  function placeGone(keyId: string) {
+    const left = (placesByKey.get(keyId) ?? 1) - 1;
+    if (left > 0) return void placesByKey.set(keyId, left);
+    placesByKey.delete(keyId);
     clearTimeout(expiries.get(keyId)?.timer);
     expiries.delete(keyId);
   }
@@ -147,10 +151,14 @@ export function createLiveHub(options: LiveHubOptions): LiveHub {
       slot.release();
       throw shuttingDown();
     }
+    placesByKey.set(key.keyId, (placesByKey.get(key.keyId) ?? 0) + 1);
     expiresAt(key.keyId, slot.expiresAt);
+    let released = false;
     const release = () => {
+      if (released) return;
+      released = true;
       slot.release();
-      forgetKey(key.keyId);
+      placeGone(key.keyId);
     };
     const source = new Repeater<Signal<T>>(async (push, stop) => {
       entry = make(
