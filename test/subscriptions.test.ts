@@ -232,6 +232,27 @@ describe('orderEvents', () => {
     await eventually('the places are given back', () => placesOf(key), (n) => n === 0, 5000);
   });
 
+  it('a subscriber that leaves before its answer begins gives its place back all the same', async () => {
+    const key = await createTestKey(db.url, { owner: 'buyer@example.com', scopes: ['read:orders'] });
+    // Each request is dropped a little later than the one before: some before the place is
+    // claimed, some while it is, some after the stream was made but before it was sent.
+    for (let i = 0; i < 20; i++) {
+      const abort = new AbortController();
+      const sent = fetch(`${b.base}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'text/event-stream', 'x-api-key': key.key },
+        body: JSON.stringify({ query: ORDER_EVENTS }),
+        signal: abort.signal,
+      });
+      setTimeout(() => abort.abort(), i * 2);
+      await sent.then((res) => res.body?.cancel()).catch(() => undefined);
+    }
+    await eventually('every place is given back', () => placesOf(key), (n) => n === 0, 5000);
+    const stream = await subscribe(a, ORDER_EVENTS, {}, key);
+    expect(stream.ended).toBe(false);
+    stream.close();
+  });
+
   it('a race of parallel opens on both instances lets exactly SUBSCRIPTIONS_PER_KEY in', async () => {
     const key = await createTestKey(db.url, { owner: 'buyer@example.com', scopes: ['read:orders'] });
     const streams = await Promise.all(Array.from({ length: 12 }, (_, i) => subscribe(i % 2 ? a : b, ORDER_EVENTS, {}, key)));

@@ -142,7 +142,12 @@ export function createLiveHub(options: LiveHubOptions): LiveHub {
    * A stream registered in `set` while it is open. Its place is taken before it is returned, so
    * that a refusal is the subscription's answer rather than a first event.
    */
-  async function stream<T, S extends Stream>(key: KeyCaller, set: Set<S>, make: (push: (value: T) => void, end: (keyEnded: boolean) => void) => S): Promise<AsyncIterable<Signal<T>>> {
+  async function stream<T, S extends Stream>(
+    key: KeyCaller,
+    gone: AbortSignal | undefined,
+    set: Set<S>,
+    make: (push: (value: T) => void, end: (keyEnded: boolean) => void) => S,
+  ): Promise<AsyncIterable<Signal<T>>> {
     if (draining) throw shuttingDown();
     let entry: S | undefined;
     let lost = false;
@@ -157,9 +162,11 @@ export function createLiveHub(options: LiveHubOptions): LiveHub {
     const release = () => {
       if (released) return;
       released = true;
+      gone?.removeEventListener('abort', leave);
       slot.release();
       placeGone(key.keyId);
     };
+    const leave = () => void reader.return?.();
     const source = new Repeater<Signal<T>>(async (push, stop) => {
       entry = make(
         (value) => {
@@ -209,6 +216,10 @@ export function createLiveHub(options: LiveHubOptions): LiveHub {
         return source.throw(error);
       },
     };
+    // A subscriber that left before its stream was first read (its connection closed before the
+    // answer began) is not told by the reader's return(): the request's signal tells.
+    if (gone?.aborted) leave();
+    else gone?.addEventListener('abort', leave, { once: true });
     return reader;
   }
 
@@ -353,11 +364,11 @@ export function createLiveHub(options: LiveHubOptions): LiveHub {
 
   return {
     ready,
-    orders(key) {
-      return stream<OrderSignal, OrderStream>(key, orderStreams, (push, end) => ({ key, push, end }));
+    orders(key, gone) {
+      return stream<OrderSignal, OrderStream>(key, gone, orderStreams, (push, end) => ({ key, push, end }));
     },
-    product(key, productId) {
-      return stream<string, ProductStream>(key, productStreams, (push, end) => ({ key, productId, push, end }));
+    product(key, productId, gone) {
+      return stream<string, ProductStream>(key, gone, productStreams, (push, end) => ({ key, productId, push, end }));
     },
     drain() {
       draining = true;
