@@ -283,13 +283,21 @@ describe('orderEvents', () => {
     stream.close();
   });
 
-  it("an open stream's place is renewed while it is open", async () => {
-    const key = await createTestKey(db.url, { owner: 'buyer@example.com', scopes: ['read:orders'] });
-    const stream = await subscribe(a, ORDER_EVENTS, {}, key);
-    const leaseOf = async () => (await a.sql.query<{ leaseUntil: Date }>(`SELECT "leaseUntil" FROM "LiveStream" WHERE "keyId" = $1`, [key.id])).rows.map((r) => r.leaseUntil.getTime());
+  it("an open stream's place is renewed while it is open; a stream whose lease ran out has lost its place and ends", async () => {
+    const [kept, lapsing] = await Promise.all([1, 2].map(() => createTestKey(db.url, { owner: 'buyer@example.com', scopes: ['read:orders'] })));
+    const [stream, lapsed] = await Promise.all([subscribe(a, ORDER_EVENTS, {}, kept!), subscribe(a, ORDER_EVENTS, {}, lapsing!)]);
+    const leaseOf = async () => (await a.sql.query<{ leaseUntil: Date }>(`SELECT "leaseUntil" FROM "LiveStream" WHERE "keyId" = $1`, [kept!.id])).rows.map((r) => r.leaseUntil.getTime());
     const [first] = await leaseOf();
+    // What a long outage of the database leaves: the lease passed, so another stream may hold the
+    // place now. The next renewal finds it gone and ends the stream, without blaming the key.
+    await a.sql.query(`UPDATE "LiveStream" SET "leaseUntil" = now() - interval '1 second' WHERE "keyId" = $1`, [lapsing!.id]);
+
     await eventually('the lease is renewed', leaseOf, (leases) => leases.length === 1 && leases[0]! > first!, 15_000, 250);
     expect(stream.ended).toBe(false);
+    await lapsed.until('the stream whose lease ran out ends', (s) => s.ended, 15_000);
+    expect(lapsed.nexts()).toEqual([]);
+    expect(lapsed.events.at(-1)!.event).toBe('complete');
+    expect(await placesOf(lapsing!)).toBe(0);
     stream.close();
   });
 

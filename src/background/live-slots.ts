@@ -85,7 +85,7 @@ export function createLiveSlots({ prisma, perKey, logger }: LiveSlotsOptions): L
   function lose(ids: string[]) {
     const lost = ids.filter((id) => held.has(id));
     if (!lost.length) return;
-    logger.warn({ streams: lost.length }, 'subscriptions: streams lost their place in the per-key count (their lease ran out while the database was unreachable): they end');
+    logger.warn({ streams: lost.length }, 'subscriptions: streams lost their place in the per-key count (their lease ran out, the database unreachable meanwhile): they end');
     for (const id of lost) {
       const h = held.get(id)!;
       held.delete(id);
