@@ -1,8 +1,7 @@
 import crypto from 'node:crypto';
 import type { KeyCaller } from '../context/actor.js';
-import type { PrismaClient } from '../db/prisma.js';
+import { isDatabaseUnavailable, type PrismaClient } from '../db/prisma.js';
 import type { Logger } from '../config/logger.js';
-import { isDatabaseUnavailable } from '../db/prisma.js';
 import { AppError, causeOf } from '../shared/errors.js';
 
 // The places of a key's open subscription streams, counted across every instance
@@ -11,7 +10,9 @@ import { AppError, causeOf } from '../shared/errors.js';
 // Why PostgreSQL, with or without REDIS_URL: every instance has it (Redis is optional), a claim
 // must read the key's row anyway (revoked? when does it expire?) and does both in one transaction,
 // and one implementation is one behaviour to test. Redis would only spare a transaction per
-// stream opened, which is rare next to the events a stream carries.
+// stream opened (rare next to the events a stream carries), would need the same leases (a
+// counter there leaks with the instance that held it), and would be one more thing whose outage
+// stops subscriptions.
 //
 // - A race of parallel opens cannot pass the bound: a claim takes a transaction-level advisory
 //   lock on its key before counting, so the claims of one key, on any instance, count and insert
@@ -30,7 +31,7 @@ import { AppError, causeOf } from '../shared/errors.js';
 //   once the lease runs out by this instance's clock.
 
 /** How long a place is held without renewal: a killed instance's places come back after this at most. */
-export const LEASE_MS = 20_000;
+const LEASE_MS = 20_000;
 /** How often an instance renews its places' leases: three renewals may fail before a lease runs out. */
 const RENEW_MS = 5_000;
 /** The class of the advisory locks a claim takes (the key's id hashed is the other half): ASCII 'live'. */
