@@ -2,12 +2,12 @@ import pg from 'pg';
 import { Repeater } from 'graphql-yoga';
 import { KEY_CHANGED_CHANNEL } from '../auth/key-cache.js';
 import type { KeyCaller } from '../context/actor.js';
-import { isDatabaseUnavailable, type PrismaClient } from '../db/prisma.js';
+import type { PrismaClient } from '../db/prisma.js';
 import { confirmHearing, DeafListenerError, isProbe, listenerConnection } from '../db/listen-check.js';
 import type { Logger } from '../config/logger.js';
 import { causeOf } from '../shared/errors.js';
 import { createLiveRelay } from './live-relay.js';
-import { createLiveSlots, shuttingDown } from './live-slots.js';
+import { createLiveSlots, failureLog, shuttingDown } from './live-slots.js';
 import { ORDER_EVENT_TYPES, type KeyEnded, type LiveFeed, type OrderSignal } from '../context/context.js';
 
 // What feeds the GraphQL subscriptions of one process. Triggers on "Order" and "Product"
@@ -258,11 +258,7 @@ export function createLiveHub(options: LiveHubOptions): LiveHub {
     for (const s of streams) if (scopesNow.get(s.key.keyId) !== scopeSet(s.key.scopes)) s.end(true);
   }
 
-  // The database being away is an outage, said once by what answers requests 503: a warning with its cause, no stack.
-  const failed = (what: string) => (error: unknown) =>
-    isDatabaseUnavailable(error)
-      ? logger.warn({ cause: causeOf(error) }, `subscriptions: ${what} failed; the database is unavailable`)
-      : logger.error({ err: error }, `subscriptions: ${what} failed`);
+  const failed = failureLog(logger);
 
   function onNotification(n: pg.Notification) {
     if (isProbe(n.payload)) return;

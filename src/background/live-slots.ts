@@ -37,6 +37,15 @@ const RENEW_MS = 5_000;
 /** The class of the advisory locks a claim takes (the key's id hashed is the other half): ASCII 'live'. */
 const LOCK_CLASS = 0x6c697665;
 
+/**
+ * How the subscriptions' background work says it failed. The database being away is an outage,
+ * said once by what answers requests 503: a warning with its cause, no stack.
+ */
+export const failureLog = (logger: Logger) => (what: string) => (error: unknown) =>
+  isDatabaseUnavailable(error)
+    ? logger.warn({ cause: causeOf(error) }, `subscriptions: ${what} failed; the database is unavailable`)
+    : logger.error({ err: error }, `subscriptions: ${what} failed`);
+
 /** The refusal of a stream asked for while the server stops. */
 export const shuttingDown = () => new AppError('SERVICE_UNAVAILABLE', 'The server is shutting down: subscribe again in a moment (to another instance)');
 
@@ -78,10 +87,7 @@ export function createLiveSlots({ prisma, perKey, logger }: LiveSlotsOptions): L
   const releasing = new Set<Promise<unknown>>();
   let closed = false;
 
-  const failed = (what: string) => (error: unknown) =>
-    isDatabaseUnavailable(error)
-      ? logger.warn({ cause: causeOf(error) }, `subscriptions: ${what} failed; the database is unavailable`)
-      : logger.error({ err: error }, `subscriptions: ${what} failed`);
+  const failed = failureLog(logger);
 
   function lose(ids: string[]) {
     const lost = ids.filter((id) => held.has(id));
