@@ -20,7 +20,7 @@ export const POOLER_FILES: Readonly<Record<string, string>> = {
   'test/cache-dependencies.test.ts': 'freshness: triggers gather what a write changed in transaction-local settings (set_config(…, true))',
   'test/list-totals.test.ts': 'transactions: totals counted in a REPEATABLE READ snapshot, saved with a transaction-local setting',
   'test/search-pages.test.ts': 'transaction-local settings: the page\'s plan imposed with SET LOCAL inside its transaction',
-  'test/subscriptions.test.ts': 'listeners: the live hub LISTENs on the direct connection for writes committed through the pooler',
+  'test/subscriptions.test.ts': 'listeners and transactions: the live hub LISTENs on the direct connection for writes committed through the pooler; a stream\'s place is claimed under a transaction-level advisory lock',
   'test/key-cache.test.ts': 'listeners: key changes heard by LISTEN, last-use times flushed through the pool',
   'test/webhooks.test.ts': 'listeners and transactions: the outbox\'s NOTIFY on commit, deliveries claimed FOR UPDATE SKIP LOCKED',
   'test/key-check-faults.test.ts': 'the connection: pool exhausted, statements cancelled on the server through the pooler',

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { createTestDatabase, type TestDatabase } from './helpers/db.js';
 import { createTestKey, type TestKey } from './helpers/keys.js';
+import { LIMITS } from '../src/config/limits.js';
 import { waitForText } from './helpers/npm-start.js';
 import { makeOrderFixture, workedExample, type OrderFixture } from './helpers/orders.js';
 import { HAS_PGBOUNCER, startPgbouncer, type Pgbouncer } from './helpers/pgbouncer.js';
@@ -110,6 +111,27 @@ describe.skipIf(!HAS_REDIS_SERVER || !HAS_PGBOUNCER)('subscriptions shared throu
     await sleep(500);
     for (const s of streams) expect(heardOf(s, order.id).map((e) => e.data.data.orderEvents.type).sort()).toEqual(['CREATED', 'STATUS_CHANGED']);
     for (const s of streams) s.close();
+  });
+
+  it('the per-key bound holds across the three instances, B’s claims going through the pooler: of four more than SUBSCRIPTIONS_PER_KEY opened at once, SUBSCRIPTIONS_PER_KEY are let in', async () => {
+    const perKey = LIMITS.subscriptions.perKey.max;
+    const key = await createTestKey(db.url, { owner: 'buyer@example.com', scopes: ['read:orders'] });
+    const streams = await Promise.all(Array.from({ length: perKey + 4 }, (_, i) => subscribe([a, b, c][i % 3]!, ORDER_EVENTS, {}, key)));
+    const admitted = streams.filter((s) => !s.ended && s.events.length === 0);
+    const refused = streams.filter((s) => s.nexts()[0]?.errors?.[0]?.extensions?.code === 'RATE_LIMIT_EXCEEDED');
+    expect([admitted.length, refused.length]).toEqual([perKey, 4]);
+    for (const s of streams) s.close();
+  });
+
+  it('an instance that cannot LISTEN (so hears no key change) still ends an expiring key’s stream within 2 s of the expiry', async () => {
+    const expiresAt = Date.now() + 3000;
+    const key = await createTestKey(db.url, { owner: 'buyer@example.com', scopes: ['read:orders'], expiresAt: new Date(expiresAt) });
+    const stream = await subscribe(b, ORDER_EVENTS, {}, key);
+    expect(stream.ended).toBe(false);
+    await stream.until('the stream ends', (s) => s.ended, expiresAt + 5000 - Date.now());
+    expect(stream.endedAt).toBeGreaterThanOrEqual(expiresAt);
+    expect(stream.endedAt - expiresAt).toBeLessThan(2000);
+    expect(stream.nexts().at(-1).errors[0].extensions.code).toBe('UNAUTHORIZED');
   });
 
   it('Redis stopped: nothing crashes, it is said once, streams stay open; Redis back: B’s stream hears changes again', async () => {

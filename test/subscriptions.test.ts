@@ -21,10 +21,12 @@ let member: TestKey;
 let catalogue: TestKey;
 let cataloguePrices: TestKey;
 let writer: TestKey;
+/** SUBSCRIPTIONS_PER_KEY of both instances. */
+const PER_KEY = 3;
 
 beforeAll(async () => {
   db = await createTestDatabase('seeded');
-  const env = { ORDER_CREATE_LIMIT: '1000', SUBSCRIPTIONS_PER_KEY: '2' };
+  const env = { ORDER_CREATE_LIMIT: '1000', SUBSCRIPTIONS_PER_KEY: String(PER_KEY) };
   [a, b] = await Promise.all([startTestApp({ url: db.url, env }), startTestApp({ url: db.url, env })]);
   f = await makeOrderFixture(a.sql);
   buyer = await createTestKey(db.url, { owner: 'buyer@example.com', scopes: ['read:orders', 'write:orders'] });
@@ -47,6 +49,28 @@ afterAll(async () => {
   await b?.close();
   await db?.drop();
 });
+
+/** The places the key holds in the count of open streams, on every instance. */
+const placesOf = async (key: TestKey) =>
+  (await a.sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM "LiveStream" WHERE "keyId" = $1 AND "leaseUntil" > now()`, [key.id])).rows[0]!.n;
+
+/** Subscribes until a place is free (the one given back is seen by its instance once the client has gone), for at most `ms`. */
+async function openOnceFree(app: TestApp, key: TestKey, ms = 5000): Promise<Stream> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const stream = await subscribe(app, ORDER_EVENTS, {}, key);
+    if (!stream.ended && stream.events.length === 0) return stream;
+    await stream.until('the refusal', (s) => s.ended);
+    expect(stream.nexts()[0].errors[0].extensions.code).toBe('RATE_LIMIT_EXCEEDED');
+    if (Date.now() > deadline) throw new Error(`no place was free within ${ms} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/** Waits until the clock reads `at` (unix ms): a key's expiry. */
+async function waitUntil(at: number) {
+  while (Date.now() < at) await new Promise((resolve) => setTimeout(resolve, Math.min(at - Date.now(), 100) + 1));
+}
 
 const ORDER_EVENTS = /* GraphQL */ `subscription { orderEvents { type order { id status supplier { id } } } }`;
 const PRODUCT_CHANGED = /* GraphQL */ `subscription($id: ID!) { productChanged(id: $id) { id isActive product { id price stock } price { price } stock { stock } } }`;
@@ -110,6 +134,57 @@ describe('orderEvents', () => {
     expect(stream.events.at(-1)!.event).toBe('complete');
   });
 
+  it("a key that expires while its streams are open: each instance's stream ends within 2 s of the expiry, and hears nothing written after it", async () => {
+    // An order of the buyer's, and a second key of the same account whose streams hear it throughout.
+    const created = await gql(a, `mutation($input: CreateOrderInput!) { createOrder(input: $input) { id } }`, { input: workedExample(f) }, buyer);
+    const orderId = created.data.createOrder.id as string;
+    const steady = await createTestKey(db.url, { owner: 'buyer@example.com', scopes: ['read:orders'] });
+    const expiresAt = new Date(Date.now() + 4000);
+    const key = await createTestKey(db.url, { owner: 'buyer@example.com', scopes: ['read:orders'], expiresAt });
+    const expiring = await Promise.all([subscribe(a, ORDER_EVENTS, {}, key), subscribe(b, ORDER_EVENTS, {}, key)]);
+    const controls = await Promise.all([subscribe(a, ORDER_EVENTS, {}, steady), subscribe(b, ORDER_EVENTS, {}, steady)]);
+    const heard = (s: Stream, type: string) => s.nexts().some((d) => d.data?.orderEvents?.order?.id === orderId && d.data.orderEvents.type === type);
+
+    // Before the expiry the key's streams hear the order's events.
+    await a.sql.query(`UPDATE "Order" SET status = 'CONFIRMED' WHERE id = $1`, [orderId]);
+    for (const s of expiring) await s.until('heard before the expiry', (x) => heard(x, 'STATUS_CHANGED'), 2000);
+    expect(Date.now()).toBeLessThan(expiresAt.getTime());
+
+    // Once it has passed, a write at once: the other key's streams hear it, this key's do not.
+    await waitUntil(expiresAt.getTime());
+    await a.sql.query(`UPDATE "Order" SET status = 'CANCELLED' WHERE id = $1`, [orderId]);
+    for (const s of controls) await s.until('the other key hears the write', (x) => heard(x, 'CANCELLED'), 2000);
+    for (const s of expiring) {
+      await s.until('the stream ends', (x) => x.ended, 5000);
+      expect(s.endedAt).toBeGreaterThanOrEqual(expiresAt.getTime());
+      expect(s.endedAt - expiresAt.getTime()).toBeLessThan(2000);
+      expect(heard(s, 'CANCELLED')).toBe(false);
+      expect(s.nexts().at(-1).errors[0].extensions.code).toBe('UNAUTHORIZED');
+      expect(s.events.at(-1)!.event).toBe('complete');
+    }
+    expect((await a.get('/api/orders', { headers: { 'x-api-key': key.key } })).status).toBe(401);
+    for (const s of controls) s.close();
+    // Its places were given back with its streams.
+    await eventually('the places are given back', () => placesOf(key), (n) => n === 0, 5000);
+  });
+
+  it('an expiry moved later while the streams are open is followed on every instance: they outlive the old one and end at the new one', async () => {
+    const first = new Date(Date.now() + 3000);
+    const key = await createTestKey(db.url, { owner: 'buyer@example.com', scopes: ['read:orders'], expiresAt: first });
+    const streams = await Promise.all([subscribe(a, ORDER_EVENTS, {}, key), subscribe(b, ORDER_EVENTS, {}, key)]);
+    const { rows } = await a.sql.query<{ expiresAt: Date }>(`UPDATE "ApiKey" SET "expiresAt" = "expiresAt" + interval '3 seconds' WHERE id = $1 RETURNING "expiresAt"`, [key.id]);
+    const moved = rows[0]!.expiresAt.getTime();
+    expect(Date.now()).toBeLessThan(first.getTime());
+    await waitUntil(first.getTime() + 1000);
+    expect(streams.map((s) => s.ended)).toEqual([false, false]);
+    for (const s of streams) {
+      await s.until('the stream ends', (x) => x.ended, moved + 5000 - Date.now());
+      expect(s.endedAt).toBeGreaterThanOrEqual(moved);
+      expect(s.endedAt - moved).toBeLessThan(2000);
+      expect(s.nexts().at(-1).errors[0].extensions.code).toBe('UNAUTHORIZED');
+    }
+  });
+
   it("a key whose scopes change has its stream ended too; a member removed from the supplier hears that supplier's orders no more", async () => {
     const key = await createTestKey(db.url, { owner: 'buyer@example.com', scopes: ['read:orders'] });
     const stream = await subscribe(b, ORDER_EVENTS, {}, key);
@@ -130,28 +205,100 @@ describe('orderEvents', () => {
     buyerStream.close();
   });
 
-  it('a key has at most SUBSCRIPTIONS_PER_KEY open streams: one more is refused clearly, and a slot frees when a stream closes', async () => {
+  it('a key has at most SUBSCRIPTIONS_PER_KEY open streams across both instances: one more is refused on either, and closing one on one frees a place on the other', async () => {
     const key = await createTestKey(db.url, { owner: 'buyer@example.com', scopes: ['read:orders'] });
-    const first = await subscribe(b, ORDER_EVENTS, {}, key);
-    const second = await subscribe(b, ORDER_EVENTS, {}, key);
-    const third = await subscribe(b, ORDER_EVENTS, {}, key);
-    await third.until('the refusal', (s) => s.ended);
-    const error = third.nexts()[0].errors[0];
-    expect(error.extensions).toMatchObject({ code: 'RATE_LIMIT_EXCEEDED', details: { openSubscriptions: 2, limit: 2 } });
-    expect(error.message).toContain('SUBSCRIPTIONS_PER_KEY');
-    expect(first.ended || second.ended).toBe(false);
+    const open = [await subscribe(a, ORDER_EVENTS, {}, key), await subscribe(a, ORDER_EVENTS, {}, key), await subscribe(b, ORDER_EVENTS, {}, key)];
+    expect(open.map((s) => s.ended)).toEqual([false, false, false]);
+    expect(await placesOf(key)).toBe(PER_KEY);
 
-    first.close();
-    let again: Stream | undefined;
-    const deadline = Date.now() + 3000;
-    for (;;) {
-      again = await subscribe(b, ORDER_EVENTS, {}, key);
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      if (!again.ended || Date.now() > deadline) break;
+    for (const app of [a, b]) {
+      const refused = await subscribe(app, ORDER_EVENTS, {}, key);
+      await refused.until('the refusal', (s) => s.ended);
+      const error = refused.nexts()[0].errors[0];
+      expect(error.extensions).toMatchObject({ code: 'RATE_LIMIT_EXCEEDED', details: { openSubscriptions: PER_KEY, limit: PER_KEY } });
+      expect(error.message).toContain('across all instances');
+      expect(error.message).toContain('SUBSCRIPTIONS_PER_KEY');
     }
-    expect(again.ended).toBe(false);
-    second.close();
-    again.close();
+    expect(open.map((s) => s.ended)).toEqual([false, false, false]);
+
+    // Closed on A (the client goes away): B lets one more in, as soon as A has seen it go.
+    open[0]!.close();
+    open[0] = await openOnceFree(b, key);
+    expect(open[0].ended).toBe(false);
+    expect(await placesOf(key)).toBe(PER_KEY);
+
+    // Every place comes back when the streams close: none is left held.
+    for (const s of open) s.close();
+    await eventually('the places are given back', () => placesOf(key), (n) => n === 0, 5000);
+  });
+
+  it('a subscriber that leaves before its answer begins gives its place back all the same', async () => {
+    const key = await createTestKey(db.url, { owner: 'buyer@example.com', scopes: ['read:orders'] });
+    // Each request is dropped a little later than the one before: some before the place is
+    // claimed, some while it is, some after the stream was made but before it was sent.
+    for (let i = 0; i < 20; i++) {
+      const abort = new AbortController();
+      const sent = fetch(`${b.base}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'text/event-stream', 'x-api-key': key.key },
+        body: JSON.stringify({ query: ORDER_EVENTS }),
+        signal: abort.signal,
+      });
+      setTimeout(() => abort.abort(), i * 2);
+      await sent.then((res) => res.body?.cancel()).catch(() => undefined);
+    }
+    await eventually('every place is given back', () => placesOf(key), (n) => n === 0, 5000);
+    const stream = await subscribe(a, ORDER_EVENTS, {}, key);
+    expect(stream.ended).toBe(false);
+    stream.close();
+  });
+
+  it('a race of parallel opens on both instances lets exactly SUBSCRIPTIONS_PER_KEY in', async () => {
+    const key = await createTestKey(db.url, { owner: 'buyer@example.com', scopes: ['read:orders'] });
+    const streams = await Promise.all(Array.from({ length: 12 }, (_, i) => subscribe(i % 2 ? a : b, ORDER_EVENTS, {}, key)));
+    const refused = streams.filter((s) => s.nexts()[0]?.errors?.[0]?.extensions?.code === 'RATE_LIMIT_EXCEEDED');
+    const admitted = streams.filter((s) => !s.ended && s.events.length === 0);
+    expect([admitted.length, refused.length]).toEqual([PER_KEY, 12 - PER_KEY]);
+    expect(await placesOf(key)).toBe(PER_KEY);
+    for (const s of streams) s.close();
+  });
+
+  it("an instance that died without closing its streams holds their places only until their lease runs out", async () => {
+    const key = await createTestKey(db.url, { owner: 'buyer@example.com', scopes: ['read:orders'] });
+    // What a killed instance leaves: rows it no longer renews, their lease a second or two ahead.
+    const { rows } = await a.sql.query<{ leaseUntil: Date }>(
+      `INSERT INTO "LiveStream" (id, "keyId", instance, "leaseUntil")
+       SELECT 'dead-' || g || '-' || $1, $1, 'a-killed-instance', now() + interval '2 seconds' FROM generate_series(1, $2::int) g RETURNING "leaseUntil"`,
+      [key.id, PER_KEY],
+    );
+    const refused = await subscribe(b, ORDER_EVENTS, {}, key);
+    await refused.until('the refusal', (s) => s.ended);
+    expect(refused.nexts()[0].errors[0].extensions.code).toBe('RATE_LIMIT_EXCEEDED');
+
+    const stream = await openOnceFree(a, key, 10_000);
+    expect(Date.now()).toBeGreaterThanOrEqual(rows[0]!.leaseUntil.getTime());
+    expect(stream.ended).toBe(false);
+    // The lapsed rows are gone, deleted by the claim that found them.
+    expect((await a.sql.query(`SELECT id FROM "LiveStream" WHERE "keyId" = $1 AND instance = 'a-killed-instance'`, [key.id])).rowCount).toBe(0);
+    stream.close();
+  });
+
+  it("an open stream's place is renewed while it is open; a stream whose lease ran out has lost its place and ends", async () => {
+    const [kept, lapsing] = await Promise.all([1, 2].map(() => createTestKey(db.url, { owner: 'buyer@example.com', scopes: ['read:orders'] })));
+    const [stream, lapsed] = await Promise.all([subscribe(a, ORDER_EVENTS, {}, kept!), subscribe(a, ORDER_EVENTS, {}, lapsing!)]);
+    const leaseOf = async () => (await a.sql.query<{ leaseUntil: Date }>(`SELECT "leaseUntil" FROM "LiveStream" WHERE "keyId" = $1`, [kept!.id])).rows.map((r) => r.leaseUntil.getTime());
+    const [first] = await leaseOf();
+    // What a long outage of the database leaves: the lease passed, so another stream may hold the
+    // place now. The next renewal finds it gone and ends the stream, without blaming the key.
+    await a.sql.query(`UPDATE "LiveStream" SET "leaseUntil" = now() - interval '1 second' WHERE "keyId" = $1`, [lapsing!.id]);
+
+    await eventually('the lease is renewed', leaseOf, (leases) => leases.length === 1 && leases[0]! > first!, 15_000, 250);
+    expect(stream.ended).toBe(false);
+    await lapsed.until('the stream whose lease ran out ends', (s) => s.ended, 15_000);
+    expect(lapsed.nexts()).toEqual([]);
+    expect(lapsed.events.at(-1)!.event).toBe('complete');
+    expect(await placesOf(lapsing!)).toBe(0);
+    stream.close();
   });
 
   it('a quiet stream carries heartbeats', async () => {
@@ -230,19 +377,22 @@ describe('productChanged', () => {
 });
 
 describe('shutdown', () => {
-  it('open streams complete cleanly when the app is disposed of', async () => {
+  it('open streams complete cleanly when the app is disposed of, and their places are given back', async () => {
     const own = await startTestApp({ url: db.url });
+    const key = await createTestKey(db.url, { owner: 'buyer@example.com', scopes: ['read:orders'] });
     const abort = new AbortController();
     const res = await own.fetchInProcess('/graphql', {
       method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'text/event-stream', 'x-api-key': buyer.key },
+      headers: { 'content-type': 'application/json', accept: 'text/event-stream', 'x-api-key': key.key },
       body: JSON.stringify({ query: ORDER_EVENTS }),
       signal: abort.signal,
     });
     const stream = new Stream(res.status, res.headers.get('content-type') ?? '', res.body!, abort);
     await stream.until('the stream opens', (s) => s.heartbeats > 0);
+    expect(await placesOf(key)).toBe(1);
     await own.close();
     await stream.until('the stream completes', (s) => s.ended, 3000);
     expect(stream.events.at(-1)!.event).toBe('complete');
+    expect(await placesOf(key)).toBe(0);
   });
 });

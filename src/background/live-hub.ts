@@ -2,11 +2,12 @@ import pg from 'pg';
 import { Repeater } from 'graphql-yoga';
 import { KEY_CHANGED_CHANNEL } from '../auth/key-cache.js';
 import type { KeyCaller } from '../context/actor.js';
-import { isDatabaseUnavailable, type PrismaClient } from '../db/prisma.js';
+import type { PrismaClient } from '../db/prisma.js';
 import { confirmHearing, DeafListenerError, isProbe, listenerConnection } from '../db/listen-check.js';
 import type { Logger } from '../config/logger.js';
-import { AppError, causeOf } from '../shared/errors.js';
+import { causeOf } from '../shared/errors.js';
 import { createLiveRelay } from './live-relay.js';
+import { createLiveSlots, failureLog, shuttingDown } from './live-slots.js';
 import { ORDER_EVENT_TYPES, type KeyEnded, type LiveFeed, type OrderSignal } from '../context/context.js';
 
 // What feeds the GraphQL subscriptions of one process. Triggers on "Order" and "Product"
@@ -18,8 +19,14 @@ import { ORDER_EVENT_TYPES, type KeyEnded, type LiveFeed, type OrderSignal } fro
 //
 // The same connection LISTENs for key changes (the "ApiKey" trigger of migration *_api_key_notify):
 // on any, the keys of the open streams are checked again in one query, and the streams of a key
-// that was revoked, expired or given other scopes end at once. A sweep every KEY_SWEEP_MS catches a key that expired
-// on its own, and anything missed while the connection was being made again.
+// that was revoked, expired or given other scopes end at once. A key that expires on its own ends
+// its streams by a timer armed at its expiry (read when a stream opens, read again on each key
+// change), and whatever the timer's lateness no event is handed to a stream once its key has
+// expired: each is checked as it is pushed and again as the stream's reader takes it. A sweep
+// every KEY_SWEEP_MS catches anything missed while the connection was being made again.
+//
+// A stream holds one of its key's SUBSCRIPTIONS_PER_KEY places, counted across every instance in
+// PostgreSQL (live-slots.ts), from before its first event until it closes.
 //
 // With REDIS_URL the change notices are also shared through Redis (relay.ts): each one this hub
 // hears by LISTEN it publishes there, and it hears every instance's, so that it hears every change
@@ -34,8 +41,10 @@ type OrderEventType = (typeof ORDER_EVENT_TYPES)[number];
 const KEY_ENDED: KeyEnded = { keyEnded: true };
 type Signal<T> = T | KeyEnded;
 
-/** How often the keys of open streams are checked without being told of a change (expiry, a missed notification). */
+/** How often the keys of open streams are checked without being told of a change (a notification missed while not listening). */
 const KEY_SWEEP_MS = 10_000;
+/** setTimeout's longest wait (about 24.8 days): a later expiry is waited for in steps. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 /** The wait before listening again after a failure, in ms: doubled on each further one, up to MAX_RETRY_MS. */
 const FIRST_RETRY_MS = 1000;
 const MAX_RETRY_MS = 30_000;
@@ -69,7 +78,7 @@ export interface LiveHubOptions {
   prisma: PrismaClient;
   /** Shares change notices with the other instances through Redis pub/sub (REDIS_URL). */
   redisUrl?: string;
-  /** Open streams one API key may have on this process (SUBSCRIPTIONS_PER_KEY). */
+  /** Open streams one API key may have across every instance (SUBSCRIPTIONS_PER_KEY). */
   perKey: number;
   connectMs: number;
   logger: Logger;
@@ -87,40 +96,81 @@ export function createLiveHub(options: LiveHubOptions): LiveHub {
   const { logger, prisma, perKey } = options;
   const orderStreams = new Set<OrderStream>();
   const productStreams = new Set<ProductStream>();
-  const openByKey = new Map<string, number>();
+  const slots = createLiveSlots({ prisma, perKey, logger });
   let draining = false;
   let closed = false;
 
   const everyStream = (): Stream[] => [...orderStreams, ...productStreams];
 
-  /** Reserves one of the key's slots, or refuses the subscription. */
-  function reserve(key: KeyCaller): () => void {
-    if (draining) throw new AppError('SERVICE_UNAVAILABLE', 'The server is shutting down: subscribe again in a moment (to another instance)');
-    const open = openByKey.get(key.keyId) ?? 0;
-    if (open >= perKey) {
-      throw new AppError(
-        'RATE_LIMIT_EXCEEDED',
-        `This API key already has ${open} open subscriptions on this server, the most it may have (SUBSCRIPTIONS_PER_KEY = ${perKey}): close one before opening another`,
-        { openSubscriptions: open, limit: perKey },
-      );
-    }
-    openByKey.set(key.keyId, open + 1);
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      const left = (openByKey.get(key.keyId) ?? 1) - 1;
-      if (left > 0) openByKey.set(key.keyId, left);
-      else openByKey.delete(key.keyId);
+  // When each key with open streams expires (unix ms; null: never), and the timer that ends its
+  // streams then; kept while the key has a place (a stream not yet read from is in no set).
+  const expiries = new Map<string, { at: number | null; timer?: NodeJS.Timeout }>();
+  const placesByKey = new Map<string, number>();
+  const expired = (keyId: string) => {
+    const at = expiries.get(keyId)?.at;
+    return at != null && at <= Date.now();
+  };
+  function endKey(keyId: string) {
+    for (const s of everyStream()) if (s.key.keyId === keyId) s.end(true);
+  }
+  /** The key's expiry as last read: its streams end then (at once if it has passed). */
+  function expiresAt(keyId: string, at: number | null) {
+    const known = expiries.get(keyId);
+    if (known && known.at === at) return;
+    clearTimeout(known?.timer);
+    const entry: { at: number | null; timer?: NodeJS.Timeout } = { at };
+    expiries.set(keyId, entry);
+    const arm = () => {
+      entry.timer = setTimeout(() => {
+        if (expiries.get(keyId) !== entry) return;
+        if (Date.now() < at!) arm();
+        else endKey(keyId);
+      }, Math.min(Math.max(at! - Date.now(), 0), MAX_TIMER_MS)).unref();
     };
+    if (at !== null) arm();
+  }
+  /** One place fewer for the key; with none left, its expiry is forgotten. */
+  function placeGone(keyId: string) {
+    const left = (placesByKey.get(keyId) ?? 1) - 1;
+    if (left > 0) return void placesByKey.set(keyId, left);
+    placesByKey.delete(keyId);
+    clearTimeout(expiries.get(keyId)?.timer);
+    expiries.delete(keyId);
   }
 
-  /** A stream registered in `set` while it is open; the slot is taken now, so that a refusal comes before the first event. */
-  function stream<T, S extends Stream>(key: KeyCaller, set: Set<S>, make: (push: (value: T) => void, end: (keyEnded: boolean) => void) => S): AsyncIterable<Signal<T>> {
-    const release = reserve(key);
-    return new Repeater<Signal<T>>(async (push, stop) => {
-      const entry = make(
+  /**
+   * A stream registered in `set` while it is open. Its place is taken before it is returned, so
+   * that a refusal is the subscription's answer rather than a first event.
+   */
+  async function stream<T, S extends Stream>(
+    key: KeyCaller,
+    gone: AbortSignal | undefined,
+    set: Set<S>,
+    make: (push: (value: T) => void, end: (keyEnded: boolean) => void) => S,
+  ): Promise<AsyncIterable<Signal<T>>> {
+    if (draining) throw shuttingDown();
+    let entry: S | undefined;
+    let lost = false;
+    const slot = await slots.claim(key, () => (entry ? entry.end(false) : (lost = true)));
+    if (draining) {
+      slot.release();
+      throw shuttingDown();
+    }
+    placesByKey.set(key.keyId, (placesByKey.get(key.keyId) ?? 0) + 1);
+    expiresAt(key.keyId, slot.expiresAt);
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      gone?.removeEventListener('abort', leave);
+      slot.release();
+      placeGone(key.keyId);
+    };
+    const leave = () => void reader.return?.();
+    const source = new Repeater<Signal<T>>(async (push, stop) => {
+      entry = make(
         (value) => {
+          if (expired(key.keyId)) return entry!.end(true);
           try {
             void push(value);
           } catch {
@@ -135,10 +185,42 @@ export function createLiveHub(options: LiveHubOptions): LiveHub {
         },
       );
       set.add(entry);
+      if (lost || draining) entry.end(false);
+      else if (expired(key.keyId)) entry.end(true);
       await stop;
       set.delete(entry);
       release();
     });
+    // What the subscriber reads: an event taken after the key expired is not handed on (a push
+    // queued while the reader was busy, a timer that is late); the place is given back however
+    // the stream ends, even one never read from.
+    let over = false;
+    const reader: AsyncIterableIterator<Signal<T>> = {
+      [Symbol.asyncIterator]: () => reader,
+      async next() {
+        if (over) return { done: true, value: undefined };
+        const taken = await source.next();
+        if (taken.done || taken.value === KEY_ENDED || !expired(key.keyId)) return taken;
+        over = true;
+        void source.return();
+        return { done: false, value: KEY_ENDED };
+      },
+      async return(value?: unknown) {
+        over = true;
+        release();
+        return source.return(value as Signal<T>);
+      },
+      async throw(error?: unknown) {
+        over = true;
+        release();
+        return source.throw(error);
+      },
+    };
+    // A subscriber that left before its stream was first read (its connection closed before the
+    // answer began) is not told by the reader's return(): the request's signal tells.
+    if (gone?.aborted) leave();
+    else gone?.addEventListener('abort', leave, { once: true });
+    return reader;
   }
 
   async function onOrder(orderId: string, type: OrderEventType) {
@@ -164,17 +246,19 @@ export function createLiveHub(options: LiveHubOptions): LiveHub {
     const streams = everyStream();
     if (!streams.length) return;
     const ids = [...new Set(streams.map((s) => s.key.keyId))];
-    const rows = await prisma.$queryRaw<{ id: string; scopes: string[] }[]>`
-      SELECT id, scopes FROM "ApiKey" WHERE id = ANY(${ids}::text[]) AND "revokedAt" IS NULL AND ("expiresAt" IS NULL OR "expiresAt" > now())`;
-    const scopesNow = new Map(rows.map((r) => [r.id, scopeSet(r.scopes)]));
+    const rows = await prisma.$queryRaw<{ id: string; scopes: string[]; expiresAt: Date | null }[]>`
+      SELECT id, scopes, "expiresAt" FROM "ApiKey" WHERE id = ANY(${ids}::text[]) AND "revokedAt" IS NULL`;
+    // An expiry moved (later, sooner, or gone) re-arms its key's timer; one passed ends the streams
+    // below. By this process's clock, as the gate judges a key's expiry.
+    const scopesNow = new Map<string, string>();
+    for (const r of rows) {
+      expiresAt(r.id, r.expiresAt?.getTime() ?? null);
+      if (!expired(r.id)) scopesNow.set(r.id, scopeSet(r.scopes));
+    }
     for (const s of streams) if (scopesNow.get(s.key.keyId) !== scopeSet(s.key.scopes)) s.end(true);
   }
 
-  // The database being away is an outage, said once by what answers requests 503: a warning with its cause, no stack.
-  const failed = (what: string) => (error: unknown) =>
-    isDatabaseUnavailable(error)
-      ? logger.warn({ cause: causeOf(error) }, `subscriptions: ${what} failed; the database is unavailable`)
-      : logger.error({ err: error }, `subscriptions: ${what} failed`);
+  const failed = failureLog(logger);
 
   function onNotification(n: pg.Notification) {
     if (isProbe(n.payload)) return;
@@ -276,11 +360,11 @@ export function createLiveHub(options: LiveHubOptions): LiveHub {
 
   return {
     ready,
-    orders(key) {
-      return stream<OrderSignal, OrderStream>(key, orderStreams, (push, end) => ({ key, push, end }));
+    orders(key, gone) {
+      return stream<OrderSignal, OrderStream>(key, gone, orderStreams, (push, end) => ({ key, push, end }));
     },
-    product(key, productId) {
-      return stream<string, ProductStream>(key, productStreams, (push, end) => ({ key, productId, push, end }));
+    product(key, productId, gone) {
+      return stream<string, ProductStream>(key, gone, productStreams, (push, end) => ({ key, productId, push, end }));
     },
     drain() {
       draining = true;
@@ -291,6 +375,8 @@ export function createLiveHub(options: LiveHubOptions): LiveHub {
       this.drain();
       clearInterval(sweep);
       clearTimeout(retry);
+      for (const { timer } of expiries.values()) clearTimeout(timer);
+      await slots.close();
       await relay?.close();
       const connection = client;
       client = undefined;

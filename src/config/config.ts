@@ -112,7 +112,7 @@ const envSchema = z.object({
   RESPONSE_CACHE: z.enum(['on', 'off']).default('on'),
   /** Bytes the in-memory response cache may hold per process (ignored when REDIS_URL is set). */
   RESPONSE_CACHE_MAX_BYTES: z.coerce.number().int().min(1_048_576).max(17_179_869_184).default(67_108_864),
-  /** Open GraphQL subscriptions (SSE streams) one API key may have on one server process; one more is refused. */
+  /** Open GraphQL subscriptions one API key may have at once across all instances (counted in the database); one more is refused. */
   SUBSCRIPTIONS_PER_KEY: limitSetting(LIMITS.subscriptions.perKey),
   /** Orders one account may create per window, through REST and GraphQL together. */
   ORDER_CREATE_LIMIT: limitSetting(LIMITS.fields.createOrder),

@@ -129,11 +129,14 @@ export const LIMITS = deepFreeze({
     savesPerAccount: { counts: 'saves of the account’s own data', per: 'account', max: 60, windowMs: 15 * MINUTE_MS },
   },
 
-  /** Open GraphQL subscriptions (SSE streams), held by the live hub (src/background/live-hub.ts). */
+  /**
+   * Open GraphQL subscriptions, held by the live hub (src/background/live-hub.ts) and counted
+   * across every instance in PostgreSQL (src/background/live-slots.ts).
+   */
   subscriptions: {
     perKey: {
       counts: 'open GraphQL subscription streams',
-      per: 'API key, on one server process',
+      per: 'API key, across all instances',
       max: 10,
       setting: { name: 'SUBSCRIPTIONS_PER_KEY', min: 1, max: 10_000 },
     },

@@ -152,12 +152,19 @@ export interface KeyEnded {
   keyEnded: true;
 }
 
-/** What feeds GraphQL subscriptions, with ids only (src/background/live-hub.ts); the resolvers read the rows. */
+/**
+ * What feeds GraphQL subscriptions, with ids only (src/background/live-hub.ts); the resolvers read
+ * the rows. Each stream takes one of its key's places (SUBSCRIPTIONS_PER_KEY, across every
+ * instance) before it is given, so the promise rejects with the refusal (RATE_LIMIT_EXCEEDED,
+ * UNAUTHORIZED for a key revoked or expired meanwhile, SERVICE_UNAVAILABLE while stopping).
+ * `gone`, when given, ends the stream and gives its place back as it aborts (the subscriber left),
+ * whether or not the stream was ever read.
+ */
 export interface LiveFeed {
   /** The changes of the orders the key's account sees, as buyer or as a member of the order's supplier. */
-  orders(key: KeyCaller): AsyncIterable<OrderSignal | KeyEnded>;
+  orders(key: KeyCaller, gone?: AbortSignal): Promise<AsyncIterable<OrderSignal | KeyEnded>>;
   /** A product's id each time its price, stock or active state changes. */
-  product(key: KeyCaller, productId: string): AsyncIterable<string | KeyEnded>;
+  product(key: KeyCaller, productId: string, gone?: AbortSignal): Promise<AsyncIterable<string | KeyEnded>>;
 }
 
 /** What every context is made of. */

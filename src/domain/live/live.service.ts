@@ -19,9 +19,20 @@ function feedOf(ctx: ApiContext): LiveFeed {
   return ctx.live;
 }
 
+/**
+ * Aborted when the subscriber has gone: the signal of the HTTP request the subscription came in,
+ * which Yoga puts on every context (and aborts when the client's connection closes), read as
+ * Yoga's own execution cancellation reads it. Absent elsewhere: the transport then ends the stream.
+ */
+const goneSignal = (ctx: ApiContext): AbortSignal | undefined => {
+  const signal = (ctx as { request?: { signal?: Partial<AbortSignal> } }).request?.signal;
+  // Node's server adapter gives its own AbortSignal-like object, not an instance of AbortSignal.
+  return typeof signal?.aborted === 'boolean' && typeof signal.addEventListener === 'function' ? (signal as AbortSignal) : undefined;
+};
+
 /** The caller's orders' events: as buyer, and as a member of a supplier for that supplier's orders. */
 export function orderEventsOf(ctx: ApiContext) {
-  return feedOf(ctx).orders(keyCaller(ctx.actor));
+  return feedOf(ctx).orders(keyCaller(ctx.actor), goneSignal(ctx));
 }
 
 /** A product's changes; VALIDATION_ERROR for an id that cannot be one, NOT_FOUND for a product that does not exist (active or not). */
@@ -30,7 +41,7 @@ export async function productChangesOf(ctx: ApiContext, args: object) {
   const { id: productId } = parseWithRule(productChangedInput, args) as z.output<typeof productChangedInput>;
   const found = await ctx.prisma.product.findUnique({ where: { id: productId }, select: { id: true } });
   if (!found) throw new AppError('NOT_FOUND', `No product with id ${productId}`);
-  return feed.product(keyCaller(ctx.actor), productId);
+  return feed.product(keyCaller(ctx.actor), productId, goneSignal(ctx));
 }
 
 /**
