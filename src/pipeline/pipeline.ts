@@ -6,6 +6,7 @@ import { useGate, type Gate } from './gate.js';
 import { useCostBudget, type CostBudgetOptions } from './graphql-cost-budget.js';
 import { useContractErrorCodes } from './graphql-errors.js';
 import { useGraphqlHttpCaching } from './graphql-http-caching.js';
+import { useIncrementalDelivery } from './graphql-incremental.js';
 import type { GraphqlHardening } from './graphql-limits.js';
 import { useGraphqlResponseCache } from './graphql-response-cache.js';
 import { useIdempotentReplayHeader } from './idempotent-replay.js';
@@ -100,8 +101,8 @@ export const PIPELINE: readonly Stage[] = [
   {
     name: 'document rules',
     reads: 'the document and its variables',
-    decides: 'parsed within the token limit and validated (depth, aliases, directives, introspection); variables of well-formed Unicode; no “Did you mean” in production',
-    plugins: ({ hardening }) => hardening.documentRules,
+    decides: 'parsed within the token limit and validated (depth, aliases, directives, introspection); @defer and @stream in queries only, for a client that accepts multipart/mixed or text/event-stream (./graphql-incremental.ts); variables of well-formed Unicode; no “Did you mean” in production',
+    plugins: ({ hardening }) => [...hardening.documentRules, ...useIncrementalDelivery()],
   },
   {
     name: 'cache headers',
