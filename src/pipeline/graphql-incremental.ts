@@ -102,7 +102,7 @@ export function useIncrementalDelivery(): Plugin[] {
 /** One payload of an incremental answer, in the 2022 format. */
 export interface IncrementalPart extends ExecutionResult {
   hasNext?: boolean;
-  incremental?: ReadonlyArray<{ data?: Record<string, unknown> | null; items?: unknown[] | null; path: ReadonlyArray<string | number>; errors?: ReadonlyArray<unknown> }>;
+  incremental?: ReadonlyArray<{ data?: Record<string, unknown> | null; items?: unknown[] | null; path?: ReadonlyArray<string | number>; errors?: ReadonlyArray<unknown> }>;
 }
 
 /** Every error of a part: its own and those of its increments. */
@@ -127,13 +127,13 @@ export function completeData(parts: readonly IncrementalPart[]): Record<string, 
     }
   };
   for (const part of parts.slice(1)) {
-    for (const increment of part.incremental ?? []) {
+    for (const { path = [], ...increment } of part.incremental ?? []) {
       if (increment.items) {
         // A streamed item's path ends with its index in the list.
-        const list = at(increment.path.slice(0, -1));
+        const list = at(path.slice(0, -1));
         if (Array.isArray(list)) list.push(...structuredClone(increment.items));
       } else if (increment.data) {
-        const target = at(increment.path);
+        const target = at(path);
         if (target && typeof target === 'object') merge(target as Record<string, unknown>, increment.data);
       }
     }

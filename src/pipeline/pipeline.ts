@@ -107,7 +107,7 @@ export const PIPELINE: readonly Stage[] = [
   {
     name: 'cache headers',
     reads: 'a GET’s operation and caller',
-    decides: 'its caching rule (public for a minute: a catalogue query without a key; else private), and as it is sent its ETag, or 304 (`getCaching`)',
+    decides: 'its caching rule (public for a minute: a catalogue query without a key; else private), and as it is sent its ETag, or 304; an answer sent in parts (multipart/mixed, text/event-stream) none of these, no-store (`getCaching`)',
     plugins: ({ schema }) => [useGraphqlHttpCaching(schema)],
   },
   {
