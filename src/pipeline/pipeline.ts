@@ -89,7 +89,7 @@ export const PIPELINE: readonly Stage[] = [
   {
     name: 'body limits',
     reads: 'a GraphQL request’s body',
-    decides: 'JSON only (415), at most 1 MiB (413), batches only as GRAPHQL_BATCH_LIMIT allows (./graphql-limits.ts)',
+    decides: 'JSON only (415), at most 1 MiB (413), batches only as GRAPHQL_BATCH_LIMIT allows, members a client adds beside the operation’s own ignored (./graphql-limits.ts)',
     plugins: ({ hardening }) => [hardening.bodyRules],
   },
   {
