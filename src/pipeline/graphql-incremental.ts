@@ -59,6 +59,20 @@ const queriesOnly: ValidationRule = (context) => ({
   },
 });
 
+/** Does a @stream of the document ask for fewer than 0 items at first (literally, or by a variable's value)? */
+function negativeInitialCount(document: DocumentNode, variables: Readonly<Record<string, unknown>> | null | undefined): boolean {
+  let negative = false;
+  visit(document, {
+    Directive(directive) {
+      if (directive.name.value !== 'stream') return;
+      const value = directive.arguments?.find((a) => a.name.value === 'initialCount')?.value;
+      const count = value?.kind === Kind.INT ? Number(value.value) : value?.kind === Kind.VARIABLE ? variables?.[value.name.value] : undefined;
+      if (typeof count === 'number' && count < 0) negative = true;
+    },
+  });
+  return negative;
+}
+
 /** True when the Accept header admits a type an incremental answer is sent as (`*\/*` and `multipart/*` included; no header is `*\/*`). */
 export function acceptsIncremental(accept: string | null): boolean {
   return (accept ?? '*/*')
@@ -83,17 +97,15 @@ export function useIncrementalDelivery(): Plugin[] {
         addValidationRule(queriesOnly);
       },
       onExecute({ args, setResultAndStopExecution }) {
-        const request = (args.contextValue as { request?: Request }).request;
-        if (!request || acceptsIncremental(request.headers.get('accept'))) return;
         if (!isIncremental(args.document, args.operationName)) return;
-        setResultAndStopExecution({
-          errors: [
-            new GraphQLError(
-              '@defer and @stream answer in parts: send Accept: multipart/mixed or text/event-stream, or leave the directives out',
-              { extensions: { code: 'VALIDATION_ERROR', http: { status: 400 } } },
-            ),
-          ],
-        });
+        const request = (args.contextValue as { request?: Request }).request;
+        const refuse = (message: string) => setResultAndStopExecution({ errors: [new GraphQLError(message, { extensions: { code: 'VALIDATION_ERROR', http: { status: 400 } } })] });
+        if (request && !acceptsIncremental(request.headers.get('accept'))) {
+          refuse('@defer and @stream answer in parts: send Accept: multipart/mixed or text/event-stream, or leave the directives out');
+          return;
+        }
+        // The executor would throw on a negative count, a failure of ours to the client.
+        if (negativeInitialCount(args.document, args.variableValues)) refuse('@stream’s initialCount must be 0 or more');
       },
     },
   ];
