@@ -61,6 +61,8 @@ export function useGraphqlHttpCaching(schema: GraphQLSchema): Plugin {
       const caching = (serverContext as RequestState | undefined)?.getCaching;
       if (!caching || response.status !== 200) return;
       if (!caching.etag) {
+        // Deleted first: the SSE answer's own `Cache-Control` would stay beside a `set` spelt in lower case.
+        response.headers.delete('cache-control');
         response.headers.set('cache-control', caching.cacheControl);
         return;
       }
