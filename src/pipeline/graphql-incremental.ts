@@ -73,9 +73,9 @@ function negativeInitialCount(document: DocumentNode, variables: Readonly<Record
   return negative;
 }
 
-/** True when the Accept header admits a type an incremental answer is sent as (`*\/*` and `multipart/*` included; no header is `*\/*`). */
+/** True when the Accept header admits a type an incremental answer is sent as (`*\/*` and `multipart/*` included; no header, or an empty one, is `*\/*`, as Yoga reads it). */
 export function acceptsIncremental(accept: string | null): boolean {
-  return (accept ?? '*/*')
+  return (accept || '*/*')
     .toLowerCase()
     .split(',')
     .map((range) => range.split(';')[0]!.trim())
