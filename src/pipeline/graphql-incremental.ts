@@ -34,8 +34,19 @@ function usesIncremental(node: ASTNode): boolean {
   return found;
 }
 
+/** Per parsed document (Yoga hands the same object for the same text, REST its own fixed ones) and operation name. */
+const decided = new WeakMap<DocumentNode, Map<string, boolean>>();
+
 /** Does the operation a request runs use @defer or @stream, in itself or in a fragment of the document? */
 export function isIncremental(document: DocumentNode, operationName: string | null | undefined): boolean {
+  let byName = decided.get(document);
+  if (!byName) decided.set(document, (byName = new Map()));
+  let verdict = byName.get(operationName ?? '');
+  if (verdict === undefined) byName.set(operationName ?? '', (verdict = usesIncrementalIn(document, operationName)));
+  return verdict;
+}
+
+function usesIncrementalIn(document: DocumentNode, operationName: string | null | undefined): boolean {
   const operation = getOperationAST(document, operationName);
   if (!operation || !usesIncremental(operation)) {
     // A fragment may hold the directive; any fragment of the document counts (unused ones are refused by validation).
