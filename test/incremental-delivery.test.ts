@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { buildClientSchema, getIntrospectionQuery, lexicographicSortSchema, printSchema } from 'graphql';
 import { createClient } from 'graphql-sse';
 import { meros } from 'meros/browser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -78,6 +80,17 @@ const DEFERRED = /* GraphQL */ `query Deferred($slug: String!) {
 const PLAIN = /* GraphQL */ `query Deferred($slug: String!) {
   product(slug: $slug) { id slug ... { name price supplier { companyName } } }
 }`;
+
+describe('the served schema', () => {
+  it('has @defer and @stream once, and is schema.graphql as committed', async () => {
+    const res = await json(getIntrospectionQuery({ descriptions: true, specifiedByUrl: true, directiveIsRepeatable: true, inputValueDeprecation: true }));
+    expect(res.body.errors).toBeUndefined();
+    const directives = (res.body.data.__schema.directives as { name: string }[]).map((d) => d.name);
+    expect(directives.filter((name) => name === 'defer' || name === 'stream')).toEqual(['defer', 'stream']);
+    const served = `${printSchema(lexicographicSortSchema(buildClientSchema(res.body.data)))}\n`;
+    expect(served).toBe(readFileSync(new URL('../schema.graphql', import.meta.url), 'utf8'));
+  });
+});
 
 describe('@defer over multipart/mixed', () => {
   it('sends the fragment in a later part, labelled, at its path; the parts add up to the answer without @defer', async () => {
