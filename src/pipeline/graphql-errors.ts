@@ -1,12 +1,12 @@
 import { GraphQLError, type ExecutionResult } from 'graphql';
 import { isAsyncIterable, mapAsyncIterator, processRegularResult, type Plugin } from 'graphql-yoga';
 import { databaseUnavailable } from '../db/prisma.js';
-import type { IncrementalPart } from './graphql-incremental.js';
 import { AppError, asAppError, errorStatus, INTERNAL_MESSAGE, isClientAbort, isContractCode } from '../shared/errors.js';
 import type { Logger } from '../config/logger.js';
 import { errorResponseInit } from '../rest/envelope.js';
 import type { OverloadLog } from '../http/overload-log.js';
 import { Response } from '../shared/fetch-api.js';
+import type { IncrementalPart } from './graphql-incremental.js';
 
 // What a GraphQL client sees of an error: ours (AppError) as they are, GraphQL's verdicts on the
 // request with code VALIDATION_ERROR, and anything unexpected masked as INTERNAL_ERROR.
