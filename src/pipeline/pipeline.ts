@@ -137,7 +137,7 @@ export const PIPELINE: readonly Stage[] = [
   {
     name: 'envelope',
     reads: 'the result, the idempotency report',
-    decides: 'the contract’s error codes and statuses, JSON whatever the Accept header; Idempotent-Replayed on a replayed answer',
+    decides: 'the contract’s error codes and statuses (in each part of an incremental answer too), a single result JSON whatever the Accept header; Idempotent-Replayed on a replayed answer',
     plugins: () => [useContractErrorCodes(), useIdempotentReplayHeader()],
   },
 ];
