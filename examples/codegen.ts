@@ -1,4 +1,4 @@
-// GraphQL Code Generator's configuration for examples/graphql-client.ts (npm run examples:generate,
+// GraphQL Code Generator's configuration for the GraphQL examples (npm run examples:generate,
 // run from the repository's top folder): the client preset reads the committed schema.graphql and
 // the graphql(`…`) documents in the example, and writes typed documents (TypedDocumentNode) with
 // the types of their results and variables into examples/generated/graphql/.
@@ -6,7 +6,7 @@ import type { CodegenConfig } from '@graphql-codegen/cli';
 
 const config: CodegenConfig = {
   schema: 'schema.graphql',
-  documents: ['examples/graphql-client.ts'],
+  documents: ['examples/graphql-client.ts', 'examples/apollo-client.ts', 'examples/urql-client.ts'],
   ignoreNoDocuments: false,
   generates: {
     'examples/generated/graphql/': {

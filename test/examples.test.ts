@@ -4,6 +4,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { createTestKey, type TestKey } from './helpers/keys.js';
+import { untilListening } from './helpers/live.js';
 import { makeOrderFixture, workedExample } from './helpers/orders.js';
 
 // examples/ holds a typed client per face (README, "Typed clients"). Their types are generated here
@@ -33,6 +34,40 @@ interface Listed {
 /** The product lines an example prints: `  <slug>  <price> RON  <name>`. */
 const listed = (out: string): Listed[] =>
   [...out.matchAll(/^ {2}(\S+) {2}(\d+\.\d{2}) RON {2}(.+)$/gm)].map((m) => ({ slug: m[1]!, price: Number(m[2]), name: m[3]! }));
+
+/** The five cheapest active products from 10 RON up, as an example lists them, checked against the database. */
+async function expectCheapest(out: string): Promise<Listed[]> {
+  const products = listed(out);
+  expect(products).toHaveLength(5);
+  const { rows } = await app.sql.query<{ slug: string; name: string; price: string; isActive: boolean }>(
+    `SELECT slug, name, price::text, "isActive" FROM "Product" WHERE slug = ANY($1)`,
+    [products.map((p) => p.slug)],
+  );
+  for (const p of products) {
+    const row = rows.find((r) => r.slug === p.slug);
+    expect(row, p.slug).toMatchObject({ name: p.name, isActive: true });
+    expect(Number(row!.price)).toBe(p.price);
+    expect(p.price).toBeGreaterThanOrEqual(10);
+  }
+  expect(products.map((p) => p.price)).toEqual([...products.map((p) => p.price)].sort((a, b) => a - b));
+  const { rows: cheapest } = await app.sql.query<{ price: string }>(
+    `SELECT min(p.price)::text AS price FROM "Product" p JOIN "Supplier" s ON s.id = p."supplierId"
+     WHERE p."isActive" AND s."isActive" AND p.price >= 10`,
+  );
+  expect(products[0]!.price).toBe(Number(cheapest[0]!.price));
+  return products;
+}
+
+/** The product an example fetched by slug: its line against the database. */
+async function expectFetched(out: string, slug: string): Promise<void> {
+  const one = /^product (\S+): (.+), (\d+\.\d{2}) RON, (\d+) in stock, by (.+)$/m.exec(out);
+  expect(one, out).not.toBeNull();
+  const { rows: fetched } = await app.sql.query<{ slug: string; name: string; stock: number; companyName: string }>(
+    `SELECT p.slug, p.name, p.stock, s."companyName" FROM "Product" p JOIN "Supplier" s ON s.id = p."supplierId" WHERE p.slug = $1`,
+    [one![1]],
+  );
+  expect(fetched[0]).toEqual({ slug, name: one![2], stock: Number(one![4]), companyName: one![5] });
+}
 
 let app: TestApp;
 let key: TestKey;
@@ -67,34 +102,10 @@ describe('examples/', () => {
   it.each(['rest-client.ts', 'graphql-client.ts'])('%s lists products by a filter, fetches one by slug and the caller\'s orders', async (file) => {
     const out = await example(file, { MARKETPLACE_URL: app.base, MARKETPLACE_KEY: key.key });
 
-    // The five cheapest active products from 10 RON up, each as the database has it.
-    const products = listed(out);
-    expect(products).toHaveLength(5);
-    const { rows } = await app.sql.query<{ slug: string; name: string; price: string; isActive: boolean }>(
-      `SELECT slug, name, price::text, "isActive" FROM "Product" WHERE slug = ANY($1)`,
-      [products.map((p) => p.slug)],
-    );
-    for (const p of products) {
-      const row = rows.find((r) => r.slug === p.slug);
-      expect(row, p.slug).toMatchObject({ name: p.name, isActive: true });
-      expect(Number(row!.price)).toBe(p.price);
-      expect(p.price).toBeGreaterThanOrEqual(10);
-    }
-    expect(products.map((p) => p.price)).toEqual([...products.map((p) => p.price)].sort((a, b) => a - b));
-    const { rows: cheapest } = await app.sql.query<{ price: string }>(
-      `SELECT min(p.price)::text AS price FROM "Product" p JOIN "Supplier" s ON s.id = p."supplierId"
-       WHERE p."isActive" AND s."isActive" AND p.price >= 10`,
-    );
-    expect(products[0]!.price).toBe(Number(cheapest[0]!.price));
-
-    // The first of them fetched by its slug: a real product's slug, name and supplier.
-    const one = /^product (\S+): (.+), (\d+\.\d{2}) RON, (\d+) in stock, by (.+)$/m.exec(out);
-    expect(one, out).not.toBeNull();
-    const { rows: fetched } = await app.sql.query<{ slug: string; name: string; stock: number; companyName: string }>(
-      `SELECT p.slug, p.name, p.stock, s."companyName" FROM "Product" p JOIN "Supplier" s ON s.id = p."supplierId" WHERE p.slug = $1`,
-      [one![1]],
-    );
-    expect(fetched[0]).toEqual({ slug: products[0]!.slug, name: one![2], stock: Number(one![4]), companyName: one![5] });
+    // The five cheapest active products from 10 RON up, each as the database has it; the first
+    // of them fetched by its slug: a real product's slug, name and supplier.
+    const products = await expectCheapest(out);
+    await expectFetched(out, products[0]!.slug);
 
     // The key's own orders: the one placed for it.
     expect(out).toMatch(/^orders: 1 of 1$/m);
@@ -108,5 +119,54 @@ describe('examples/', () => {
     ]);
     expect(rest).toBe(graph);
     expect(rest).toMatch(/^orders: skipped/m);
+  }, 120_000);
+});
+
+// The clients frontends use (README, "Typed clients"): Apollo Client 4 (its HTTP link, and
+// graphql-sse's Apollo link for subscriptions) and urql (its fetch exchange, and a subscription
+// exchange over graphql-sse), each running a query with @defer, a connection followed by its
+// cursors, a mutation and a subscription that hears it.
+describe('Apollo Client 4 and urql', () => {
+  let clientKey: TestKey;
+  beforeAll(async () => {
+    // An account of their own: the orders they place are not the first examples' orders.
+    clientKey = await createTestKey(app.url, { owner: 'clients@example.com', scopes: ['read:orders', 'write:orders'] });
+    await untilListening(app);
+  });
+
+  it.each(['apollo-client.ts', 'urql-client.ts'])(
+    '%s lists products, fetches one with @defer, follows a connection to its end, places an order and hears it on its subscription',
+    async (file) => {
+      const out = await example(file, { MARKETPLACE_URL: app.base, MARKETPLACE_KEY: clientKey.key });
+
+      const products = await expectCheapest(out);
+      // Its supplier came in a deferred part.
+      await expectFetched(out, products[0]!.slug);
+
+      // Every product of the catalogue once, by following the cursors (100 a page).
+      const { rows: catalogue } = await app.sql.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM "Product" p JOIN "Supplier" s ON s.id = p."supplierId" WHERE p."isActive" AND s."isActive"`,
+      );
+      const total = catalogue[0]!.n;
+      expect(out).toMatch(new RegExp(`^productsConnection: ${Math.ceil(total / 100)} pages, ${total} distinct products of ${total}$`, 'm'));
+
+      // The order placed by the mutation, as the database has it, and heard on the stream.
+      const placed = /^order (ORD-\S+) placed: PENDING, (\d+\.\d{2}) RON$/m.exec(out);
+      expect(placed, out).not.toBeNull();
+      const { rows: orders } = await app.sql.query<{ status: string; total: string; buyerId: string }>(
+        `SELECT status, total::text, "buyerId" FROM "Order" WHERE "orderNumber" = $1`,
+        [placed![1]],
+      );
+      expect(orders).toEqual([{ status: 'PENDING', total: placed![2], buyerId: clientKey.accountId }]);
+      expect(out).toMatch(new RegExp(`^heard: CREATED ${placed![1]} PENDING$`, 'm'));
+    },
+    120_000,
+  );
+
+  it('say the same without a key, and skip the orders', async () => {
+    const [apollo, urql] = await Promise.all([example('apollo-client.ts', { MARKETPLACE_URL: app.base }), example('urql-client.ts', { MARKETPLACE_URL: app.base })]);
+    expect(apollo).toBe(urql);
+    expect(apollo).toMatch(/^orders: skipped/m);
+    expect(apollo).toMatch(/^productsConnection: /m);
   }, 120_000);
 });

@@ -281,6 +281,40 @@ describe('request bodies', () => {
     expect(res.ms).toBeLessThan(5000);
   });
 
+  it('ignores the members clients send beside the operation (Apollo Client 4’s operationType, an id, nulls)', async () => {
+    const typename = { data: { __typename: 'Query' }, extensions: { cost: expect.any(Object) } };
+    for (const extra of [
+      '"operationType":"query"',
+      '"id":"abc123","operationType":"query","variables":null,"extensions":null,"operationName":null',
+      // An own __proto__ member (JSON.parse makes one) changes nothing either.
+      '"anything":{"nested":[1,{"deep":true}]},"__proto__":{"query":"mutation { cancelOrder(id: \\"x\\") { id } }"}',
+    ]) {
+      const body = `{"query":"{ __typename }",${extra}}`;
+      const res = await post(app, body);
+      expect(res.status, body).toBe(200);
+      expect(res.body, body).toEqual(typename);
+    }
+    // Only extra members: still no query.
+    const none = await post(app, { operationType: 'query' });
+    expect(none.status).toBe(400);
+    expect(none.body.errors[0]).toEqual({ message: 'Must provide query string.', extensions: { code: 'VALIDATION_ERROR' } });
+  });
+
+  it('still refuses a member it reads when it has the wrong type', async () => {
+    for (const [body, message] of [
+      [{ query: 5, operationType: 'query' }, /"query" param to be a string/],
+      [{ query: '{ __typename }', variables: 'x' }, /"variables" param to be empty or an object/],
+      [{ query: '{ __typename }', variables: [1] }, /"variables" param to be empty or an object/],
+      [{ query: '{ __typename }', extensions: 'x' }, /"extensions" param to be empty or an object/],
+    ] as const) {
+      const res = await post(app, body);
+      expect(res.status, JSON.stringify(body)).toBe(400);
+      expect(res.body.errors[0].message, JSON.stringify(body)).toMatch(message);
+      expect(res.body.errors[0].extensions, JSON.stringify(body)).toEqual({ code: 'VALIDATION_ERROR' });
+      expect(res.body.data).toBeUndefined();
+    }
+  });
+
   it('refuses batches while batching is off', async () => {
     const res = await post(app, [{ query: '{ __typename }' }]);
     expect(res.status).toBe(400);
@@ -379,6 +413,12 @@ describe('with GRAPHQL_BATCH_LIMIT=3 and GRAPHQL_INTROSPECTION=false', () => {
     expect(four.status).toBe(400);
     expect(four.body.errors[0]).toEqual({ message: expect.stringMatching(/1 to 3 operations; it has 4/), extensions: { code: 'VALIDATION_ERROR' } });
     expect((await post(custom, [])).status).toBe(400);
+  });
+
+  it('ignores extra members in each operation of a batch', async () => {
+    const res = await post(custom, [{ query: '{ __typename }', operationType: 'query' }, { query: '{ __typename }', id: 'x', variables: null }]);
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual([0, 1].map(() => ({ data: { __typename: 'Query' }, extensions: { cost: expect.any(Object) } })));
   });
 
   it('applies the document limits to each operation of a batch', async () => {

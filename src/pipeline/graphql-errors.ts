@@ -1,11 +1,12 @@
 import { GraphQLError, type ExecutionResult } from 'graphql';
-import { processRegularResult, type Plugin } from 'graphql-yoga';
+import { isAsyncIterable, mapAsyncIterator, processRegularResult, type Plugin } from 'graphql-yoga';
 import { databaseUnavailable } from '../db/prisma.js';
 import { AppError, asAppError, errorStatus, INTERNAL_MESSAGE, isClientAbort, isContractCode } from '../shared/errors.js';
 import type { Logger } from '../config/logger.js';
 import { errorResponseInit } from '../rest/envelope.js';
 import type { OverloadLog } from '../http/overload-log.js';
 import { Response } from '../shared/fetch-api.js';
+import type { IncrementalPart } from './graphql-incremental.js';
 
 // What a GraphQL client sees of an error: ours (AppError) as they are, GraphQL's verdicts on the
 // request with code VALIDATION_ERROR, and anything unexpected masked as INTERNAL_ERROR.
@@ -100,9 +101,18 @@ export function useContractErrorCodes(): Plugin {
     }
   };
   return {
-    onResultProcess({ result, resultProcessor, setResultProcessor }) {
+    onResultProcess({ result, setResult, resultProcessor, setResultProcessor }) {
       if (Array.isArray(result)) result.forEach(recode);
-      else if (result && typeof result === 'object' && 'errors' in result) recode(result as ExecutionResult);
+      else if (isAsyncIterable(result)) {
+        // An incremental answer (@defer, @stream): each part's errors, and each increment's, as it is sent.
+        setResult(
+          mapAsyncIterator(result, (part) => {
+            recode(part);
+            for (const increment of (part as IncrementalPart).incremental ?? []) recode(increment as ExecutionResult);
+            return part;
+          }),
+        );
+      } else if (result && typeof result === 'object' && 'errors' in result) recode(result as ExecutionResult);
       // An Accept header naming nothing GraphQL answers with (text/plain, image/png, garbage) gets
       // JSON, as REST does, rather than Yoga's bodiless 406: the GraphQL over HTTP spec allows
       // disregarding Accept and answering application/json.

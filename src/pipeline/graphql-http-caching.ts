@@ -1,5 +1,5 @@
 import type { ExecutionResult, GraphQLSchema } from 'graphql';
-import type { Plugin } from 'graphql-yoga';
+import { isAsyncIterable, processRegularResult, type Plugin } from 'graphql-yoga';
 import { cacheControl, cachingHeaders, etagOf, matchesIfNoneMatch } from '../rest/caching.js';
 import { PUBLIC_ONE_MINUTE } from '../rest/routes.js';
 import { Response } from '../shared/fetch-api.js';
@@ -36,8 +36,16 @@ export function useGraphqlHttpCaching(schema: GraphQLSchema): Plugin {
         },
       };
     },
-    onResultProcess({ request, result, serverContext, setResultProcessor }) {
-      if (request.method !== 'GET' || Array.isArray(result) || Symbol.asyncIterator in result) return;
+    onResultProcess({ request, result, resultProcessor, serverContext, setResultProcessor }) {
+      if (request.method !== 'GET' || Array.isArray(result)) return;
+      if (isAsyncIterable(result) || (resultProcessor && resultProcessor !== processRegularResult)) {
+        // Sent in parts (multipart/mixed, text/event-stream): an incremental answer (@defer, @stream),
+        // or any answer to a client that asked for parts. Its headers go before its body is made, so
+        // it has no ETag and If-None-Match is not answered with a 304; and no shared cache may keep
+        // it, to answer it to a client that asked the same URL for JSON.
+        (serverContext as RequestState).getCaching = { cacheControl: 'no-store' };
+        return;
+      }
       const marked = result as Marked;
       const rule = marked[CACHE];
       // Errors are about this request at this moment: never validated or kept.
@@ -52,6 +60,12 @@ export function useGraphqlHttpCaching(schema: GraphQLSchema): Plugin {
     onResponse({ response, serverContext }) {
       const caching = (serverContext as RequestState | undefined)?.getCaching;
       if (!caching || response.status !== 200) return;
+      if (!caching.etag) {
+        // Deleted first: the SSE answer's own `Cache-Control` would stay beside a `set` spelt in lower case.
+        response.headers.delete('cache-control');
+        response.headers.set('cache-control', caching.cacheControl);
+        return;
+      }
       for (const [name, value] of Object.entries(cachingHeaders(caching.etag, caching.cacheControl))) response.headers.set(name, value);
     },
   };

@@ -23,12 +23,13 @@ import type { Config } from '../config/config.js';
 import { asAppError, errorStatus, type ErrorCode } from '../shared/errors.js';
 import { MAX_BODY_BYTES, payloadTooLarge, readLimited } from '../shared/request-body.js';
 import { ILL_FORMED_MESSAGE, illFormedStringAt } from '../shared/validation.js';
+import { PERSISTED_PARAM_NAMES } from './graphql-persisted.js';
 
 // Limits and protocol rules for /graphql, in front of the schema:
 //
 // - POST bodies: JSON only (415 otherwise), at most 1 MiB (413), read without trusting
 //   Content-Length and abandoned at the limit; batches (JSON arrays) only when GRAPHQL_BATCH_LIMIT
-//   allows them.
+//   allows them. An operation's members other than those the service reads are ignored.
 // - Documents: at most GRAPHQL_MAX_TOKENS tokens and GRAPHQL_MAX_DEPTH + NESTING_HEADROOM levels of
 //   braces and brackets (both counted while parsing), GRAPHQL_MAX_DEPTH deep,
 //   GRAPHQL_MAX_ALIASES aliases, GRAPHQL_MAX_DIRECTIVES directives (graphql-armor's rules), and an
@@ -128,9 +129,23 @@ function isJsonContentType(header: string | null): boolean {
   });
 }
 
+/** What an operation in a JSON body may carry that the service reads: GraphQL over HTTP's four, and a trusted document's id. */
+const OPERATION_MEMBERS = ['query', 'variables', 'operationName', 'extensions', ...PERSISTED_PARAM_NAMES];
+
 function useRequestBodyRules(limits: GraphqlLimits): Plugin {
   // The rest of a refused body is never read: the connection cannot serve another request.
   const close = { connection: 'close' };
+
+  /**
+   * The members of an operation this service reads. Any other is ignored, not refused: clients send
+   * their own beside them (Apollo Client 4 its `operationType`, others an `id`), as they send unknown
+   * query-string parameters on GET. The ones read keep Yoga's checks of their types.
+   */
+  const readMembers = (operation: Record<string, unknown>): GraphQLParams => {
+    const read: Record<string, unknown> = {};
+    for (const name of OPERATION_MEMBERS) if (Object.hasOwn(operation, name)) read[name] = operation[name];
+    return read as GraphQLParams;
+  };
 
   const parseBody = async (request: Request): Promise<GraphQLParams | GraphQLParams[]> => {
     let bytes: Uint8Array;
@@ -161,13 +176,13 @@ function useRequestBodyRules(limits: GraphqlLimits): Plugin {
       if (!body.every((item) => typeof item === 'object' && item !== null && !Array.isArray(item))) {
         throw requestError('VALIDATION_ERROR', 'Each operation of a batch must be a JSON object');
       }
-      return body as GraphQLParams[];
+      return (body as Record<string, unknown>[]).map(readMembers);
     }
     if (typeof body !== 'object' || body === null) {
       throw requestError('VALIDATION_ERROR', 'The request body must be a JSON object with a query');
     }
     // Its fields (query, variables, operationName, extensions) are checked by Yoga next.
-    return body as GraphQLParams;
+    return readMembers(body as Record<string, unknown>);
   };
 
   /** A GET's parameters, as Yoga reads them, but a `variables` or `extensions` that is not JSON is the client's error (400), not ours. */

@@ -1,12 +1,13 @@
 import { Kind, print, type DocumentNode, type GraphQLFieldMap, type GraphQLSchema, type OperationDefinitionNode, type SelectionSetNode } from 'graphql';
 import type { ExecutionResult } from 'graphql';
-import type { Plugin } from 'graphql-yoga';
+import { isAsyncIterable, type Plugin } from 'graphql-yoga';
 import type { ResponseCache } from '../cache/response-cache.js';
 import type { RevisionSource } from '../cache/freshness.js';
 import { dependenciesOf, tagsOf, type OperationDependencies } from '../cache/dependencies.js';
 import { fieldRulesOf } from '../graphql/field-rules.js';
 import type { Caller } from '../context/actor.js';
 import type { ApiContext } from '../context/context.js';
+import { completeData, errorsOfPart, type IncrementalPart } from './graphql-incremental.js';
 import type { RequestState } from './request-state.js';
 
 // The response cache on /graphql: a query's answer is kept whole, as the JSON text sent, and a
@@ -103,12 +104,31 @@ export function useGraphqlResponseCache(cache: ResponseCache, schema: GraphQLSch
       if (!lookup) return;
       if (lookup.hit) {
         const body = lookup.hit.body;
-        setResultAndStopExecution({ stringify: () => body } as SerializedResult);
+        // An incremental answer is kept as the list of its parts (any other answer is one object): sent again part by part.
+        if (body.startsWith('[')) setResultAndStopExecution(replay(JSON.parse(body) as IncrementalPart[]) as unknown as ExecutionResult);
+        else setResultAndStopExecution({ stringify: () => body } as SerializedResult);
         return;
       }
       return {
         onExecuteDone({ result, setResult }) {
-          if (Symbol.asyncIterator in result) return;
+          if (isAsyncIterable(result)) {
+            // @defer, @stream: kept once every part has been made, none with an error, under its own
+            // document (the directives are part of its text), so never answered for the same
+            // query without them, nor the reverse. What it shows is what the parts add up to.
+            const parts: IncrementalPart[] = [];
+            let clean = true;
+            return {
+              onNext({ result }) {
+                const part = result as IncrementalPart;
+                if (errorsOfPart(part).length || part.extensions) clean = false;
+                else parts.push(part);
+              },
+              onEnd() {
+                if (!clean || parts.at(-1)?.hasNext !== false) return;
+                lookup.keep({ status: 200, body: JSON.stringify(parts) }, tagsOf(kept.dependencies, completeData(parts), caller));
+              },
+            };
+          }
           // An error may be the caller's or a moment's (a database away): never kept.
           if (result.errors?.length || result.extensions) return;
           const body = JSON.stringify(result);
@@ -118,4 +138,9 @@ export function useGraphqlResponseCache(cache: ResponseCache, schema: GraphQLSch
       };
     },
   };
+}
+
+/** A kept incremental answer's parts, as the executor would hand them. */
+async function* replay(parts: IncrementalPart[]): AsyncGenerator<IncrementalPart> {
+  yield* parts;
 }

@@ -6,6 +6,7 @@ import { useGate, type Gate } from './gate.js';
 import { useCostBudget, type CostBudgetOptions } from './graphql-cost-budget.js';
 import { useContractErrorCodes } from './graphql-errors.js';
 import { useGraphqlHttpCaching } from './graphql-http-caching.js';
+import { useIncrementalDelivery } from './graphql-incremental.js';
 import type { GraphqlHardening } from './graphql-limits.js';
 import { useGraphqlResponseCache } from './graphql-response-cache.js';
 import { useIdempotentReplayHeader } from './idempotent-replay.js';
@@ -88,7 +89,7 @@ export const PIPELINE: readonly Stage[] = [
   {
     name: 'body limits',
     reads: 'a GraphQL request’s body',
-    decides: 'JSON only (415), at most 1 MiB (413), batches only as GRAPHQL_BATCH_LIMIT allows (./graphql-limits.ts)',
+    decides: 'JSON only (415), at most 1 MiB (413), batches only as GRAPHQL_BATCH_LIMIT allows, members a client adds beside the operation’s own ignored (./graphql-limits.ts)',
     plugins: ({ hardening }) => [hardening.bodyRules],
   },
   {
@@ -100,13 +101,13 @@ export const PIPELINE: readonly Stage[] = [
   {
     name: 'document rules',
     reads: 'the document and its variables',
-    decides: 'parsed within the token limit and validated (depth, aliases, directives, introspection); variables of well-formed Unicode; no “Did you mean” in production',
-    plugins: ({ hardening }) => hardening.documentRules,
+    decides: 'parsed within the token limit and validated (depth, aliases, directives, introspection); @defer and @stream in queries only, for a client that accepts multipart/mixed or text/event-stream (./graphql-incremental.ts); variables of well-formed Unicode; no “Did you mean” in production',
+    plugins: ({ hardening }) => [...hardening.documentRules, ...useIncrementalDelivery()],
   },
   {
     name: 'cache headers',
     reads: 'a GET’s operation and caller',
-    decides: 'its caching rule (public for a minute: a catalogue query without a key; else private), and as it is sent its ETag, or 304 (`getCaching`)',
+    decides: 'its caching rule (public for a minute: a catalogue query without a key; else private), and as it is sent its ETag, or 304; an answer sent in parts (multipart/mixed, text/event-stream) none of these, no-store (`getCaching`)',
     plugins: ({ schema }) => [useGraphqlHttpCaching(schema)],
   },
   {
@@ -136,7 +137,7 @@ export const PIPELINE: readonly Stage[] = [
   {
     name: 'envelope',
     reads: 'the result, the idempotency report',
-    decides: 'the contract’s error codes and statuses, JSON whatever the Accept header; Idempotent-Replayed on a replayed answer',
+    decides: 'the contract’s error codes and statuses (in each part of an incremental answer too), a single result JSON whatever the Accept header; Idempotent-Replayed on a replayed answer',
     plugins: () => [useContractErrorCodes(), useIdempotentReplayHeader()],
   },
 ];

@@ -57,6 +57,9 @@ export interface RequestState {
    * request's operation reads from, null for the primary. The response cache reads the revision there.
    */
   replica?: Replica | null;
-  /** Written by cache headers (./graphql-http-caching.ts): a GraphQL GET's validator and caching rule, for its response's headers. */
-  getCaching?: { etag: string; cacheControl: string };
+  /**
+   * Written by cache headers (./graphql-http-caching.ts): a GraphQL GET's validator and caching rule,
+   * for its response's headers; no validator for an answer sent in parts (multipart/mixed, text/event-stream).
+   */
+  getCaching?: { etag?: string; cacheControl: string };
 }
