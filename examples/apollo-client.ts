@@ -15,8 +15,10 @@ import { print } from 'graphql';
 import { createClient, type Client } from 'graphql-sse';
 import { Observable } from 'rxjs';
 import { graphql } from './generated/graphql/index.js';
+import { expectService } from './service.js';
 
 const baseUrl = process.env.MARKETPLACE_URL ?? 'http://localhost:4000';
+await expectService(baseUrl);
 const key = process.env.MARKETPLACE_KEY;
 const headers: Record<string, string> = key ? { 'X-API-Key': key } : {};
 

@@ -12,8 +12,10 @@
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { print } from 'graphql';
 import { graphql } from './generated/graphql/index.js';
+import { expectService } from './service.js';
 
 const baseUrl = process.env.MARKETPLACE_URL ?? 'http://localhost:4000';
+await expectService(baseUrl);
 const key = process.env.MARKETPLACE_KEY;
 
 const ProductsQuery = graphql(`

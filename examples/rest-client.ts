@@ -9,10 +9,12 @@
 // read:orders) the orders are skipped.
 import createClient from 'openapi-fetch';
 import type { components, paths } from './generated/openapi.js';
+import { expectService } from './service.js';
 
 type Product = components['schemas']['Product'];
 
 const baseUrl = process.env.MARKETPLACE_URL ?? 'http://localhost:4000';
+await expectService(baseUrl);
 const key = process.env.MARKETPLACE_KEY;
 
 const api = createClient<paths>({ baseUrl, headers: key ? { 'X-API-Key': key } : {} });

@@ -12,8 +12,10 @@
 import { cacheExchange, Client, fetchExchange, subscriptionExchange, type AnyVariables, type DocumentInput } from '@urql/core';
 import { createClient } from 'graphql-sse';
 import { graphql } from './generated/graphql/index.js';
+import { expectService } from './service.js';
 
 const baseUrl = process.env.MARKETPLACE_URL ?? 'http://localhost:4000';
+await expectService(baseUrl);
 const key = process.env.MARKETPLACE_KEY;
 const headers: Record<string, string> = key ? { 'X-API-Key': key } : {};
 

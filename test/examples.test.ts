@@ -6,6 +6,7 @@ import { startTestApp, type TestApp } from './helpers/app.js';
 import { createTestKey, type TestKey } from './helpers/keys.js';
 import { untilListening } from './helpers/live.js';
 import { makeOrderFixture, workedExample } from './helpers/orders.js';
+import { unusedPort } from './helpers/processes.js';
 
 // examples/ holds a typed client per face (README, "Typed clients"). Their types are generated here
 // from the committed openapi.json and schema.graphql (examples/generated/ is not committed: the
@@ -169,4 +170,17 @@ describe('Apollo Client 4 and urql', () => {
     expect(apollo).toMatch(/^orders: skipped/m);
     expect(apollo).toMatch(/^productsConnection: /m);
   }, 120_000);
+});
+
+describe('examples/ without the service', () => {
+  it.each(['rest-client.ts', 'graphql-client.ts', 'apollo-client.ts', 'urql-client.ts'])('%s says in one line how to start it, with no stack trace', async (file) => {
+    const port = await unusedPort();
+    const failed = await example(file, { MARKETPLACE_URL: `http://127.0.0.1:${port}` }).then(
+      () => undefined,
+      (error: { code?: number; stderr?: string }) => error,
+    );
+    expect(failed?.code).toBe(1);
+    const said = (failed?.stderr ?? '').trim();
+    expect(said).toBe(`No marketplace service answers at http://127.0.0.1:${port}. Start it with \`npm start\` in the repository (or set MARKETPLACE_URL to where it runs), then run this example again.`);
+  });
 });
