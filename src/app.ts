@@ -5,6 +5,7 @@ import { IDEMPOTENCY_HEADER } from './domain/orders/idempotency.js';
 import { schema } from './domain/schema.js';
 import { corsOptions } from './http/cors.js';
 import { DEFAULT_QUERY, renderLocalGraphiQL, serveGraphiQLAsset } from './http/graphiql.js';
+import { createGraphqlWebSocket, type GraphqlWebSocket, type WebSocketSettings } from './http/websocket.js';
 import { createDocsHandler } from './openapi/serve.js';
 import { graphqlMethodNotAllowed } from './pipeline/graphql-errors.js';
 import { graphqlHardening } from './pipeline/graphql-limits.js';
@@ -26,11 +27,15 @@ export interface ServerContext extends RequestState {
   res?: ServerResponse;
 }
 
-export type App = YogaServerInstance<ServerContext, ApiContext>;
+/** The app, and its GraphQL WebSocket server (src/http/websocket.ts: attachWebSocket puts it on an HTTP server). */
+export type App = YogaServerInstance<ServerContext, ApiContext> & { readonly websocket: GraphqlWebSocket };
 
-/** What a process that serves requests starts: the service graph (src/services.ts) and the app over it. */
-export async function startApp(deps: ServiceDeps): Promise<App> {
-  return createApp(await createServices(deps));
+/**
+ * What a process that serves requests starts: the service graph (src/services.ts) and the app over
+ * it. `websocket`: other bounds for its WebSocket connections (tests shorten the times).
+ */
+export async function startApp(deps: ServiceDeps & { websocket?: Partial<WebSocketSettings> }): Promise<App> {
+  return createApp(await createServices(deps), deps.websocket);
 }
 
 /**
@@ -38,7 +43,7 @@ export async function startApp(deps: ServiceDeps): Promise<App> {
  * adapter under /api, both behind one gate (authentication, rate limits), and the routes beside
  * them. `app.dispose()` closes the services.
  */
-export function createApp(services: Services): App {
+export function createApp(services: Services, websocketSettings?: Partial<WebSocketSettings>): App {
   const { config, logger, now, contexts, store, metrics, metricsText, maskError, clientIp, gate, dashboard, rest, health, readRouting, responseCache, persisted } = services;
   const routes = createRouteTable({
     health,
@@ -53,13 +58,14 @@ export function createApp(services: Services): App {
   });
   const routeOf = createRouteNamer(routes, restRoutes.map((r) => r.path));
   const hardening = graphqlHardening(config);
+  const observe = { logger, metrics, routeOf: (url: URL) => routeOf(url.pathname) };
 
   const yoga = createYoga<ServerContext, ApiContext>({
     schema,
     graphqlEndpoint: '/graphql',
     landingPage: false,
     // Off with trusted documents only: it could run nothing typed into it.
-    graphiql: config.PERSISTED_ONLY ? false : { title: 'Marketplace API — GraphiQL', defaultQuery: DEFAULT_QUERY },
+    graphiql: config.PERSISTED_ONLY ? false : { title: 'Marketplace API — GraphiQL', defaultQuery: DEFAULT_QUERY, subscriptionsProtocol: 'WS' },
     extraParamNames: PERSISTED_PARAM_NAMES,
     // GraphiQL from our own server, not a CDN: the playground works offline.
     renderGraphiQL: renderLocalGraphiQL,
@@ -86,7 +92,7 @@ export function createApp(services: Services): App {
     plugins: [
       // The request's stages, in their order (src/pipeline/pipeline.ts).
       ...requestPipeline({
-        observe: { logger, metrics, routeOf: (url) => routeOf(url.pathname) },
+        observe,
         routes,
         gate,
         hardening,
@@ -97,12 +103,28 @@ export function createApp(services: Services): App {
         readRouting,
         responseCache,
       }),
-      // Disposing of the app releases the services it was declared over.
-      { onDispose: () => services.close() },
+      // Disposing of the app closes its WebSocket connections, then the services it was declared over.
+      {
+        onDispose: async () => {
+          await websocket.dispose();
+          await services.close();
+        },
+      },
     ],
   });
   // REST runs its routes' operations through the same plugins as /graphql's.
   rest.runThrough(yoga.getEnveloped as GetEnveloped);
-  return yoga;
+  // GraphQL over WebSocket runs each operation as a request to /graphql, through every stage.
+  const websocket = createGraphqlWebSocket({
+    fetch: (request, state) => yoga.fetch(request, state),
+    schema,
+    gate,
+    corsOrigins: config.CORS_ORIGINS,
+    logger,
+    metrics,
+    observe,
+    settings: websocketSettings,
+  });
+  return Object.assign(yoga, { websocket });
 }
 

@@ -138,6 +138,16 @@ export const LIMITS = deepFreeze({
       setting: { name: 'SUBSCRIPTIONS_PER_KEY', min: 1, max: 10_000 },
     },
   },
+
+  /**
+   * GraphQL over WebSocket (graphql-ws, src/http/websocket.ts): the sockets one process holds, and
+   * the operations one socket runs at once. Each operation is also a request (the request limit
+   * above) and each subscription a stream (subscriptions.perKey).
+   */
+  websocket: {
+    sockets: { counts: 'open GraphQL WebSocket connections', per: 'server process', max: 10_000 },
+    operations: { counts: 'operations running at once (subscriptions, queries, mutations)', per: 'GraphQL WebSocket connection', max: 100 },
+  },
 } as const satisfies {
   requests: Readonly<Record<'ANONYMOUS' | 'BASIC' | 'PRO' | 'ENTERPRISE', WindowLimit>>;
   costBudgets: Readonly<Record<'ANONYMOUS' | 'BASIC' | 'PRO' | 'ENTERPRISE', BudgetLimit>>;
@@ -145,6 +155,20 @@ export const LIMITS = deepFreeze({
   signIn: Readonly<Record<string, WindowLimit>>;
   forms: Readonly<Record<string, WindowLimit>>;
   subscriptions: Readonly<Record<string, OpenLimit>>;
+  websocket: Readonly<Record<string, OpenLimit>>;
+});
+
+/**
+ * The bounds of one GraphQL WebSocket connection that are sizes and times rather than counts
+ * (src/http/websocket.ts): a message larger than `messageBytes` closes the socket (1009, as the
+ * WebSocket protocol has it: the same 1 MiB a /graphql POST body may have); `connection_init` must
+ * come within `connectionInitMs` of the handshake (else 4408); the server pings every
+ * `keepAliveMs` and drops a peer that has not answered the previous ping by the next one.
+ */
+export const WEBSOCKET_BOUNDS = deepFreeze({
+  messageBytes: 1024 * 1024,
+  connectionInitMs: 3_000,
+  keepAliveMs: 12_000,
 });
 
 /** The name a per-field limit is applied by (`ctx.limitField(…, name)`). */
