@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { parse, type DocumentNode, type GraphQLError, type GraphQLFormattedError, type GraphQLSchema } from 'graphql';
@@ -8,7 +7,7 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import { LIMITS, WEBSOCKET_BOUNDS } from '../config/limits.js';
 import type { Logger } from '../config/logger.js';
 import type { Gate } from '../pipeline/gate.js';
-import { recordRequest, type ObserveDeps } from '../pipeline/observe.js';
+import { recordRequest, requestIdOf, type ObserveDeps } from '../pipeline/observe.js';
 import type { RequestState } from '../pipeline/request-state.js';
 import { createHttpServer, endWithError, normaliseRequestTarget } from '../pipeline/request-target.js';
 import { AppError, INTERNAL_MESSAGE, serviceUnavailable, validationError } from '../shared/errors.js';
@@ -110,7 +109,7 @@ export interface GraphqlWebSocket {
 
 /** One open connection. */
 interface Connection {
-  /** Its request id in the logs; an operation's is this, a colon and the operation's number. */
+  /** Its request id in the logs (the handshake's X-Request-ID, or one of ours); an operation's is this, a colon and its number. */
   id: string;
   openedAt: bigint;
   /** Where its operations are sent: /graphql on the handshake's Host. */
@@ -170,6 +169,12 @@ function credentialsIn(fields: unknown, where: string): string[] | AppError {
   }
   return lines;
 }
+
+/** The handshake's request id: its X-Request-ID when short and plain (given once), else one of ours. */
+const handshakeRequestId = (request: IncomingMessage) => {
+  const given = request.headers['x-request-id'];
+  return requestIdOf(typeof given === 'string' ? given : undefined);
+};
 
 /** The host[:port] of an Origin header, undefined for `null` or anything that is not a URL. */
 function hostOf(origin: string): string | undefined {
@@ -250,7 +255,7 @@ export function createGraphqlWebSocket(deps: GraphqlWebSocketDeps): GraphqlWebSo
     endWithError(socket, error, target);
     const path = target.split('?')[0]!;
     recordRequest(observe, {
-      requestId: randomUUID(),
+      requestId: handshakeRequestId(request),
       method: request.method ?? 'GET',
       path,
       route: observe.routeOf(new URL(path, 'http://localhost')),
@@ -462,7 +467,7 @@ export function createGraphqlWebSocket(deps: GraphqlWebSocketDeps): GraphqlWebSo
         );
       }
       const connection: Connection = {
-        id: randomUUID(),
+        id: handshakeRequestId(request),
         openedAt: startedAt,
         url: `http://${request.headers.host ?? 'localhost'}/graphql`,
         remoteAddress: request.socket.remoteAddress,

@@ -10,9 +10,10 @@ import type { Metrics } from '../http/metrics.js';
 /** Accepted from the client when short and plain; anything else is replaced by our own. */
 const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:@-]{1,128}$/;
 
-export function requestIdOf(request: Request): string {
-  const given = request.headers.get('x-request-id');
-  return given !== null && CLIENT_REQUEST_ID.test(given) ? given : randomUUID();
+/** The request's id: the client's X-Request-ID when it is short and plain (a string: a WebSocket handshake's), else one of ours. */
+export function requestIdOf(request: Request | string | undefined): string {
+  const given = typeof request === 'string' || request === undefined ? request : request.headers.get('x-request-id');
+  return typeof given === 'string' && CLIENT_REQUEST_ID.test(given) ? given : randomUUID();
 }
 
 export interface ObserveDeps {

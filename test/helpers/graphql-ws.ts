@@ -78,7 +78,7 @@ export class Operation {
   readonly stop: () => void;
 
   constructor(client: Client, query: string, variables?: Record<string, unknown>, extensions?: Record<string, unknown>) {
-    this.stop = client.subscribe<Record<string, unknown>>(
+    this.stop = client.subscribe<Record<string, unknown>, Record<string, unknown>>(
       { query, variables, extensions },
       {
         next: (result) => {
