@@ -1,13 +1,18 @@
 import { createClient, type Client, type FormattedExecutionResult } from 'graphql-ws';
 import WebSocket from 'ws';
-import type { TestApp } from './app.js';
 
 // GraphQL over WebSocket as its clients speak it: graphql-ws's own client on Node's `ws`, one
 // socket per client, each from a client address of its own (the suite runs behind a trusted
 // loopback proxy, as test/helpers/app.ts has it), so that refused keys of one test never use up
 // another's anonymous allowance.
 
-export const wsUrl = (app: TestApp, path = '/graphql') => `${app.base.replace(/^http/, 'ws')}${path}`;
+/** What a client needs of a server: where it listens (a TestApp, or a started service). */
+export interface Listening {
+  /** http://host:port */
+  base: string;
+}
+
+export const wsUrl = (app: Listening, path = '/graphql') => `${app.base.replace(/^http/, 'ws')}${path}`;
 
 let clientSeq = 0;
 /** A client address of its own, for X-Forwarded-For. */
@@ -38,7 +43,7 @@ export interface ConnectOptions {
 }
 
 /** A graphql-ws client of `app` that connects at once and never retries: a refusal is seen as it is. */
-export function connect(app: TestApp, opts: ConnectOptions = {}): WsClient {
+export function connect(app: Listening, opts: ConnectOptions = {}): WsClient {
   const headers = { 'x-forwarded-for': nextAddress(), ...opts.headers };
   const closes: Closed[] = [];
   let settle: { resolve: () => void; reject: (closed: Closed) => void };
