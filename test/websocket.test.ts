@@ -385,16 +385,23 @@ describe('the protocol, held to', () => {
 });
 
 describe('the logs', () => {
-  it('log each operation as a request, and the socket when it closes, without the key', async () => {
+  it('log the handshake and each operation as requests, and the socket when it closes, without the key', async () => {
     const ws = connect(b, { init: { 'X-API-Key': buyer.key }, headers: { 'X-Request-ID': 'ws-trace-1' } });
     await run(ws.client, ME);
     await ws.dispose();
     const lines = () => logs.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, any>);
-    const socketLine = await eventually('the socket’s line', async () => lines().find((l) => l.requestId === 'ws-trace-1'), (l) => l !== undefined);
-    expect(socketLine).toMatchObject({ msg: 'request', method: 'GET', path: '/graphql', route: '/graphql', status: 101, transport: 'websocket', closeCode: 1000, operations: 1 });
-    expect(typeof socketLine!.ms).toBe('number');
+    const closeLine = await eventually('the socket’s closing line', async () => lines().find((l) => l.requestId === 'ws-trace-1' && l.msg === 'websocket closed'), (l) => l !== undefined);
+    expect(closeLine).toMatchObject({ closeCode: 1000, operations: 1, ms: expect.any(Number) });
+    const handshakeLine = lines().find((l) => l.requestId === 'ws-trace-1' && l.msg === 'request');
+    expect(handshakeLine).toMatchObject({ method: 'GET', path: '/graphql', route: '/graphql', status: 101, transport: 'websocket', ms: expect.any(Number) });
     const operationLine = lines().find((l) => l.requestId === 'ws-trace-1:1');
     expect(operationLine).toMatchObject({ msg: 'request', method: 'POST', path: '/graphql', route: '/graphql', status: 200, transport: 'websocket' });
+    // A refused handshake is a request too, and the metrics count both.
+    await refusedWith(connect(b, { init: { 'X-API-Key': 'mk_live_not_a_real_key' } }));
+    const metrics = await (await fetch(`${b.base}/metrics`)).text();
+    expect(metrics).toMatch(/^http_requests_total\{route="\/graphql",method="GET",status="101"\} [1-9]\d*$/m);
+    expect(metrics).toMatch(/^graphql_ws_closes_total\{code="4403"\} [1-9]\d*$/m);
+    expect(metrics).toMatch(/^graphql_ws_connections \d+$/m);
     expect(logs).not.toContain(buyer.key);
   });
 });

@@ -249,20 +249,24 @@ export function createGraphqlWebSocket(deps: GraphqlWebSocketDeps): GraphqlWebSo
 
   const wss = new WebSocketServer({ noServer: true, maxPayload: settings.messageBytes, handleProtocols, perMessageDeflate: false });
 
-  /** Answers a refused handshake with the contract's JSON, counted and logged like a request. */
-  function refuse(request: IncomingMessage, socket: Duplex, startedAt: bigint, error: AppError): void {
-    const target = request.url ?? '/';
-    endWithError(socket, error, target);
-    const path = target.split('?')[0]!;
+  /** A handshake answered (101, or a refusal): counted and logged like any request. */
+  function recordHandshake(request: IncomingMessage, requestId: string, startedAt: bigint, status: number): void {
+    const path = (request.url ?? '/').split('?')[0]!;
     recordRequest(observe, {
-      requestId: handshakeRequestId(request),
+      requestId,
       method: request.method ?? 'GET',
       path,
       route: observe.routeOf(new URL(path, 'http://localhost')),
-      status: error.status,
+      status,
       seconds: Number(process.hrtime.bigint() - startedAt) / 1e9,
       fields: { transport: 'websocket' },
     });
+  }
+
+  /** Answers a refused handshake with the contract's JSON. */
+  function refuse(request: IncomingMessage, socket: Duplex, startedAt: bigint, error: AppError): void {
+    endWithError(socket, error, request.url ?? '/');
+    recordHandshake(request, handshakeRequestId(request), startedAt, error.status);
   }
 
   // ws's own refusals of a malformed handshake (a method other than GET, no or a bad
@@ -384,6 +388,7 @@ export function createGraphqlWebSocket(deps: GraphqlWebSocketDeps): GraphqlWebSo
 
   /** A connection the handshake let in: heartbeats, the protocol, and a log line when it closes. */
   function opened(socket: WebSocket, request: IncomingMessage, connection: Connection): void {
+    recordHandshake(request, connection.id, connection.openedAt, 101);
     metrics.websocketConnections.inc();
     // The server pings; a peer that has not answered one by the next is gone (1006).
     let answered = true;
@@ -420,15 +425,11 @@ export function createGraphqlWebSocket(deps: GraphqlWebSocketDeps): GraphqlWebSo
       clearInterval(heartbeat);
       metrics.websocketConnections.dec();
       metrics.websocketCloses.inc({ code: String(code) });
-      recordRequest(observe, {
-        requestId: connection.id,
-        method: request.method ?? 'GET',
-        path: '/graphql',
-        route: '/graphql',
-        status: 101,
-        seconds: Number(process.hrtime.bigint() - connection.openedAt) / 1e9,
-        fields: { transport: 'websocket', closeCode: code, operations: connection.operations },
-      });
+      // Its whole life, beside the handshake's request line (whose time is the handshake's).
+      logger.info(
+        { requestId: connection.id, closeCode: code, operations: connection.operations, ms: Math.round(Number(process.hrtime.bigint() - connection.openedAt) / 1e6) },
+        'websocket closed',
+      );
       closed(code, reason.toString()).catch((error: unknown) => logger.error({ err: error }, 'GraphQL WebSocket: ending a closed connection’s operations failed'));
     });
   }
