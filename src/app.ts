@@ -41,7 +41,8 @@ export async function startApp(deps: ServiceDeps & { websocket?: Partial<WebSock
 /**
  * Declares the whole HTTP surface over the built services: /graphql (with GraphiQL) and the REST
  * adapter under /api, both behind one gate (authentication, rate limits), and the routes beside
- * them. `app.dispose()` closes the services.
+ * them, and GraphQL over WebSocket on /graphql (src/http/websocket.ts). `app.dispose()` closes
+ * the WebSocket connections, then the services.
  */
 export function createApp(services: Services, websocketSettings?: Partial<WebSocketSettings>): App {
   const { config, logger, now, contexts, store, metrics, metricsText, maskError, clientIp, gate, dashboard, rest, health, readRouting, responseCache, persisted } = services;
@@ -59,6 +60,7 @@ export function createApp(services: Services, websocketSettings?: Partial<WebSoc
   const routeOf = createRouteNamer(routes, restRoutes.map((r) => r.path));
   const hardening = graphqlHardening(config);
   const observe = { logger, metrics, routeOf: (url: URL) => routeOf(url.pathname) };
+  const cors = corsOptions(config.CORS_ORIGINS);
 
   const yoga = createYoga<ServerContext, ApiContext>({
     schema,
@@ -88,7 +90,7 @@ export function createApp(services: Services, websocketSettings?: Partial<WebSoc
       }),
     maskedErrors: { isDev: false, maskError },
     ...hardening.yogaOptions,
-    cors: corsOptions(config.CORS_ORIGINS),
+    cors,
     plugins: [
       // The request's stages, in their order (src/pipeline/pipeline.ts).
       ...requestPipeline({
@@ -119,9 +121,7 @@ export function createApp(services: Services, websocketSettings?: Partial<WebSoc
     fetch: (request, state) => yoga.fetch(request, state),
     schema,
     gate,
-    corsOrigins: config.CORS_ORIGINS,
-    logger,
-    metrics,
+    allowedOrigins: cors.origin,
     observe,
     settings: websocketSettings,
   });

@@ -5,14 +5,11 @@ import { CloseCode, handleProtocols, makeServer, type Context, type ExecutionRes
 import { Repeater } from 'graphql-yoga';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { LIMITS, WEBSOCKET_BOUNDS } from '../config/limits.js';
-import type { Logger } from '../config/logger.js';
 import type { Gate } from '../pipeline/gate.js';
 import { recordRequest, requestIdOf, type ObserveDeps } from '../pipeline/observe.js';
 import type { RequestState } from '../pipeline/request-state.js';
 import { createHttpServer, endWithError, normaliseRequestTarget } from '../pipeline/request-target.js';
 import { AppError, INTERNAL_MESSAGE, serviceUnavailable, validationError } from '../shared/errors.js';
-import { corsOptions } from './cors.js';
-import type { Metrics } from './metrics.js';
 
 // GraphQL over WebSocket on /graphql, beside SSE: graphql-ws's protocol (subprotocol
 // graphql-transport-ws) on ws's WebSocketServer, on the HTTP server's upgrade.
@@ -90,10 +87,9 @@ export interface GraphqlWebSocketDeps {
   /** The served schema, which graphql-ws's execution arguments carry (the app executes). */
   schema: GraphQLSchema;
   gate: Gate;
-  /** CORS_ORIGINS: a browser page from another origin is refused at the handshake. */
-  corsOrigins: string;
-  logger: Logger;
-  metrics: Pick<Metrics, 'websocketConnections' | 'websocketCloses'>;
+  /** The origins CORS allows (src/http/cors.ts, from CORS_ORIGINS): a browser page of another is refused at the handshake. */
+  allowedOrigins: '*' | readonly string[];
+  /** The logger and the metrics requests are recorded with (the socket's own too). */
   observe: ObserveDeps;
   settings?: Partial<WebSocketSettings>;
 }
@@ -243,8 +239,9 @@ async function* resultsOf(body: ReadableStream<Uint8Array>, signal: AbortSignal)
 
 export function createGraphqlWebSocket(deps: GraphqlWebSocketDeps): GraphqlWebSocket {
   const settings: WebSocketSettings = { ...DEFAULTS, ...deps.settings };
-  const { gate, logger, metrics, observe } = deps;
-  const { origin: allowed } = corsOptions(deps.corsOrigins);
+  const { gate, observe } = deps;
+  const { logger, metrics } = observe;
+  const allowed = deps.allowedOrigins;
   let stopping = false;
 
   const wss = new WebSocketServer({ noServer: true, maxPayload: settings.messageBytes, handleProtocols, perMessageDeflate: false });

@@ -33,7 +33,7 @@ export interface AnsweredRequest {
   route: string;
   status: number;
   seconds: number;
-  /** Anything else the log line says (a WebSocket's close code, an operation's transport). */
+  /** Anything else the log line says (that it came over a WebSocket). */
   fields?: Record<string, unknown>;
 }
 
