@@ -129,7 +129,7 @@ export const LIMITS = deepFreeze({
     savesPerAccount: { counts: 'saves of the account’s own data', per: 'account', max: 60, windowMs: 15 * MINUTE_MS },
   },
 
-  /** Open GraphQL subscriptions (SSE streams), held by the live hub (src/background/live-hub.ts). */
+  /** Open GraphQL subscriptions (over SSE or a WebSocket), held by the live hub (src/background/live-hub.ts). */
   subscriptions: {
     perKey: {
       counts: 'open GraphQL subscription streams',
