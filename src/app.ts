@@ -121,6 +121,7 @@ export function createApp(services: Services, websocketSettings?: Partial<WebSoc
     fetch: (request, state) => yoga.fetch(request, state),
     schema,
     gate,
+    clientIp,
     allowedOrigins: cors.origin,
     observe,
     settings: websocketSettings,

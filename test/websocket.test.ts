@@ -416,7 +416,7 @@ describe('bounds and shutdown', () => {
     c = await startTestApp({
       url: db.url,
       env: { CORS_ORIGINS: 'https://shop.example' },
-      websocket: { keepAliveMs: 200, maxOperations: 2, maxSockets: 3 },
+      websocket: { keepAliveMs: 200, maxOperations: 2, maxSockets: 3, maxSocketsPerAddress: 2 },
     });
   }, 60_000);
 
@@ -443,7 +443,7 @@ describe('bounds and shutdown', () => {
     await alive.closed;
   });
 
-  it('bounds the operations of one socket and the sockets of one process', async () => {
+  it('bounds the operations of one socket, the sockets of one client address and those of one process', async () => {
     const ws = connect(c, { init: { 'X-API-Key': catalogue.key } });
     const streams = [new Operation(ws.client, PRODUCT_CHANGED, { id: f.b.id }), new Operation(ws.client, PRODUCT_CHANGED, { id: f.c.id })];
     const third = await run(ws.client, ME);
@@ -452,8 +452,13 @@ describe('bounds and shutdown', () => {
     const after = await eventually('an operation once one is completed', async () => run(ws.client, `{ categories(limit: 1) { items { id } } }`), (op) => op.results.length > 0);
     expect(after.results[0]?.data).toBeTruthy();
 
-    const more = [bare(c), bare(c)];
+    // Two from one address (its most here); a third from it is refused, from another it is not.
+    const address = { 'x-forwarded-for': nextAddress() };
+    const more = [bare(c, { headers: address }), bare(c, { headers: address })];
     await Promise.all(more.map((s) => s.opened));
+    const sameAddress = await bare(c, { headers: address }).opened.then(() => null, (error: { status: number; body: any }) => error);
+    expect(sameAddress).toMatchObject({ status: 429, body: { errors: [{ extensions: { code: 'RATE_LIMIT_EXCEEDED', details: { openSockets: 2, limit: 2 } } }] } });
+    // Three sockets are open now, the process's most here: a fourth is refused, whoever asks.
     const over = bare(c);
     const refused = await over.opened.then(() => null, (error: { status: number; headers: Record<string, string>; body: any }) => error);
     expect(refused).toMatchObject({ status: 503, body: { errors: [{ extensions: { code: 'SERVICE_UNAVAILABLE' } }] } });

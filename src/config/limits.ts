@@ -140,12 +140,14 @@ export const LIMITS = deepFreeze({
   },
 
   /**
-   * GraphQL over WebSocket (graphql-ws, src/http/websocket.ts): the sockets one process holds, and
-   * the operations one socket runs at once. Each operation is also a request (the request limit
-   * above) and each subscription a stream (subscriptions.perKey).
+   * GraphQL over WebSocket (graphql-ws, src/http/websocket.ts): the sockets one process holds, in
+   * all and from one client (so that one client cannot take them all), and the operations one socket
+   * runs at once. Each operation is also a request (the request limit above) and each subscription
+   * a stream (subscriptions.perKey).
    */
   websocket: {
     sockets: { counts: 'open GraphQL WebSocket connections', per: 'server process', max: 10_000 },
+    socketsPerAddress: { counts: 'open GraphQL WebSocket connections', per: 'client address (an IPv6 client: its /64), on one server process', max: 200 },
     operations: { counts: 'operations running at once (subscriptions, queries, mutations)', per: 'GraphQL WebSocket connection', max: 100 },
   },
 } as const satisfies {

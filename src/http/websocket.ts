@@ -9,6 +9,7 @@ import type { Gate } from '../pipeline/gate.js';
 import { recordRequest, requestIdOf, type ObserveDeps } from '../pipeline/observe.js';
 import type { RequestState } from '../pipeline/request-state.js';
 import { createHttpServer, endWithError, normaliseRequestTarget } from '../pipeline/request-target.js';
+import { anonymousBucket } from '../ratelimit/policy.js';
 import { AppError, INTERNAL_MESSAGE, serviceUnavailable, validationError } from '../shared/errors.js';
 
 // GraphQL over WebSocket on /graphql, beside SSE: graphql-ws's protocol (subprotocol
@@ -34,6 +35,8 @@ import { AppError, INTERNAL_MESSAGE, serviceUnavailable, validationError } from 
 export interface WebSocketSettings {
   /** Open connections per process; one more handshake is answered 503. */
   maxSockets: number;
+  /** Open connections per client address on one process; one more handshake from it is answered 429. */
+  maxSocketsPerAddress: number;
   /** Operations one connection runs at once; one more is refused with an `error` message. */
   maxOperations: number;
   messageBytes: number;
@@ -43,6 +46,7 @@ export interface WebSocketSettings {
 
 const DEFAULTS: WebSocketSettings = {
   maxSockets: LIMITS.websocket.sockets.max,
+  maxSocketsPerAddress: LIMITS.websocket.socketsPerAddress.max,
   maxOperations: LIMITS.websocket.operations.max,
   ...WEBSOCKET_BOUNDS,
 };
@@ -87,6 +91,8 @@ export interface GraphqlWebSocketDeps {
   /** The served schema, which graphql-ws's execution arguments carry (the app executes). */
   schema: GraphQLSchema;
   gate: Gate;
+  /** The client's address, as the gate finds it (X-Forwarded-For from a trusted proxy, else the peer's). */
+  clientIp: (request: Request, serverContext: unknown) => string;
   /** The origins CORS allows (src/http/cors.ts, from CORS_ORIGINS): a browser page of another is refused at the handshake. */
   allowedOrigins: '*' | readonly string[];
   /** The logger and the metrics requests are recorded with (the socket's own too). */
@@ -115,6 +121,8 @@ interface Connection {
   lines: string[];
   /** Operations sent so far. */
   operations: number;
+  /** Its client's address, as the per-address bound counts it (an IPv6 client: its /64). */
+  address: string;
 }
 
 interface Extra {
@@ -243,6 +251,8 @@ export function createGraphqlWebSocket(deps: GraphqlWebSocketDeps): GraphqlWebSo
   const { logger, metrics } = observe;
   const allowed = deps.allowedOrigins;
   let stopping = false;
+  /** Open connections by client address. */
+  const byAddress = new Map<string, number>();
 
   const wss = new WebSocketServer({ noServer: true, maxPayload: settings.messageBytes, handleProtocols, perMessageDeflate: false });
 
@@ -387,6 +397,7 @@ export function createGraphqlWebSocket(deps: GraphqlWebSocketDeps): GraphqlWebSo
   function opened(socket: WebSocket, request: IncomingMessage, connection: Connection): void {
     recordHandshake(request, connection.id, connection.openedAt, 101);
     metrics.websocketConnections.inc();
+    byAddress.set(connection.address, (byAddress.get(connection.address) ?? 0) + 1);
     // The server pings; a peer that has not answered one by the next is gone (1006).
     let answered = true;
     socket.on('pong', () => (answered = true));
@@ -421,6 +432,9 @@ export function createGraphqlWebSocket(deps: GraphqlWebSocketDeps): GraphqlWebSo
     socket.once('close', (code, reason) => {
       clearInterval(heartbeat);
       metrics.websocketConnections.dec();
+      const left = (byAddress.get(connection.address) ?? 1) - 1;
+      if (left > 0) byAddress.set(connection.address, left);
+      else byAddress.delete(connection.address);
       metrics.websocketCloses.inc({ code: String(code) });
       // Its whole life, beside the handshake's request line (whose time is the handshake's).
       logger.info(
@@ -456,6 +470,29 @@ export function createGraphqlWebSocket(deps: GraphqlWebSocketDeps): GraphqlWebSo
         return refuse(request, socket, startedAt, new AppError('FORBIDDEN', `Origin ${origin.slice(0, 200)} is not allowed to use this API (CORS_ORIGINS)`));
       }
       if (stopping) return refuse(request, socket, startedAt, serviceUnavailable(GOING_AWAY, 1));
+      const lines = request.rawHeaders.flatMap((line, i, all) => (i % 2 === 0 && !NOT_FORWARDED.has(line.toLowerCase()) ? [line, all[i + 1]!] : []));
+      const url = `http://${request.headers.host ?? 'localhost'}/graphql`;
+      const connection: Connection = {
+        id: handshakeRequestId(request),
+        openedAt: startedAt,
+        url,
+        remoteAddress: request.socket.remoteAddress,
+        lines,
+        operations: 0,
+        address: anonymousBucket(deps.clientIp(new Request(url, { headers: headersOf(lines) }), { req: request })),
+      };
+      const fromAddress = byAddress.get(connection.address) ?? 0;
+      if (fromAddress >= settings.maxSocketsPerAddress) {
+        return refuse(
+          request,
+          socket,
+          startedAt,
+          new AppError('RATE_LIMIT_EXCEEDED', `This client address already has ${fromAddress} GraphQL WebSocket connections open on this server, the most it may: close one, or run several operations on one`, {
+            openSockets: fromAddress,
+            limit: settings.maxSocketsPerAddress,
+          }),
+        );
+      }
       if (wss.clients.size >= settings.maxSockets) {
         return refuse(
           request,
@@ -464,14 +501,6 @@ export function createGraphqlWebSocket(deps: GraphqlWebSocketDeps): GraphqlWebSo
           serviceUnavailable(`This server holds the most GraphQL WebSocket connections it may (${settings.maxSockets}): connect again later, or subscribe over SSE`, 1),
         );
       }
-      const connection: Connection = {
-        id: handshakeRequestId(request),
-        openedAt: startedAt,
-        url: `http://${request.headers.host ?? 'localhost'}/graphql`,
-        remoteAddress: request.socket.remoteAddress,
-        lines: request.rawHeaders.flatMap((line, i, all) => (i % 2 === 0 && !NOT_FORWARDED.has(line.toLowerCase()) ? [line, all[i + 1]!] : [])),
-        operations: 0,
-      };
       wss.handleUpgrade(request, socket, head, (ws) => opened(ws, request, connection));
     },
     goingAway,

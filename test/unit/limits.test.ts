@@ -133,6 +133,7 @@ const STATED: Record<string, string[]> = {
     // Subscriptions
     `at most \`SUBSCRIPTIONS_PER_KEY\` (default ${streams.max})`,
     `at most ${LIMITS.websocket.operations.max} operations running at once per socket`,
+    `at most ${LIMITS.websocket.socketsPerAddress.max} sockets per client address on one server process`,
     `at most ${grouped(LIMITS.websocket.sockets.max, ',')} sockets per server process`,
     `a message of at most ${WEBSOCKET_BOUNDS.messageBytes / 1024 / 1024} MiB`,
     `\`connection_init\` within ${WEBSOCKET_BOUNDS.connectionInitMs / 1000} s of opening`,
