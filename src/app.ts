@@ -5,6 +5,7 @@ import { IDEMPOTENCY_HEADER } from './domain/orders/idempotency.js';
 import { schema } from './domain/schema.js';
 import { corsOptions } from './http/cors.js';
 import { createGraphiQLSchemaHandler, graphiqlOptions, renderLocalGraphiQL, serveGraphiQLAsset } from './http/graphiql.js';
+import { createGraphqlWebSocket, type GraphqlWebSocket, type WebSocketSettings } from './http/websocket.js';
 import { createDocsHandler } from './openapi/serve.js';
 import { graphqlMethodNotAllowed } from './pipeline/graphql-errors.js';
 import { graphqlHardening, graphqlLimitsFrom } from './pipeline/graphql-limits.js';
@@ -26,19 +27,24 @@ export interface ServerContext extends RequestState {
   res?: ServerResponse;
 }
 
-export type App = YogaServerInstance<ServerContext, ApiContext>;
+/** The app, and its GraphQL WebSocket server (src/http/websocket.ts: attachWebSocket puts it on an HTTP server). */
+export type App = YogaServerInstance<ServerContext, ApiContext> & { readonly websocket: GraphqlWebSocket };
 
-/** What a process that serves requests starts: the service graph (src/services.ts) and the app over it. */
-export async function startApp(deps: ServiceDeps): Promise<App> {
-  return createApp(await createServices(deps));
+/**
+ * What a process that serves requests starts: the service graph (src/services.ts) and the app over
+ * it. `websocket`: other bounds for its WebSocket connections (tests shorten the times).
+ */
+export async function startApp(deps: ServiceDeps & { websocket?: Partial<WebSocketSettings> }): Promise<App> {
+  return createApp(await createServices(deps), deps.websocket);
 }
 
 /**
  * Declares the whole HTTP surface over the built services: /graphql (with GraphiQL) and the REST
  * adapter under /api, both behind one gate (authentication, rate limits), and the routes beside
- * them. `app.dispose()` closes the services.
+ * them, and GraphQL over WebSocket on /graphql (src/http/websocket.ts). `app.dispose()` closes
+ * the WebSocket connections, then the services.
  */
-export function createApp(services: Services): App {
+export function createApp(services: Services, websocketSettings?: Partial<WebSocketSettings>): App {
   const { config, logger, now, contexts, store, metrics, metricsText, maskError, clientIp, gate, dashboard, rest, health, readRouting, responseCache, persisted } = services;
   const routes = createRouteTable({
     health,
@@ -54,6 +60,8 @@ export function createApp(services: Services): App {
   });
   const routeOf = createRouteNamer(routes, restRoutes.map((r) => r.path));
   const hardening = graphqlHardening(config);
+  const observe = { logger, metrics, routeOf: (url: URL) => routeOf(url.pathname) };
+  const cors = corsOptions(config.CORS_ORIGINS);
 
   const yoga = createYoga<ServerContext, ApiContext>({
     schema,
@@ -83,11 +91,11 @@ export function createApp(services: Services): App {
       }),
     maskedErrors: { isDev: false, maskError },
     ...hardening.yogaOptions,
-    cors: corsOptions(config.CORS_ORIGINS),
+    cors,
     plugins: [
       // The request's stages, in their order (src/pipeline/pipeline.ts).
       ...requestPipeline({
-        observe: { logger, metrics, routeOf: (url) => routeOf(url.pathname) },
+        observe,
         routes,
         gate,
         hardening,
@@ -98,12 +106,27 @@ export function createApp(services: Services): App {
         readRouting,
         responseCache,
       }),
-      // Disposing of the app releases the services it was declared over.
-      { onDispose: () => services.close() },
+      // Disposing of the app closes its WebSocket connections, then the services it was declared over.
+      {
+        onDispose: async () => {
+          await websocket.dispose();
+          await services.close();
+        },
+      },
     ],
   });
   // REST runs its routes' operations through the same plugins as /graphql's.
   rest.runThrough(yoga.getEnveloped as GetEnveloped);
-  return yoga;
+  // GraphQL over WebSocket runs each operation as a request to /graphql, through every stage.
+  const websocket = createGraphqlWebSocket({
+    fetch: (request, state) => yoga.fetch(request, state),
+    schema,
+    gate,
+    clientIp,
+    allowedOrigins: cors.origin,
+    observe,
+    settings: websocketSettings,
+  });
+  return Object.assign(yoga, { websocket });
 }
 

@@ -3,6 +3,7 @@ import net from 'node:net';
 import type { App } from './app.js';
 import { ConfigError, loadConfig, type Config } from './config/config.js';
 import { DatabaseUrlError, openDatabase } from './db/database.js';
+import { attachWebSocket } from './http/websocket.js';
 import { createHttpServer } from './pipeline/request-target.js';
 import { createLogger, writeBesideLogs, type Logger } from './config/logger.js';
 import { recordServerAddress } from './config/running-server.js';
@@ -133,6 +134,7 @@ interface Serving {
 async function serve(app: App, opts: { port: number; host: string; logger: Logger; closeData: () => Promise<void>; stoppedMessage: string }): Promise<Serving> {
   const { logger } = opts;
   const server = createHttpServer(app);
+  attachWebSocket(server, app);
   const serving: Serving = { port: opts.port, beforeDispose: async () => undefined };
   let stopping = false;
   const shutdown = async (signal: string) => {

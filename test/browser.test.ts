@@ -238,6 +238,13 @@ describe.skipIf(!hasChromium)('in a browser (Debian Chromium, offline)', () => {
     const { rows } = await app.sql.query<{ id: string }>(`SELECT id FROM "Product" WHERE "isActive" ORDER BY id LIMIT 1`);
     const productId = rows[0]!.id;
     const page = await open('/graphql');
+    // GraphiQL subscribes over a WebSocket (graphql-ws); what comes over it, as the page receives it.
+    const frames: string[] = [];
+    const sockets: string[] = [];
+    page.on('websocket', (socket) => {
+      sockets.push(socket.url());
+      socket.on('framereceived', ({ payload }) => void frames.push(String(payload)));
+    });
     // The key goes with GraphiQL's requests as a header would from its Headers pane.
     await page.setExtraHTTPHeaders({ 'x-api-key': key.key });
     await page.locator('.graphiql-container').first().waitFor({ state: 'visible' });
@@ -258,8 +265,48 @@ describe.skipIf(!hasChromium)('in a browser (Debian Chromium, offline)', () => {
     }
     expect(shown).toContain('"productChanged"');
     expect(shown).toMatch(/"price": 777\.\d+/);
+    expect(sockets).toEqual([`${app.base.replace(/^http/, 'ws')}/graphql`]);
+    expect(frames.map((frame) => JSON.parse(frame).type)).toEqual(expect.arrayContaining(['connection_ack', 'next']));
     await page.screenshot({ path: screenshot('graphiql-subscription') });
     expect(problems).toEqual([]);
+    await page.close();
+  });
+
+  it('GraphiQL subscribes over its WebSocket with the key typed in its Headers pane', async () => {
+    const key = await createTestKey(app.url, { owner: 'graphiql-watcher@example.com', scopes: ['read:products', 'read:prices'] });
+    const { rows } = await app.sql.query<{ id: string }>(`SELECT id FROM "Product" WHERE "isActive" ORDER BY id OFFSET 1 LIMIT 1`);
+    const productId = rows[0]!.id;
+    const page = await open('/graphql');
+    const sent: string[] = [];
+    page.on('websocket', (socket) => socket.on('framesent', ({ payload }) => void sent.push(String(payload))));
+    await page.locator('.graphiql-container').first().waitFor({ state: 'visible' });
+    // Whatever the editor holds (the default query, or the last one typed on this origin).
+    await waitForText(page, '.graphiql-query-editor', ['{']);
+    // The Headers pane holds the key; nothing else sends it (no extra HTTP headers on this page).
+    await page.locator('.graphiql-editor-tools button', { hasText: 'Headers' }).click();
+    await page.locator('section.graphiql-editor-tool .graphiql-editor:not(.hidden)').click();
+    await page.keyboard.press('ControlOrMeta+A');
+    await page.keyboard.press('Delete');
+    await page.keyboard.insertText(JSON.stringify({ 'X-API-Key': key.key }));
+    await page.locator('.graphiql-query-editor').click();
+    await page.keyboard.press('ControlOrMeta+A');
+    await page.keyboard.press('Delete');
+    await page.keyboard.insertText(`subscription Typed { productChanged(id: "${productId}") { id price { price } } }`);
+    await waitForText(page, '.graphiql-tab-active', ['Typed']);
+    await page.locator('.graphiql-execute-button').click();
+    let shown = '';
+    for (let cents = 1; cents <= 40 && !shown.includes('555.'); cents++) {
+      await app.sql.query(`UPDATE "Product" SET price = $2 WHERE id = $1`, [productId, `555.${String(cents).padStart(2, '0')}`]);
+      await page.waitForTimeout(500);
+      shown = readable(await page.locator('.graphiql-response').first().innerText().catch(() => ''));
+    }
+    expect(shown).toMatch(/"price": 555\.\d+/);
+    // The key went with the operation (GraphiQL's extensions.headers), not in connection_init.
+    const subscribe = sent.map((frame) => JSON.parse(frame)).find((message) => message.type === 'subscribe');
+    expect(subscribe.payload.extensions.headers).toEqual({ 'X-API-Key': key.key });
+    expect(problems).toEqual([]);
+    // GraphiQL keeps its headers in the origin's storage: the next page starts without the key.
+    await page.evaluate(() => localStorage.clear());
     await page.close();
   });
 

@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from './helpers/db.js';
+import { connect, run } from './helpers/graphql-ws.js';
 import { runKeysCli } from './helpers/keys-cli.js';
 import { groupAlive, killGroup, listeningPort, npmStart, waitForOutput, waitUntil, type Service } from './helpers/npm-start.js';
 import { halfSent, outcomeUntilRefused } from './helpers/in-flight.js';
@@ -277,6 +278,9 @@ describe('WEB_CONCURRENCY=2 with the embedded database and no Redis', () => {
     const held = connectionsHeld(port, workers);
     expect(held.get(workers[0]!)).toBeGreaterThan(0);
     expect(held.get(workers[1]!)).toBeGreaterThan(0);
+    // GraphQL WebSockets, served by the workers: closed with 1001 as they drain.
+    const sockets = Array.from({ length: 2 }, () => connect({ base: `http://127.0.0.1:${port}` }));
+    for (const socket of sockets) expect((await run(socket.client, '{ __typename }')).results).toEqual([{ data: { __typename: 'Query' }, extensions: expect.anything() }]);
 
     process.kill(primary, 'SIGTERM');
     await waitUntil('the primary did not start shutting down', () => /"signal":"SIGTERM","msg":"shutting down"/.test(service.output()), 10_000, service.output);
@@ -289,6 +293,7 @@ describe('WEB_CONCURRENCY=2 with the embedded database and no Redis', () => {
     for (const answer of answers) expect((JSON.parse(answer.body) as { data: { products: { items: unknown[] } } }).data.products.items).toHaveLength(50);
 
     expect(await service.exited).toEqual({ code: 0, signal: null });
+    for (const socket of sockets) expect(socket.closes[0]?.code).toBe(1001);
     const output = service.output();
     expect(output.match(/"msg":"worker stopped"/g)).toHaveLength(2);
     expect(output).toMatch(/"msg":"stopped"/);

@@ -130,8 +130,9 @@ export const LIMITS = deepFreeze({
   },
 
   /**
-   * Open GraphQL subscriptions, held by the live hub (src/background/live-hub.ts) and counted
-   * across every instance in PostgreSQL (src/background/live-slots.ts).
+   * Open GraphQL subscriptions (over SSE or a WebSocket), held by the live hub
+   * (src/background/live-hub.ts) and counted across every instance in PostgreSQL
+   * (src/background/live-slots.ts).
    */
   subscriptions: {
     perKey: {
@@ -141,6 +142,18 @@ export const LIMITS = deepFreeze({
       setting: { name: 'SUBSCRIPTIONS_PER_KEY', min: 1, max: 10_000 },
     },
   },
+
+  /**
+   * GraphQL over WebSocket (graphql-ws, src/http/websocket.ts): the sockets one process holds, in
+   * all and from one client (so that one client cannot take them all), and the operations one socket
+   * runs at once. Each operation is also a request (the request limit above) and each subscription
+   * a stream (subscriptions.perKey).
+   */
+  websocket: {
+    sockets: { counts: 'open GraphQL WebSocket connections', per: 'server process', max: 10_000 },
+    socketsPerAddress: { counts: 'open GraphQL WebSocket connections', per: 'client address (an IPv6 client: its /64), on one server process', max: 200 },
+    operations: { counts: 'operations running at once (subscriptions, queries, mutations)', per: 'GraphQL WebSocket connection', max: 100 },
+  },
 } as const satisfies {
   requests: Readonly<Record<'ANONYMOUS' | 'BASIC' | 'PRO' | 'ENTERPRISE', WindowLimit>>;
   costBudgets: Readonly<Record<'ANONYMOUS' | 'BASIC' | 'PRO' | 'ENTERPRISE', BudgetLimit>>;
@@ -148,6 +161,20 @@ export const LIMITS = deepFreeze({
   signIn: Readonly<Record<string, WindowLimit>>;
   forms: Readonly<Record<string, WindowLimit>>;
   subscriptions: Readonly<Record<string, OpenLimit>>;
+  websocket: Readonly<Record<string, OpenLimit>>;
+});
+
+/**
+ * The bounds of one GraphQL WebSocket connection that are sizes and times rather than counts
+ * (src/http/websocket.ts): a message larger than `messageBytes` closes the socket (1009, as the
+ * WebSocket protocol has it: the same 1 MiB a /graphql POST body may have); `connection_init` must
+ * come within `connectionInitMs` of the handshake (else 4408); the server pings every
+ * `keepAliveMs` and drops a peer that has not answered the previous ping by the next one.
+ */
+export const WEBSOCKET_BOUNDS = deepFreeze({
+  messageBytes: 1024 * 1024,
+  connectionInitMs: 3_000,
+  keepAliveMs: 12_000,
 });
 
 /** The name a per-field limit is applied by (`ctx.limitField(…, name)`). */

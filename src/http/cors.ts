@@ -7,7 +7,7 @@ import { restRoutes } from '../rest/routes.js';
 export function corsOptions(origins: string) {
   const list = origins.split(',').map((o) => o.trim()).filter(Boolean);
   return {
-    origin: list.includes('*') ? '*' : list,
+    origin: list.includes('*') ? ('*' as const) : list,
     credentials: false,
     // /graphql's and every REST route's (PATCH for stock and prices).
     methods: [...new Set(['GET', 'HEAD', 'POST', 'OPTIONS', ...restRoutes.map((r) => r.method)])],

@@ -174,7 +174,18 @@ export function createMetrics(
     help: 'Response cache reads and writes that failed in Redis (each read answered afresh instead)',
     registers: [registry],
   });
-  return { registry, databaseReads, replicaFallbacks, rateLimitRejections, httpRequests, httpDuration, webhookAttempts, webhookDeliveries, responseCacheHits, responseCacheMisses, responseCacheInvalidations, responseCacheStoreErrors };
+  const websocketConnections = new Gauge({
+    name: 'graphql_ws_connections',
+    help: 'GraphQL WebSocket connections open now (graphql-transport-ws on /graphql)',
+    registers: [registry],
+  });
+  const websocketCloses = new Counter({
+    name: 'graphql_ws_closes_total',
+    help: 'GraphQL WebSocket connections closed, by close code (1000 normal, 1001 server shutting down, 1006 dropped, 4403 refused key, 4408 no connection_init, …)',
+    labelNames: ['code'] as const,
+    registers: [registry],
+  });
+  return { registry, websocketConnections, websocketCloses, databaseReads, replicaFallbacks, rateLimitRejections, httpRequests, httpDuration, webhookAttempts, webhookDeliveries, responseCacheHits, responseCacheMisses, responseCacheInvalidations, responseCacheStoreErrors };
 }
 
 export type Metrics = ReturnType<typeof createMetrics>;

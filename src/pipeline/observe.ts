@@ -10,9 +10,10 @@ import type { Metrics } from '../http/metrics.js';
 /** Accepted from the client when short and plain; anything else is replaced by our own. */
 const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:@-]{1,128}$/;
 
-export function requestIdOf(request: Request): string {
-  const given = request.headers.get('x-request-id');
-  return given !== null && CLIENT_REQUEST_ID.test(given) ? given : randomUUID();
+/** The request's id: the client's X-Request-ID when it is short and plain (a string: a WebSocket handshake's), else one of ours. */
+export function requestIdOf(request: Request | string | undefined): string {
+  const given = typeof request === 'string' || request === undefined ? request : request.headers.get('x-request-id');
+  return typeof given === 'string' && CLIENT_REQUEST_ID.test(given) ? given : randomUUID();
 }
 
 export interface ObserveDeps {
@@ -22,8 +23,31 @@ export interface ObserveDeps {
   routeOf: (url: URL) => string;
 }
 
+/** One answered request, as the access log and the request metrics take it. */
+export interface AnsweredRequest {
+  requestId: string;
+  method: string;
+  /** The path, without the query string (it may carry search terms or keys). */
+  path: string;
+  /** The route pattern, for the metrics' labels. */
+  route: string;
+  status: number;
+  seconds: number;
+  /** Anything else the log line says (that it came over a WebSocket). */
+  fields?: Record<string, unknown>;
+}
+
+/** Writes the access log line and the request metrics of an answered request (over HTTP, or a WebSocket's, src/http/websocket.ts). */
+export function recordRequest({ logger, metrics }: Pick<ObserveDeps, 'logger' | 'metrics'>, answered: AnsweredRequest): void {
+  const { requestId, method, path, route, status, seconds, fields } = answered;
+  metrics.httpRequests.inc({ route, method, status: String(status) });
+  metrics.httpDuration.observe({ route, method }, seconds);
+  // No query string and no headers in the log: they may carry search terms or keys.
+  logger.info({ requestId, method, path: path.slice(0, 200), route, status, ms: Math.round(seconds * 1000), ...fields }, 'request');
+}
+
 /** The first plugin: the request's id and arrival time go on its state (its server context). */
-export function useObservability({ logger, metrics, routeOf }: ObserveDeps): Plugin {
+export function useObservability(deps: ObserveDeps): Plugin {
   return {
     onRequest({ request, serverContext }) {
       const state = serverContext as RequestState;
@@ -40,15 +64,16 @@ export function useObservability({ logger, metrics, routeOf }: ObserveDeps): Plu
       if (response.headers.get('access-control-allow-origin') === 'null') response.headers.delete('access-control-allow-origin');
       const seconds = state.startedAt === undefined ? 0 : Number(process.hrtime.bigint() - state.startedAt) / 1e9;
       const url = new URL(request.url);
-      const route = routeOf(url);
-      const labels = { route, method: request.method, status: String(response.status) };
-      metrics.httpRequests.inc(labels);
-      metrics.httpDuration.observe({ route, method: request.method }, seconds);
-      // No query string and no headers in the log: they may carry search terms or keys.
-      logger.info(
-        { requestId, method: request.method, path: url.pathname.slice(0, 200), route, status: response.status, ms: Math.round(seconds * 1000) },
-        'request',
-      );
+      recordRequest(deps, {
+        requestId,
+        method: request.method,
+        path: url.pathname,
+        route: deps.routeOf(url),
+        status: response.status,
+        seconds,
+        // An operation sent over a WebSocket is answered as a request too: its log line says so.
+        fields: state.transport ? { transport: state.transport } : undefined,
+      });
     },
   };
 }

@@ -20,11 +20,13 @@ import { useRoute, useRouteAnswer } from './route-table.js';
 // tells a later one is a field of the request's state (./request-state.ts), written by that
 // stage alone.
 //
-// A GraphQL request (/graphql) walks every stage. A REST call (/api/*) is answered at `answer` by
-// the REST adapter (src/rest/router.ts), which runs its route's operation through Yoga's enveloped
-// pipeline: of the stages after `answer` it meets those that act on an operation (the variables'
-// check of document rules, cache headers, cost, execute, read routing, response cache) and those
-// that act on the response (envelope's header; the gate's and observe's on the way out).
+// A GraphQL request (/graphql) walks every stage; so does each operation sent over a GraphQL
+// WebSocket, which src/http/websocket.ts sends through the app as such a request. A REST call
+// (/api/*) is answered at `answer` by the REST adapter (src/rest/router.ts), which runs its
+// route's operation through Yoga's enveloped pipeline: of the stages after `answer` it meets those
+// that act on an operation (the variables' check of document rules, cache headers, cost, execute,
+// read routing, response cache) and those that act on the response (envelope's header; the gate's
+// and observe's on the way out).
 //
 // The order is the behaviour. The gate admits before any GraphQL stage runs: a refused document
 // is still a counted request, with rate-limit headers. `cache headers` marks a result before

@@ -44,6 +44,11 @@ export interface Admission {
 }
 
 export interface RequestState {
+  /**
+   * Set by the WebSocket face (src/http/websocket.ts) on an operation it sends through the app as
+   * a request: it came over a GraphQL WebSocket connection. Absent for a request made over HTTP.
+   */
+  transport?: 'websocket';
   /** Written by observe: the request id of the logs and of X-Request-ID. */
   requestId?: string;
   /** Written by observe: process.hrtime.bigint() at arrival, for the request's duration. */

@@ -25,8 +25,8 @@ function parses(url: string): URL | undefined {
   }
 }
 
-/** Normalises the request in place; an error when it cannot be served at all. */
-function normaliseRequestTarget(req: IncomingMessage): AppError | undefined {
+/** Normalises the request in place; an error when it cannot be served at all (a WebSocket handshake's too, src/http/websocket.ts). */
+export function normaliseRequestTarget(req: IncomingMessage): AppError | undefined {
   // An empty Host is what a client sends for a target without authority: as if absent.
   if (req.headers.host === '') delete req.headers.host;
   const host = req.headers.host;
@@ -135,11 +135,21 @@ function answerClientError(error: NodeJS.ErrnoException & { rawPacket?: unknown 
   // next answer), as from Node. The target picks the body's shape.
   const firstLine = Buffer.isBuffer(error.rawPacket) ? error.rawPacket.subarray(0, 2048).toString('latin1').split('\r\n', 1)[0]! : '';
   const requestLine = /^([A-Z]+)(?: (\S*)|$)/.exec(firstLine);
-  const body = requestLine && requestLine[1] !== 'HEAD' ? JSON.stringify(bodyFor(requestLine[2] ?? '', appError)) : '';
+  endWithError(socket, appError, requestLine && requestLine[1] !== 'HEAD' ? (requestLine[2] ?? '') : null);
+}
+
+/**
+ * Answers `error` on a connection no HTTP response object owns (a request Node's parser refused, a
+ * WebSocket handshake refused) and closes it: the contract's JSON for `target`'s path, no body
+ * when `target` is null.
+ */
+export function endWithError(socket: Duplex, error: AppError, target: string | null): void {
+  const body = target === null ? '' : JSON.stringify(bodyFor(target, error));
   socket.end(
-    `HTTP/1.1 ${appError.status} ${STATUS_CODES[appError.status]}\r\n` +
+    `HTTP/1.1 ${error.status} ${STATUS_CODES[error.status]}\r\n` +
       (body ? 'Content-Type: application/json; charset=utf-8\r\n' : '') +
       'Cache-Control: no-store\r\n' +
+      (error.retryAfter !== undefined ? `Retry-After: ${error.retryAfter}\r\n` : '') +
       `Content-Length: ${Buffer.byteLength(body)}\r\n` +
       'Connection: close\r\n\r\n' +
       body,

@@ -7,6 +7,7 @@ import { afterAll, expect, inject } from 'vitest';
 import { startApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config/config.js';
 import { createPrisma, type DbTimeouts } from '../../src/db/prisma.js';
+import { attachWebSocket, type WebSocketSettings } from '../../src/http/websocket.js';
 import { createHttpServer } from '../../src/pipeline/request-target.js';
 import type { RateLimitStore } from '../../src/ratelimit/store.js';
 import { createLogger, type Logger } from '../../src/config/logger.js';
@@ -94,6 +95,8 @@ export interface TestAppOptions {
   rateLimitStore?: RateLimitStore;
   /** With TEST_POOLER=1, `url` is on a working server of the test's own (a replication primary) that goes behind a pooler too. */
   pooled?: boolean;
+  /** Other bounds for GraphQL WebSocket connections (shorter heartbeats, fewer sockets). */
+  websocket?: Partial<WebSocketSettings>;
 }
 
 /** The real app over real HTTP on a fresh copy of the seeded database. */
@@ -108,8 +111,9 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
   const config = loadConfig({ NODE_ENV: 'test', TRUSTED_PROXIES: 'loopback', ...opts.env });
   const logger = opts.logger ?? createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
   noteAppStart();
-  const app = await startApp({ prisma, databaseUrl: requestUrl, directUrl, logger, config, now: opts.now, usage: opts.usage, rateLimitStore: opts.rateLimitStore });
+  const app = await startApp({ prisma, databaseUrl: requestUrl, directUrl, logger, config, now: opts.now, usage: opts.usage, rateLimitStore: opts.rateLimitStore, websocket: opts.websocket });
   const server: Server = createHttpServer(app);
+  attachWebSocket(server, app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const sql = new pg.Pool({ connectionString: db.url, max: 2 });

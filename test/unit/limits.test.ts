@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { Caller } from '../../src/context/actor.js';
 import { ConfigError, loadConfig } from '../../src/config/config.js';
-import { LIMITS, type LimitSetting } from '../../src/config/limits.js';
+import { LIMITS, WEBSOCKET_BOUNDS, type LimitSetting } from '../../src/config/limits.js';
 import { PLAN_LIMITS } from '../../src/ratelimit/plans.js';
 import { costBudgetPolicy, describeWindow, rateLimitPolicy } from '../../src/ratelimit/policy.js';
 
@@ -132,6 +132,12 @@ const STATED: Record<string, string[]> = {
     `"limit":${budgetOf('BASIC')},"remaining":150,"restoreRate":${costBudgets.BASIC.restoreRate}`,
     // Subscriptions
     `at most \`SUBSCRIPTIONS_PER_KEY\` (default ${streams.max})`,
+    `at most ${LIMITS.websocket.operations.max} operations running at once per socket`,
+    `at most ${LIMITS.websocket.socketsPerAddress.max} sockets per client address on one server process`,
+    `at most ${grouped(LIMITS.websocket.sockets.max, ',')} sockets per server process`,
+    `a message of at most ${WEBSOCKET_BOUNDS.messageBytes / 1024 / 1024} MiB`,
+    `\`connection_init\` within ${WEBSOCKET_BOUNDS.connectionInitMs / 1000} s of opening`,
+    `the server pings every ${WEBSOCKET_BOUNDS.keepAliveMs / 1000} s`,
   ],
   'README.md': [
     `| \`ANON_RATE_LIMIT\` | \`${anonymous.max}\` | Requests per ${describeWindow(anonymous.windowMs)} per client IP without a key (${range(anonymous.setting)}) |`,
