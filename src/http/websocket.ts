@@ -159,8 +159,9 @@ function headersOf(lines: readonly string[]): Headers {
  * The credentials among `fields` (connection_init's payload, an operation's `extensions.headers`)
  * as header lines: X-API-Key and Authorization, in any letter case; other members are not
  * headers of ours and are ignored. A credential that is not a string a header could carry is refused.
+ * `emptyIsAbsent`: an empty value is no credential (a form left empty) rather than an empty key.
  */
-function credentialsIn(fields: unknown, where: string): string[] | AppError {
+function credentialsIn(fields: unknown, where: string, { emptyIsAbsent = false } = {}): string[] | AppError {
   if (fields === undefined || fields === null) return [];
   if (typeof fields !== 'object' || Array.isArray(fields)) return validationError({ [where]: 'must be an object of header names and values' }, `Invalid ${where}`);
   const lines: string[] = [];
@@ -169,6 +170,7 @@ function credentialsIn(fields: unknown, where: string): string[] | AppError {
     if (typeof value !== 'string' || !HEADER_VALUE.test(value)) {
       return validationError({ [`${where}.${name}`]: 'must be a string a header could carry' }, `Invalid ${name} in ${where}`);
     }
+    if (emptyIsAbsent && value.trim() === '') continue;
     lines.push(name, value);
   }
   return lines;
@@ -301,8 +303,9 @@ export function createGraphqlWebSocket(deps: GraphqlWebSocketDeps): GraphqlWebSo
   /** The in-process request that runs an operation, or why its credentials are refused. */
   function requestFor({ connection, payload }: Operation, signal: AbortSignal): { request: Request; state: RequestState } | AppError {
     const { headers, ...extensions } = payload.extensions ?? {};
-    // GraphiQL sends the headers of its Headers pane with each operation (extensions.headers).
-    const credentials = credentialsIn(headers, 'extensions.headers');
+    // GraphiQL sends the headers of its Headers pane with each operation (extensions.headers): a key
+    // left empty there is no key (its page does not send it over HTTP either), unlike an empty header.
+    const credentials = credentialsIn(headers, 'extensions.headers', { emptyIsAbsent: true });
     if (credentials instanceof AppError) return credentials;
     connection.operations += 1;
     const lines = [
