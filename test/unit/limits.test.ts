@@ -62,7 +62,7 @@ describe('the table of limits', () => {
   });
 
   it('gives each setting its row’s max as its default, within the setting’s bounds', () => {
-    expect(SETTINGS.map(([, setting]) => setting.name)).toEqual(['ANON_RATE_LIMIT', 'ORDER_CREATE_LIMIT', 'SUBSCRIPTIONS_PER_KEY']);
+    expect(SETTINGS.map(([, setting]) => setting.name)).toEqual(['ANON_RATE_LIMIT', 'PUBLISHABLE_VISITOR_LIMIT', 'ORDER_CREATE_LIMIT', 'SUBSCRIPTIONS_PER_KEY']);
     for (const [name, setting, max] of SETTINGS) {
       expect((DEFAULTS as unknown as Record<string, number>)[setting.name], name).toBe(max);
       expect(setting.min <= max && max <= setting.max, name).toBe(true);
