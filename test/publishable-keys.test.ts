@@ -4,6 +4,7 @@ import { PUBLISHABLE_SCOPES } from '../src/auth/scopes.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { eventually } from './helpers/eventually.js';
 import { createTestKey, type TestKey } from './helpers/keys.js';
+import { signedIn, textOf } from './helpers/dashboard.js';
 import { subscribe } from './helpers/sse.js';
 
 // Publishable keys (`pk_`, docs/api.md "Publishable keys"): made to be seen in browser code, so
@@ -254,5 +255,42 @@ describe('a publishable key', () => {
     const refused = await subscribe(app, query, { id }, pk, { origin: 'https://evil.example' });
     expect(refused.status).toBe(403);
     refused.close();
+  });
+});
+
+describe('the dashboard', () => {
+  it('makes a publishable key from the keys form, lists its kind and origins, and refuses bad origins', async () => {
+    const { client } = await signedIn(app.base);
+    const form = await client.get('/dashboard/keys');
+    expect(form.html).toContain('name="kind" value="publishable"');
+    expect(form.html).toContain('name="origins"');
+
+    const bad = await client.post('/dashboard/keys', { name: 'storefront', kind: 'publishable', origins: 'http://shop.example, https://shop.example/app', expires: '' });
+    expect(bad.status).toBe(400);
+    expect(textOf(bad.html)).toContain('"http://shop.example" must be https');
+    expect(textOf(bad.html)).toContain('"https://shop.example/app" must be an origin without a path');
+    const none = await client.post('/dashboard/keys', { name: 'storefront', kind: 'publishable', origins: '', expires: '' });
+    expect(none.status).toBe(400);
+    expect(textOf(none.html)).toContain('at least one origin');
+
+    await client.get('/dashboard/keys');
+    // Secret-key scopes sent along are not a publishable key's: its own are the catalogue's.
+    const made = await client.post('/dashboard/keys', { name: 'storefront', kind: 'publishable', origins: 'https://Shop.Example\nhttp://localhost:8080', allow_server: 'on', scopes: ['read:orders', 'write:orders'], expires: '' });
+    expect(made.status).toBe(303);
+    const shown = await client.follow(made);
+    const key = /value="(pk_[A-Za-z0-9_-]{43})"/.exec(shown.html)?.[1];
+    expect(key).toBeDefined();
+    expect(textOf(shown.html).replace(/\s+,/g, ',')).toContain('reads the catalogue only, from the pages of https://shop.example, http://localhost:8080 and from servers');
+
+    const list = textOf((await client.get('/dashboard/keys')).html).replace(/\s+,/g, ',');
+    expect(list).toContain('Publishable, from https://shop.example, http://localhost:8080 and servers');
+    const { rows } = await app.sql.query(`SELECT kind::text, origins, "allowServer", scopes FROM "ApiKey" WHERE prefix = $1`, [key!.slice(0, 12)]);
+    expect(rows[0]).toMatchObject({ kind: 'PUBLISHABLE', origins: ['https://shop.example', 'http://localhost:8080'], allowServer: true });
+    expect(rows[0].scopes).not.toContain('read:orders');
+
+    const made2 = { key: key!, id: '', accountId: '', prefix: '' };
+    expect((await call('/api/products?limit=1', made2, 'http://localhost:8080')).status).toBe(200);
+    expect((await call('/api/products?limit=1', made2, null)).status).toBe(200);
+    expect((await call('/api/me', made2, null)).status).toBe(403);
   });
 });
