@@ -2,6 +2,6 @@
 // origin this page is served from (npm run keys -- create --publishable --origins …). A publishable
 // key is made to be seen here: it reads the catalogue only, and only from the listed origins.
 window.STOREFRONT = {
-  api: 'http://localhost:3000',
+  api: 'http://localhost:4000',
   key: 'pk_replace_with_your_publishable_key',
 };
