@@ -1,3 +1,4 @@
+import { encodeGlobalID } from '@pothos/plugin-relay';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { normaliseKeyInput, type CreateApiKeyInput } from '../src/accounts/api-keys.js';
 import { PUBLISHABLE_SCOPES } from '../src/auth/scopes.js';
@@ -133,6 +134,17 @@ describe('a publishable key', () => {
       expect(errors.every((e) => e.extensions.code === 'FORBIDDEN'), query).toBe(true);
       expect(JSON.stringify(res.body.data ?? {})).not.toContain('shop@example.com');
     }
+    // Refetched by global id: what its own field refuses, node(id:) does not find (null, nothing of it shown).
+    for (const id of [encodeGlobalID('ApiKey', pk.id), encodeGlobalID('Me', pk.accountId)]) {
+      const res = await graphql('query($id: ID!) { node(id: $id) { __typename ... on ApiKey { prefix } ... on Me { email } } }', pk, SHOP, { id });
+      expect(res.body.data, JSON.stringify(res.body)).toBeDefined();
+      expect(res.status).toBe(200);
+      expect(res.body.data.node, id).toBeNull();
+      expect(res.body.errors?.map((e: { extensions: { code: string } }) => e.extensions.code) ?? [], id).not.toContain('INTERNAL_ERROR');
+    }
+    // A secret key finds its own (the same query, so the null above is the publishable key's rule).
+    const own = await call('/graphql', secret, null, { method: 'POST', body: JSON.stringify({ query: 'query($id: ID!) { node(id: $id) { __typename ... on ApiKey { prefix } } }', variables: { id: encodeGlobalID('ApiKey', secret.id) } }) });
+    expect(own.body.data.node).toEqual({ __typename: 'ApiKey', prefix: secret.prefix });
     const mutation = await graphql('mutation($id: ID!) { updatePrice(productId: $id, input: { price: "1.00" }) { price } }', pk, SHOP, { id: product.id });
     expect(mutation.body.errors[0].extensions.code).toBe('FORBIDDEN');
     const order = await graphql('mutation($id: ID!) { createOrder(input: { items: [{ productId: $id, quantity: 1 }] }) { id } }', pk, SHOP, { id: product.id });
