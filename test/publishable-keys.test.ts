@@ -306,3 +306,23 @@ describe('the dashboard', () => {
     expect((await call('/api/me', made2, null)).status).toBe(403);
   });
 });
+
+describe('with CORS_ORIGINS that does not admit the key’s origin', () => {
+  it('allows no origin the configuration refuses, even one the key lists', async () => {
+    const strict = await startTestApp({ url: app.url, env: { CORS_ORIGINS: 'https://other.example,https://more.example' } });
+    try {
+      const listed = await strict.get('/api/categories', { headers: { 'x-api-key': pk.key, origin: SHOP } });
+      expect(listed.status).toBe(200);
+      expect([null, 'null']).toContain(listed.headers.get('access-control-allow-origin'));
+      // An origin the configuration admits but the key does not list: refused, and not readable.
+      const unlisted = await strict.get('/api/categories', { headers: { 'x-api-key': pk.key, origin: 'https://other.example' } });
+      expect(unlisted.status).toBe(403);
+      expect(unlisted.headers.get('access-control-allow-origin')).toBeNull();
+      // A request without a key keeps the configured answer.
+      const keyless = await strict.get('/api/categories', { headers: { origin: 'https://other.example' } });
+      expect(keyless.headers.get('access-control-allow-origin')).toBe('https://other.example');
+    } finally {
+      await strict.close();
+    }
+  });
+});

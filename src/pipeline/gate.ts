@@ -14,12 +14,9 @@ import {
   secondsUntil,
   visitorRateLimitPolicy,
   type PolicyConfig,
+  type RateLimitPolicy,
 } from '../ratelimit/policy.js';
 import type { RateLimitStore } from '../ratelimit/store.js';
-import type { RateLimitPolicy } from '../ratelimit/policy.js';
-
-/** What is left of a bucket, as a share of its limit: the smaller, the nearer its limit. */
-const share = ({ decision }: RateLimitOutcome) => decision.remaining / Math.max(1, decision.limit);
 import { errorResponse } from '../rest/envelope.js';
 import { graphqlErrorResponse } from './graphql-errors.js';
 
@@ -75,6 +72,9 @@ const PROVEN_MS = 60_000;
  * revoked or expired never works again; the memory only saves the database from a flood.
  */
 const REFUSED_MS = 30_000;
+
+/** What is left of a bucket, as a share of its limit: the smaller, the nearer its limit. */
+const share = ({ decision }: RateLimitOutcome) => decision.remaining / Math.max(1, decision.limit);
 
 /** The gate's verdict: the request's admission, and the response refusing it, if it is refused. */
 export interface GateVerdict {
@@ -212,14 +212,15 @@ export function createGate(deps: GateDeps) {
 export type Gate = ReturnType<typeof createGate>;
 
 /**
- * A publishable key's response is readable from its listed origins only, whatever CORS_ORIGINS
- * allows (this runs after Yoga's CORS stage, which set the configured headers): its own origin
- * when listed, no Access-Control-Allow-Origin when refused for its origin. A preflight carries no
- * key, so it stays as configured.
+ * A publishable key's response is readable from an origin both CORS_ORIGINS and the key allow
+ * (this runs after Yoga's CORS stage, which set the configured headers): its own origin when
+ * listed and configured, no Access-Control-Allow-Origin otherwise, a refusal for its origin
+ * included. A preflight carries no key, so it stays as configured.
  */
 function publishableCors(response: Response, admission: Admission | undefined): void {
   if (admission?.corsOrigin === undefined) return;
-  if (admission.corsOrigin === null) {
+  const configured = response.headers.get('access-control-allow-origin');
+  if (admission.corsOrigin === null || (configured !== '*' && configured !== admission.corsOrigin)) {
     response.headers.delete('access-control-allow-origin');
     return;
   }
