@@ -24,6 +24,9 @@ const CHANGE: Record<keyof typeof CHECKED_COLUMNS, string> = {
   rateWindowSeconds: `"rateWindowSeconds" = coalesce("rateWindowSeconds", 0) + 1`,
   expiresAt: `"expiresAt" = now() + interval '1 day'`,
   revokedAt: `"revokedAt" = now()`,
+  kind: `"kind" = 'PUBLISHABLE'`,
+  origins: `"origins" = ARRAY['https://shop.example']`,
+  allowServer: `"allowServer" = true`,
 };
 
 /** Notifications on the key channel, as a listening instance receives them. */

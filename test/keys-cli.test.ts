@@ -105,6 +105,27 @@ describe('keys CLI with DATABASE_URL', () => {
     expect((await cli(['create', '--help'], env())).stdout + (await cli(['--help'], env())).stdout).toContain('write:webhooks');
   });
 
+  it.concurrent('create --publishable makes a pk_ key bound to its origins, with the catalogue scopes only', async ({ expect }) => {
+    const run = await cli(
+      ['create', '--publishable', '--origins', 'https://Shop.Example,http://localhost:3000', '--allow-server', '--owner', 'shop@example.com', '--plan', 'basic', '--json'],
+      env(),
+    );
+    expect(run.code, run.stderr).toBe(0);
+    const made = JSON.parse(run.stdout) as CreatedJson & { kind: string; origins: string[]; allowServer: boolean };
+    expect(made.key).toMatch(/^pk_[A-Za-z0-9_-]{43}$/);
+    expect(made).toMatchObject({ kind: 'publishable', origins: ['https://shop.example', 'http://localhost:3000'], allowServer: true, prefix: made.key.slice(0, 12) });
+    expect(made.scopes).toEqual(['read:products', 'read:categories', 'read:suppliers', 'read:reviews', 'read:prices']);
+    const caller = await authenticateKey(prisma, made.key, '127.0.0.1');
+    expect(caller).toMatchObject({ keyId: made.id, publishable: { origins: made.origins, allowServer: true } });
+    const text = await cli(['create', '--publishable', '--origins', 'https://shop.example', '--allow-stock', '--owner', 'shop@example.com', '--plan', 'basic'], env());
+    expect(text.code, text.stderr).toBe(0);
+    expect(text.stdout).toMatch(/^Created a publishable API key for shop@example\.com:\n\n {4}pk_/);
+    expect(text.stdout).toContain('read:stock');
+    expect(text.stdout).toMatch(/origins\s+https:\/\/shop\.example/);
+    const list = await cli(['list', '--owner', 'shop@example.com'], env());
+    expect(list.stdout).toContain('publishable https://shop.example,http://localhost:3000 +server');
+  });
+
   it('list --json prints an array of keys, never the keys themselves', async () => {
     const run = await cli(['list', '--json'], env());
     expect(run.code).toBe(0);
@@ -164,6 +185,11 @@ describe('keys CLI with DATABASE_URL', () => {
     ['a past expiry', ['create', '--owner', 'a@example.com', '--plan', 'pro', '--scopes', 'read:orders', '--expires', '2020-01-01'], /expires: must be in the future/],
     ['an impossible date', ['create', '--owner', 'a@example.com', '--plan', 'pro', '--scopes', 'read:orders', '--expires', '2099-02-30'], /--expires must be/],
     ['an owner that is no e-mail', ['create', '--owner', 'nobody', '--plan', 'pro', '--scopes', 'read:orders'], /must be an e-mail address/],
+    ['a publishable key with other scopes', ['create', '--publishable', '--origins', 'https://shop.example', '--owner', 'a@example.com', '--plan', 'pro', '--scopes', 'read:products,read:orders'], /publishable key reads the catalogue only: "read:orders"/],
+    ['a publishable key without origins', ['create', '--publishable', '--owner', 'a@example.com', '--plan', 'pro'], /--origins is required/],
+    ['a publishable key with a path in an origin', ['create', '--publishable', '--origins', 'https://shop.example/app', '--owner', 'a@example.com', '--plan', 'pro'], /"https:\/\/shop.example\/app" must be an origin without a path/],
+    ['a publishable key on plain http', ['create', '--publishable', '--origins', 'http://shop.example', '--owner', 'a@example.com', '--plan', 'pro'], /must be https \(http only for localhost/],
+    ['origins for a secret key', ['create', '--origins', 'https://shop.example', '--owner', 'a@example.com', '--plan', 'pro', '--scopes', 'read:orders'], /--origins is for publishable keys: add --publishable/],
     ['revoke without an id', ['revoke'], /exactly one key id/],
     ['revoke of an unknown id', ['revoke', 'no-such-key', '--json'], /No API key has the id "no-such-key"/],
     ['invite without an address', ['invite', '--json'], /invite takes exactly one e-mail address, got none/],

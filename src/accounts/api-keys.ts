@@ -3,8 +3,8 @@
 
 import type { CreationStep, RequestContext } from '../context/context.js';
 import type { Plan } from '../context/actor.js';
-import { generateApiKey } from '../auth/key-check.js';
-import { SCOPES, SELF_SERVICE_SCOPES, isScope, type Scope } from '../auth/scopes.js';
+import { generateApiKey, normaliseOrigin, type KeyKind } from '../auth/key-check.js';
+import { PUBLISHABLE_SCOPES, PUBLISHABLE_STOCK_SCOPE, SCOPES, SELF_SERVICE_SCOPES, isScope, type Scope } from '../auth/scopes.js';
 import type { PrismaClient } from '../db/prisma.js';
 import type { Prisma } from '../generated/prisma/client.js';
 import { PLAN_LIMITS } from '../ratelimit/plans.js';
@@ -16,6 +16,18 @@ export const ENTERPRISE_WINDOW_MAX_SECONDS = 30 * 24 * 3600;
 
 const PLANS: readonly Plan[] = ['BASIC', 'PRO', 'ENTERPRISE'];
 const NAME_MAX = 100;
+/** Origins one publishable key may list. */
+export const ORIGINS_PER_KEY = 20;
+
+/** What makes a key publishable (`pk_`), for the CLI and the dashboard alike. */
+export interface PublishableInput {
+  /** The origins whose pages may use the key: scheme://host[:port], at least one. */
+  origins: readonly string[];
+  /** Requests without an Origin header (a server's) are accepted too. */
+  allowServer?: boolean;
+  /** Stock records, and productChanged events of stock alone, are readable (read:stock). */
+  allowStock?: boolean;
+}
 
 export interface CreateApiKeyInput {
   /** E-mail of the owning account; the account is created when there is none. */
@@ -29,10 +41,19 @@ export interface CreateApiKeyInput {
   rateWindowSeconds?: number;
   expiresAt?: Date;
   name?: string;
+  /** A publishable key: its scopes are the catalogue's (`scopes`, when given, must be among them). */
+  publishable?: PublishableInput;
+}
+
+/** A key's kind and what a publishable one allows, as stored. */
+interface KindColumns {
+  kind: KeyKind;
+  origins: string[];
+  allowServer: boolean;
 }
 
 /** createApiKey's input after validation: what will be stored. */
-export interface NormalisedKeyInput {
+export interface NormalisedKeyInput extends KindColumns {
   owner: string;
   plan: Plan;
   scopes: Scope[];
@@ -49,6 +70,12 @@ export interface ApiKeyView {
   name: string;
   plan: 'basic' | 'pro' | 'enterprise';
   scopes: string[];
+  /** secret (`mk_`, for servers) or publishable (`pk_`, for browser code). */
+  kind: 'secret' | 'publishable';
+  /** A publishable key's origins (empty for a secret key). */
+  origins: string[];
+  /** A publishable key also accepts requests without an Origin. */
+  allowServer: boolean;
   /** The owning account's e-mail. */
   owner: string;
   accountId: string;
@@ -88,6 +115,40 @@ function expiryProblem(expiresAt: Date, now: Date): string | null {
   return expiresAt.getTime() <= now.getTime() ? `must be in the future, got ${expiresAt.toISOString()}` : null;
 }
 
+/**
+ * A publishable key's scopes, origins and options, into `details` for what is wrong: its scopes
+ * are PUBLISHABLE_SCOPES (read:stock only when stock is allowed), or those asked for among them.
+ */
+function publishableSettings(input: PublishableInput, asked: readonly string[], details: Record<string, string>): KindColumns & { scopes: Scope[] } {
+  const allowStock = input.allowStock === true;
+  const offered = PUBLISHABLE_SCOPES.filter((s) => allowStock || s !== PUBLISHABLE_STOCK_SCOPE);
+  const wanted = asked.map((s) => s.trim()).filter(Boolean);
+  let scopes: Scope[] = [...offered];
+  if (wanted.length) {
+    const refused = [...new Set(wanted.filter((s) => !(offered as readonly string[]).includes(s)))];
+    if (refused.length) {
+      const stockOnly = refused.length === 1 && refused[0] === PUBLISHABLE_STOCK_SCOPE;
+      details.scopes = stockOnly
+        ? `has ${PUBLISHABLE_STOCK_SCOPE}, which a publishable key carries only when its owner allows stock (--allow-stock)`
+        : `a publishable key reads the catalogue only: ${refused.map((s) => JSON.stringify(s)).join(', ')} ${refused.length > 1 ? 'are' : 'is'} not for browser code (publishable scopes: ${offered.join(', ')}); use a secret key for anything else`;
+    }
+    scopes = SCOPES.filter((s) => wanted.includes(s) && (offered as readonly string[]).includes(s));
+  }
+  const origins: string[] = [];
+  const problems: string[] = [];
+  for (const text of input.origins.map((o) => o.trim()).filter(Boolean)) {
+    const checked = normaliseOrigin(text);
+    if ('problem' in checked) problems.push(checked.problem);
+    else if (!origins.includes(checked.origin)) origins.push(checked.origin);
+  }
+  if (problems.length) details.origins = problems.join('; ');
+  else if (origins.length === 0) details.origins = 'a publishable key needs at least one origin its pages are served from (https://shop.example)';
+  else if (origins.length > ORIGINS_PER_KEY) details.origins = `must list at most ${ORIGINS_PER_KEY} origins, got ${origins.length}`;
+  return { kind: 'PUBLISHABLE', scopes, origins, allowServer: input.allowServer === true };
+}
+
+const SECRET: KindColumns = { kind: 'SECRET', origins: [], allowServer: false };
+
 const INVALID_KEY = 'Invalid key settings';
 
 /**
@@ -102,8 +163,15 @@ export function normaliseKeyInput(input: CreateApiKeyInput, now: Date = new Date
   if ('problem' in checkedOwner) details.owner = `${checkedOwner.problem}, got ${JSON.stringify(input.owner)}`;
   const plan = input.plan;
   if (!PLANS.includes(plan)) details.plan = `must be basic, pro or enterprise, got ${JSON.stringify(plan)}`;
-  const { scopes, problem } = scopesOf(input.scopes, SCOPES);
-  if (problem) details.scopes = problem;
+  let scopes: Scope[];
+  let kind = SECRET;
+  if (input.publishable) {
+    ({ scopes, ...kind } = publishableSettings(input.publishable, input.scopes, details));
+  } else {
+    const checked = scopesOf(input.scopes, SCOPES);
+    scopes = checked.scopes;
+    if (checked.problem) details.scopes = checked.problem;
+  }
 
   let rateLimit: number | null = null;
   let rateWindowSeconds: number | null = null;
@@ -133,7 +201,7 @@ export function normaliseKeyInput(input: CreateApiKeyInput, now: Date = new Date
   if (badName) details.name = badName;
 
   if (Object.keys(details).length || owner === null) throw validationError(details, INVALID_KEY);
-  return { owner, plan, scopes, rateLimit, rateWindowSeconds, expiresAt, name };
+  return { owner, plan, scopes, rateLimit, rateWindowSeconds, expiresAt, name, ...kind };
 }
 
 /** The owner's e-mail as stored (see checkEmail); VALIDATION_ERROR on `owner`, saying why, otherwise. */
@@ -149,6 +217,9 @@ const viewSelect = {
   name: true,
   plan: true,
   scopes: true,
+  kind: true,
+  origins: true,
+  allowServer: true,
   accountId: true,
   rateLimit: true,
   rateWindowSeconds: true,
@@ -169,6 +240,9 @@ function toView(row: ViewRow): ApiKeyView {
     name: row.name,
     plan: lowerPlan(row.plan),
     scopes: row.scopes,
+    kind: row.kind === 'PUBLISHABLE' ? 'publishable' : 'secret',
+    origins: row.origins,
+    allowServer: row.allowServer,
     owner: row.account.email,
     accountId: row.accountId,
     limit: row.rateLimit ?? plan.limit,
@@ -190,7 +264,7 @@ function lowerPlan(plan: Plan): ApiKeyView['plan'] {
  */
 export async function createApiKey(ctx: RequestContext, input: CreateApiKeyInput): Promise<{ key: string; record: ApiKeyView }> {
   const data = normaliseKeyInput(input, ctx.now());
-  const generated = generateApiKey();
+  const generated = generateApiKey(data.kind);
   const row = await ctx.prisma.$transaction(async (tx) => {
     // INSERT … ON CONFLICT DO NOTHING, then read: two concurrent first keys of one owner share one
     // account (the second insert waits for the first to commit, then skips). Prisma's upsert is
@@ -208,6 +282,9 @@ export async function createApiKey(ctx: RequestContext, input: CreateApiKeyInput
         rateLimit: data.rateLimit,
         rateWindowSeconds: data.rateWindowSeconds,
         expiresAt: data.expiresAt,
+        kind: data.kind,
+        origins: data.origins,
+        allowServer: data.allowServer,
       },
       select: viewSelect,
     });
@@ -247,6 +324,8 @@ export interface OwnKeyInput {
   scopes: readonly string[];
   /** One of SELF_SERVICE_EXPIRY_DAYS, or null for no expiry. */
   expiresInDays: number | null;
+  /** A publishable key: `scopes` are then ignored, its own are the catalogue's. */
+  publishable?: PublishableInput;
 }
 
 export type KeyStatus = 'active' | 'revoked' | 'expired';
@@ -258,19 +337,26 @@ export function keyStatus(key: Pick<ApiKeyView, 'revokedAt' | 'expiresAt'>, now:
 }
 
 /** A key's settings from the dashboard's form, checked by the same rules: VALIDATION_ERROR names each field that is wrong. */
-function ownKeySettings(input: OwnKeyInput, now: Date): { name: string; scopes: Scope[]; expiresAt: Date | null } {
+function ownKeySettings(input: OwnKeyInput, now: Date): KindColumns & { name: string; scopes: Scope[]; expiresAt: Date | null } {
   const details: Record<string, string> = {};
   const name = input.name.normalize('NFC').trim();
   const badName = nameProblem(name, true);
   if (badName) details.name = badName;
-  const { scopes, problem } = scopesOf(input.scopes, SELF_SERVICE_SCOPES);
-  if (problem) details.scopes = problem;
+  let scopes: Scope[];
+  let kind = SECRET;
+  if (input.publishable) {
+    ({ scopes, ...kind } = publishableSettings(input.publishable, [], details));
+  } else {
+    const checked = scopesOf(input.scopes, SELF_SERVICE_SCOPES);
+    scopes = checked.scopes;
+    if (checked.problem) details.scopes = checked.problem;
+  }
   const days = input.expiresInDays;
   if (days !== null && !(SELF_SERVICE_EXPIRY_DAYS as readonly number[]).includes(days)) {
     details.expires = `must be never or in ${SELF_SERVICE_EXPIRY_DAYS.join(', ')} days`;
   }
   if (Object.keys(details).length) throw validationError(details, INVALID_KEY);
-  return { name, scopes, expiresAt: days === null ? null : new Date(now.getTime() + days * 86_400_000) };
+  return { name, scopes, expiresAt: days === null ? null : new Date(now.getTime() + days * 86_400_000), ...kind };
 }
 
 /**
@@ -281,7 +367,7 @@ function ownKeySettings(input: OwnKeyInput, now: Date): { name: string; scopes: 
 export async function createOwnKey(ctx: RequestContext, accountId: string, input: OwnKeyInput, step?: CreationStep): Promise<{ key: string; record: ApiKeyView }> {
   const now = ctx.now();
   const settings = ownKeySettings(input, now);
-  const generated = generateApiKey();
+  const generated = generateApiKey(settings.kind);
   const row = await ctx.prisma.$transaction(async (tx) => {
     await step?.before(tx);
     const [account] = await tx.$queryRaw<Array<{ plan: Plan }>>`SELECT "plan" FROM "Account" WHERE "id" = ${accountId} FOR UPDATE`;
@@ -291,7 +377,18 @@ export async function createOwnKey(ctx: RequestContext, accountId: string, input
       throw new AppError('VALIDATION_ERROR', `An account can have at most ${ACTIVE_KEYS_PER_ACCOUNT} active keys: revoke one you no longer use first`, { limit: ACTIVE_KEYS_PER_ACCOUNT });
     }
     const created = await tx.apiKey.create({
-      data: { accountId, name: settings.name, hash: generated.hash, prefix: generated.prefix, plan: account.plan, scopes: settings.scopes, expiresAt: settings.expiresAt },
+      data: {
+        accountId,
+        name: settings.name,
+        hash: generated.hash,
+        prefix: generated.prefix,
+        plan: account.plan,
+        scopes: settings.scopes,
+        expiresAt: settings.expiresAt,
+        kind: settings.kind,
+        origins: settings.origins,
+        allowServer: settings.allowServer,
+      },
       select: viewSelect,
     });
     await step?.after(tx, created.id);

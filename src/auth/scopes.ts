@@ -27,6 +27,24 @@ export const EVERY_SCOPE = 'admin:all' satisfies Scope;
  */
 export const SELF_SERVICE_SCOPES: readonly Scope[] = SCOPES.filter((s) => s.startsWith('read:') || s === 'write:orders' || s === 'write:webhooks');
 
+/**
+ * Everything a publishable key (`pk_`, for browser code) can carry: the catalogue's read scopes.
+ * Its scopes are derived from this list, never asked for beyond it, and a field that needs any
+ * other scope, or a key of any scopes (the caller's own data), refuses it (requireScopes): no
+ * orders, account data, webhooks or writes, whatever its row says.
+ */
+export const PUBLISHABLE_SCOPES = ['read:products', 'read:categories', 'read:suppliers', 'read:reviews', 'read:prices', 'read:stock'] as const satisfies readonly Scope[];
+
+/** The one publishable scope its owner must allow explicitly: stock records and stock-only product changes. */
+export const PUBLISHABLE_STOCK_SCOPE = 'read:stock' satisfies (typeof PUBLISHABLE_SCOPES)[number];
+
+const isPublishableScope = (scope: string) => (PUBLISHABLE_SCOPES as readonly string[]).includes(scope);
+
+/** A publishable key's scopes as checked: its row's, kept to PUBLISHABLE_SCOPES (read:stock only when allowed). */
+export function publishableScopes(stored: readonly string[]): string[] {
+  return stored.filter(isPublishableScope);
+}
+
 export const isScope = (value: string): value is Scope => (SCOPES as readonly string[]).includes(value);
 
 /** admin:all grants every scope; no scope implies another. */
@@ -41,6 +59,11 @@ export function hasScope(granted: readonly string[], needed: Scope): boolean {
  */
 export function requireScopes(caller: Caller, ...needed: Scope[]): KeyCaller {
   if (caller.kind !== 'key') throw new AppError('UNAUTHORIZED', 'An API key is required: send X-API-Key or Authorization: Bearer');
+  if (caller.publishable && (needed.length === 0 || !needed.every(isPublishableScope))) {
+    throw new AppError('FORBIDDEN', `A publishable key reads the catalogue only (${PUBLISHABLE_SCOPES.join(', ')}): use a secret key from a server for this`, {
+      requiredScopes: needed,
+    });
+  }
   const missing = needed.filter((scope) => !hasScope(caller.scopes, scope));
   if (missing.length) {
     throw new AppError('FORBIDDEN', `This API key lacks the scope${missing.length > 1 ? 's' : ''} ${missing.join(', ')}`, {
@@ -63,8 +86,9 @@ export interface ScopeChecks {
  */
 export function requireScopesOnce(ctx: ScopeChecks, ...needed: Scope[]): KeyCaller {
   const checked = ctx.checkedScopes;
-  // Kept scopes were found on a key: the context's caller, which never changes.
-  if (checked && needed.every((scope) => checked.has(scope))) return ctx.actor as KeyCaller;
+  // Kept scopes were found on a key: the context's caller, which never changes. None needed (any
+  // key) is checked each time: a publishable key is refused there.
+  if (checked && needed.length > 0 && needed.every((scope) => checked.has(scope))) return ctx.actor as KeyCaller;
   const key = requireScopes(ctx.actor, ...needed);
   ctx.checkedScopes = new Set([...(checked ?? []), ...needed]);
   return key;

@@ -14,7 +14,7 @@ import {
 import { PASSWORD_LINK_TTL_MS, createPasswordLink } from '../accounts/credentials.js';
 import { normaliseEmail } from '../shared/text.js';
 import { addMember, listMembers, removeMember, type MembershipView } from '../accounts/members.js';
-import { SCOPES } from '../auth/scopes.js';
+import { PUBLISHABLE_SCOPES, SCOPES } from '../auth/scopes.js';
 import { ConfigError, loadConfig, type Config } from '../config/config.js';
 import { createLogger } from '../config/logger.js';
 import { runningServerUrl } from '../config/running-server.js';
@@ -37,6 +37,9 @@ const USAGE = `Usage:
   npm run --silent keys -- create --owner EMAIL --plan basic|pro|enterprise --scopes S1,S2,…
                                   [--limit N --window 60s|15m|1h|1d] [--name TEXT]
                                   [--expires 30d|ISO-8601] [--json]
+  npm run --silent keys -- create --publishable --origins https://shop.example[,…] --owner EMAIL
+                                  --plan basic|pro|enterprise [--allow-server] [--allow-stock]
+                                  [--scopes S1,…] [--name TEXT] [--expires …] [--json]
   npm run --silent keys -- list [--owner EMAIL] [--json]
   npm run --silent keys -- revoke ID [--json]
   npm run --silent keys -- invite EMAIL [--json]
@@ -57,6 +60,14 @@ create   Creates a key, and the owner's account if it has none, and prints the k
            --window    enterprise only: window length, 1s to 30d (units s, m, h, d)
            --name      a label for listings
            --expires   a duration from now (30d, 12h) or an ISO-8601 date/time
+         With --publishable, a publishable key (pk_…) for browser code: it reads the catalogue
+         only (${PUBLISHABLE_SCOPES.join(', ')}; read:stock only with --allow-stock), never
+         orders, account data, webhooks or writes, and only from the pages of its origins.
+           --origins       comma-separated origins its pages are served from:
+                           https://host[:port] (http only for localhost), no path
+           --allow-server  also accept requests without an Origin header (from a server)
+           --allow-stock   stock records, and productChanged events of stock alone
+           --scopes        optional: fewer of the catalogue scopes (default all of them)
 list     Lists keys, newest first (never the keys themselves).
 revoke   Revokes a key from now on; revoking it again changes nothing.
 invite   Prints a link to set the password of the account with this e-mail (created if there is
@@ -108,6 +119,10 @@ export function parseKeysArgs(argv: readonly string[], now: Date = new Date()): 
         window: { type: 'string' },
         name: { type: 'string' },
         expires: { type: 'string' },
+        publishable: { type: 'boolean' },
+        origins: { type: 'string' },
+        'allow-server': { type: 'boolean' },
+        'allow-stock': { type: 'boolean' },
         json: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       }).values;
@@ -116,7 +131,13 @@ export function parseKeysArgs(argv: readonly string[], now: Date = new Date()): 
       const planName = required('--plan', values.plan);
       const plan = PLANS.get(planName.toLowerCase());
       if (!plan) throw new UsageError(`--plan must be basic, pro or enterprise, got ${JSON.stringify(planName)}`);
-      const scopes = required('--scopes', values.scopes).split(',');
+      const publishable = values.publishable === true;
+      if (!publishable) {
+        for (const flag of ['origins', 'allow-server', 'allow-stock'] as const) {
+          if (values[flag] !== undefined) throw new UsageError(`--${flag} is for publishable keys: add --publishable`);
+        }
+      }
+      const scopes = publishable ? (values.scopes ?? '').split(',') : required('--scopes', values.scopes).split(',');
       return {
         command: 'create',
         json: values.json === true,
@@ -128,6 +149,15 @@ export function parseKeysArgs(argv: readonly string[], now: Date = new Date()): 
           rateWindowSeconds: values.window === undefined ? undefined : durationSeconds('--window', values.window),
           expiresAt: values.expires === undefined ? undefined : expiry(values.expires, now),
           name: values.name,
+          ...(publishable
+            ? {
+                publishable: {
+                  origins: required('--origins', values.origins).split(','),
+                  allowServer: values['allow-server'] === true,
+                  allowStock: values['allow-stock'] === true,
+                },
+              }
+            : {}),
         },
       };
     }
@@ -396,17 +426,23 @@ function formatWindow(seconds: number): string {
 
 function describeCreated(key: string, r: ApiKeyView): string {
   return [
-    `Created an API key for ${r.owner}:`,
+    `Created ${r.kind === 'publishable' ? 'a publishable' : 'an'} API key for ${r.owner}:`,
     '',
     `    ${key}`,
     '',
     'Store it now: it is shown only this once. Only its hash is kept, so it cannot be recovered;',
     'if it is lost, revoke it and create another.',
+    ...(r.kind === 'publishable'
+      ? ['It is made to be seen in browser code: it reads the catalogue only, from the pages of its origins.']
+      : []),
     '',
     `  id       ${r.id}`,
     ...(r.name ? [`  name     ${r.name}`] : []),
     `  plan     ${r.plan} (${allowance(r)})`,
     `  scopes   ${r.scopes.join(', ')}`,
+    ...(r.kind === 'publishable'
+      ? [`  origins  ${r.origins.join(', ')}`, `  server   ${r.allowServer ? 'allowed (requests without an Origin)' : 'refused (browsers only)'}`]
+      : []),
     `  expires  ${r.expiresAt ? r.expiresAt.toISOString() : 'never'}`,
     '',
   ].join('\n');
@@ -430,9 +466,10 @@ function describeList(keys: ApiKeyView[], now: Date): string {
     `${k.limit}/${formatWindow(k.window)}`,
     k.revokedAt ? `revoked ${k.revokedAt.toISOString()}` : k.expiresAt && k.expiresAt.getTime() <= now.getTime() ? 'expired' : 'active',
     k.lastUsedAt ? k.lastUsedAt.toISOString() : 'never',
+    k.kind === 'publishable' ? `publishable ${k.origins.join(',')}${k.allowServer ? ' +server' : ''}` : 'secret',
     k.scopes.join(','),
   ]);
-  return table(['ID', 'PREFIX', 'OWNER', 'PLAN', 'LIMIT', 'STATUS', 'LAST USED', 'SCOPES'], rows);
+  return table(['ID', 'PREFIX', 'OWNER', 'PLAN', 'LIMIT', 'STATUS', 'LAST USED', 'KIND', 'SCOPES'], rows);
 }
 
 /** Columns padded to their widest cell; the last one is not padded. */

@@ -90,6 +90,8 @@ const envSchema = z.object({
   SEED_ON_START: z.undefined({ error: 'was replaced by DEMO_DATA (true or false); unset, demo data is seeded only into the embedded database outside production' }).optional(),
   /** Requests per window for callers without a key, per client address; bounds and window in ./limits.ts. */
   ANON_RATE_LIMIT: limitSetting(LIMITS.requests.ANONYMOUS),
+  /** Requests per window a publishable key takes from one client address; window in ./limits.ts. */
+  PUBLISHABLE_VISITOR_LIMIT: limitSetting(LIMITS.publishable.perVisitor),
   /** Proxies whose X-Forwarded-For is believed: comma-separated IPs/CIDRs or loopback, linklocal, uniquelocal. */
   TRUSTED_PROXIES: z
     .string()

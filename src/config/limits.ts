@@ -71,6 +71,22 @@ export const LIMITS = deepFreeze({
   },
 
   /**
+   * Publishable keys (`pk_`, for browser code): each visitor's requests are counted in a bucket of
+   * their own, besides the key's plan bucket (which still holds the whole storefront's total), so
+   * one visitor cannot spend the storefront's budget. A visitor is a client address (an IPv6
+   * client: its /64); a request refused here is not charged to the key's bucket. Fixed windows.
+   */
+  publishable: {
+    perVisitor: {
+      counts: 'requests with a publishable key',
+      per: 'publishable key and client address (an IPv6 client: its /64)',
+      max: 120,
+      windowMs: MINUTE_MS,
+      setting: { name: 'PUBLISHABLE_VISITOR_LIMIT', min: 1, max: 100_000 },
+    },
+  },
+
+  /**
    * GraphQL cost budgets (src/pipeline/graphql-cost-budget.ts), charged each operation's
    * estimated cost, in the request limit's bucket. An Enterprise key's is Pro's scaled by the
    * key's own request rate over Pro's, never less (costBudgetPolicy, src/ratelimit/policy.ts).
@@ -156,6 +172,7 @@ export const LIMITS = deepFreeze({
   },
 } as const satisfies {
   requests: Readonly<Record<'ANONYMOUS' | 'BASIC' | 'PRO' | 'ENTERPRISE', WindowLimit>>;
+  publishable: Readonly<Record<string, WindowLimit>>;
   costBudgets: Readonly<Record<'ANONYMOUS' | 'BASIC' | 'PRO' | 'ENTERPRISE', BudgetLimit>>;
   fields: Readonly<Record<string, WindowLimit>>;
   signIn: Readonly<Record<string, WindowLimit>>;

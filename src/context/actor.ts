@@ -16,6 +16,16 @@ export interface KeyCaller {
   /** Enterprise keys: the key's own limit and window; null means the plan's default. */
   rateLimit: number | null;
   rateWindowSeconds: number | null;
+  /** A publishable key's (`pk_`) rules; absent for a secret key. */
+  publishable?: PublishableRules;
+}
+
+/** What a publishable key allows besides its catalogue scopes (src/auth/key-check.ts). */
+export interface PublishableRules {
+  /** The origins (normalised, scheme://host[:port]) whose pages may use it. */
+  origins: string[];
+  /** A request without an Origin (a server's, not a browser's) is accepted too. */
+  allowServer: boolean;
 }
 
 /** Who calls the API (REST or GraphQL). */

@@ -56,12 +56,24 @@ export function keyHandlers(deps: KeyDeps) {
     async postKey(visit: SignedInVisit) {
       const form = await readForm(visit);
       const expires = form.get('expires') ?? '';
-      const values = { name: form.get('name') ?? '', expires, scopes: form.getAll('scopes') };
+      const values = {
+        name: form.get('name') ?? '',
+        expires,
+        scopes: form.getAll('scopes'),
+        kind: form.get('kind') === 'publishable' ? ('publishable' as const) : ('secret' as const),
+        origins: form.get('origins') ?? '',
+        allowServer: form.get('allow_server') === 'on',
+        allowStock: form.get('allow_stock') === 'on',
+      };
       try {
         const outcome = await createOnce(visit, form, 'key', (step) => createOwnKey(visit.ctx, visit.session.accountId, {
           name: values.name,
           scopes: values.scopes,
           expiresInDays: expires === '' ? null : /^\d{1,4}$/.test(expires) ? Number(expires) : NaN,
+          // Origins one per line or separated by commas or spaces, as pasted.
+          ...(values.kind === 'publishable'
+            ? { publishable: { origins: values.origins.split(/[\s,]+/), allowServer: values.allowServer, allowStock: values.allowStock } }
+            : {}),
         }, step));
         if ('createdBefore' in outcome) return redirectTo(visit, createdPath('key', outcome.createdBefore));
         const { key, record } = outcome.created;

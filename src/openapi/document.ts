@@ -606,7 +606,7 @@ export function buildOpenApiDocument({ schema, routes }: OpenApiDeps): OpenApiDo
       responses: errorResponses(commonHeaders),
       headers: { ...rateLimit, ...OBSERVE_HEADERS, ...CACHING_HEADERS, ...OTHER_HEADERS },
       securitySchemes: {
-        [API_KEY]: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'An API key (`mk_…`)' },
+        [API_KEY]: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'An API key: secret (`mk_…`), or publishable (`pk_…`: the catalogue only, from the origins it lists)' },
         [BEARER]: { type: 'http', scheme: 'bearer', description: 'The same API key as a bearer token' },
       },
     },

@@ -1,5 +1,5 @@
 import { LRUCache } from 'lru-cache';
-import { hashApiKey } from '../auth/key-check.js';
+import { hashApiKey, publishableOriginRefusal } from '../auth/key-check.js';
 import { invalidKey, presentedKey } from './presented-key.js';
 import type { Plugin } from 'graphql-yoga';
 import type { Caller } from '../context/actor.js';
@@ -12,7 +12,9 @@ import {
   rateLimitHeaders,
   rateLimitPolicy,
   secondsUntil,
+  visitorRateLimitPolicy,
   type PolicyConfig,
+  type RateLimitPolicy,
 } from '../ratelimit/policy.js';
 import type { RateLimitStore } from '../ratelimit/store.js';
 import { errorResponse } from '../rest/envelope.js';
@@ -71,6 +73,9 @@ const PROVEN_MS = 60_000;
  */
 const REFUSED_MS = 30_000;
 
+/** What is left of a bucket, as a share of its limit: the smaller, the nearer its limit. */
+const share = ({ decision }: RateLimitOutcome) => decision.remaining / Math.max(1, decision.limit);
+
 /** The gate's verdict: the request's admission, and the response refusing it, if it is refused. */
 export interface GateVerdict {
   admission: Admission;
@@ -95,13 +100,20 @@ export function createGate(deps: GateDeps) {
   const refused = new LRUCache<string, true>({ max: REMEMBERED_KEYS, ttl: REFUSED_MS });
   const policyOf = (caller: Caller) => rateLimitPolicy(caller, deps.policy);
 
-  /** Charges `caller`'s bucket: what it said, and the refusal when it is over its limit. */
+  /**
+   * Charges `caller`'s bucket: what it said, and the refusal when it is over its limit. A
+   * publishable key's visitor bucket is charged first, and a visitor over it is refused without
+   * spending the key's own; the outcome named is the refusing bucket, else the one nearer its limit.
+   */
   async function charge(caller: Caller, face: Face): Promise<{ rateLimit: RateLimitOutcome; over?: Response }> {
-    const policy = policyOf(caller);
-    const rateLimit = { policy, decision: await deps.store.hit(policy.bucket, policy.limit, policy.windowMs) };
+    const hit = async (policy: RateLimitPolicy): Promise<RateLimitOutcome> => ({ policy, decision: await deps.store.hit(policy.bucket, policy.limit, policy.windowMs) });
+    const visitor = caller.kind === 'key' && caller.publishable ? await hit(visitorRateLimitPolicy(caller, deps.policy)) : undefined;
+    let rateLimit = visitor?.decision.allowed === false ? visitor : await hit(policyOf(caller));
+    if (visitor && rateLimit !== visitor && rateLimit.decision.allowed && share(visitor) < share(rateLimit)) rateLimit = visitor;
     // Only a valid key's requests are its usage.
     if (caller.kind === 'key') deps.onKeyCounted?.(caller.keyId, !rateLimit.decision.allowed);
     if (rateLimit.decision.allowed) return { rateLimit };
+    const { policy } = rateLimit;
     const retryAfter = secondsUntil(rateLimit.decision.resetAt, now());
     deps.onRejected?.(policy.name);
     return { rateLimit, over: refusal(face, rateLimited(limitExceededMessage(policy, retryAfter), retryAfter), rateLimitHeaders(rateLimit, now())) };
@@ -164,6 +176,17 @@ export function createGate(deps: GateDeps) {
         return refuseCharged(invalidKey());
       }
       proven.set(hash, true);
+      if (found.kind === 'key' && found.publishable) {
+        // Bound to its origins, on every face (the WebSocket handshake's Origin comes here too).
+        const origin = request.headers.get('origin');
+        const wrongOrigin = publishableOriginRefusal(found.publishable, origin);
+        if (wrongOrigin) {
+          const verdict = await refuseCharged(wrongOrigin);
+          return { ...verdict, admission: { ...verdict.admission, corsOrigin: null } };
+        }
+        const verdict = await letIn(found);
+        return origin === null ? verdict : { ...verdict, admission: { ...verdict.admission, corsOrigin: origin } };
+      }
       return letIn(found);
     },
 
@@ -189,6 +212,24 @@ export function createGate(deps: GateDeps) {
 export type Gate = ReturnType<typeof createGate>;
 
 /**
+ * A publishable key's response is readable from an origin both CORS_ORIGINS and the key allow
+ * (this runs after Yoga's CORS stage, which set the configured headers): its own origin when
+ * listed and configured, no Access-Control-Allow-Origin otherwise, a refusal for its origin
+ * included. A preflight carries no key, so it stays as configured.
+ */
+function publishableCors(response: Response, admission: Admission | undefined): void {
+  if (admission?.corsOrigin === undefined) return;
+  const configured = response.headers.get('access-control-allow-origin');
+  if (admission.corsOrigin === null || (configured !== '*' && configured !== admission.corsOrigin)) {
+    response.headers.delete('access-control-allow-origin');
+    return;
+  }
+  response.headers.set('access-control-allow-origin', admission.corsOrigin);
+  const vary = response.headers.get('vary');
+  if (!vary?.split(',').some((v) => v.trim().toLowerCase() === 'origin')) response.headers.set('vary', vary ? `${vary}, Origin` : 'Origin');
+}
+
+/**
  * The gate stage: a request to a metered route is admitted (its admission kept on its state, the
  * one place it is written) or refused; every answer of a metered route gets its bucket's headers.
  */
@@ -208,6 +249,7 @@ export function useGate(gate: Gate, table: readonly HttpRoute[]): Plugin {
       // it announces (the gate peeks, never charges).
       const route = state.route ?? (request.method === 'OPTIONS' ? routeFor(table, url.pathname) : undefined);
       if (route && isMetered(route, request, url)) await gate.decorate(request, response, state.admission, state);
+      publishableCors(response, state.admission);
     },
   };
 }

@@ -41,6 +41,12 @@ export interface Admission {
    * the response cache).
    */
   revision: () => Promise<number>;
+  /**
+   * A publishable key's request: the origin its response may be read from (its Origin, listed by
+   * the key), or null when none may (refused for its origin). Absent for any other request, whose
+   * CORS headers are the configured ones.
+   */
+  corsOrigin?: string | null;
 }
 
 export interface RequestState {

@@ -1,5 +1,5 @@
 import ipaddr from 'ipaddr.js';
-import type { Caller, Plan } from '../context/actor.js';
+import type { Caller, KeyCaller, Plan } from '../context/actor.js';
 import { LIMITS } from '../config/limits.js';
 import { PLAN_LIMITS } from './plans.js';
 import type { RateLimitDecision } from './store.js';
@@ -16,6 +16,20 @@ export interface RateLimitPolicy {
 export interface PolicyConfig {
   /** Requests per window for callers without a key (ANON_RATE_LIMIT; the window is LIMITS.requests.ANONYMOUS's). */
   anonymousLimit: number;
+  /** Requests per window of one visitor with a publishable key (PUBLISHABLE_VISITOR_LIMIT; default and window: LIMITS.publishable.perVisitor). */
+  publishableVisitorLimit?: number;
+}
+
+/** The name of a publishable key's per-visitor bucket in RateLimit-Policy. */
+export const VISITOR_POLICY = 'publishable-visitor';
+
+/**
+ * A publishable key's bucket for one visitor (the client's address, an IPv6 client's /64), charged
+ * besides the key's own: one visitor cannot spend the whole storefront's plan.
+ */
+export function visitorRateLimitPolicy(caller: KeyCaller, config: PolicyConfig): RateLimitPolicy {
+  const row = LIMITS.publishable.perVisitor;
+  return { name: VISITOR_POLICY, bucket: `pkv:${caller.keyId}:${anonymousBucket(caller.ip)}`, limit: config.publishableVisitorLimit ?? row.max, windowMs: row.windowMs };
 }
 
 /**
@@ -125,6 +139,9 @@ export const secondsUntil = (resetAt: number, now = Date.now()) => Math.max(1, M
  */
 export function limitExceededMessage(policy: RateLimitPolicy, retryAfter: number): string {
   const rule = `at most ${policy.limit} requests per ${describeWindow(policy.windowMs)}`;
+  if (policy.name === VISITOR_POLICY) {
+    return `Rate limit exceeded: ${rule} per visitor (client address) for this publishable key; retry after ${retryAfter} s. The key's plan total is shared by every visitor and this one has used its part`;
+  }
   if (policy.name !== 'anonymous') return `Rate limit exceeded: ${rule} for this API key (${policy.name} plan); retry after ${retryAfter} s`;
   const basic = PLAN_LIMITS.BASIC;
   return (

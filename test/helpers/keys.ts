@@ -1,5 +1,5 @@
 import { afterAll } from 'vitest';
-import { createApiKey } from '../../src/accounts/api-keys.js';
+import { createApiKey, type PublishableInput } from '../../src/accounts/api-keys.js';
 import { createPrisma, type PrismaClient } from '../../src/db/prisma.js';
 import { asOperator } from './context.js';
 
@@ -32,6 +32,8 @@ export interface TestKeyOptions {
   limit?: number;
   windowSeconds?: number;
   expiresAt?: Date;
+  /** A publishable key (`pk_`) with these origins and options; `scopes` may then be []. */
+  publishable?: PublishableInput;
 }
 
 export interface TestKey {
@@ -53,6 +55,7 @@ export async function createTestKey(url: string, opts: TestKeyOptions): Promise<
     rateLimit: opts.limit,
     rateWindowSeconds: opts.windowSeconds,
     expiresAt: opts.expiresAt,
+    publishable: opts.publishable,
   });
   return { id: record.id, key, accountId: record.accountId, prefix: record.prefix };
 }

@@ -83,11 +83,11 @@ export class Stream {
   }
 }
 
-export async function subscribe(app: TestApp, query: string, variables: Record<string, unknown> = {}, key?: TestKey): Promise<Stream> {
+export async function subscribe(app: TestApp, query: string, variables: Record<string, unknown> = {}, key?: TestKey, headers: Record<string, string> = {}): Promise<Stream> {
   const abort = new AbortController();
   const res = await fetch(`${app.base}/graphql`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...(key ? { 'x-api-key': key.key } : {}) },
+    headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...(key ? { 'x-api-key': key.key } : {}), ...headers },
     body: JSON.stringify({ query, variables }),
     signal: abort.signal,
   });

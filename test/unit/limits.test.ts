@@ -62,7 +62,7 @@ describe('the table of limits', () => {
   });
 
   it('gives each setting its row’s max as its default, within the setting’s bounds', () => {
-    expect(SETTINGS.map(([, setting]) => setting.name)).toEqual(['ANON_RATE_LIMIT', 'ORDER_CREATE_LIMIT', 'SUBSCRIPTIONS_PER_KEY']);
+    expect(SETTINGS.map(([, setting]) => setting.name)).toEqual(['ANON_RATE_LIMIT', 'PUBLISHABLE_VISITOR_LIMIT', 'ORDER_CREATE_LIMIT', 'SUBSCRIPTIONS_PER_KEY']);
     for (const [name, setting, max] of SETTINGS) {
       expect((DEFAULTS as unknown as Record<string, number>)[setting.name], name).toBe(max);
       expect(setting.min <= max && max <= setting.max, name).toBe(true);
@@ -100,6 +100,7 @@ const range = (setting: LimitSetting) => `${setting.min}–${setting.max}`;
 
 const { ANONYMOUS: anonymous, BASIC: basic, PRO: pro } = LIMITS.requests;
 const orders = LIMITS.fields.createOrder;
+const visitor = LIMITS.publishable.perVisitor;
 const streams = LIMITS.subscriptions.perKey;
 const { signIn, forms, costBudgets } = LIMITS;
 const maxCost = DEFAULTS.GRAPHQL_MAX_COST;
@@ -115,6 +116,9 @@ const STATED: Record<string, string[]> = {
     `| Pro key | ${grouped(pro.max, ',')} | ${spanOf(pro.windowMs)} | key |`,
     `| \`X-RateLimit-Limit\` | \`${pro.max}\` |`,
     `"pro";q=${pro.max};w=${pro.windowMs / 1000}`,
+    `| publishable key, per visitor | ${visitor.max} (\`PUBLISHABLE_VISITOR_LIMIT\`, ${range(visitor.setting)}) | ${spanOf(visitor.windowMs)} |`,
+    `"at most ${visitor.max} requests per ${describeWindow(visitor.windowMs)} per visitor (client address) for this publishable key"`,
+    `\`RateLimit-Policy: "publishable-visitor";q=${visitor.max};w=${visitor.windowMs / 1000}\``,
     `"at most ${anonymous.max} requests per ${describeWindow(anonymous.windowMs)} per client address without an API key"`,
     `an account may create \`ORDER_CREATE_LIMIT\` orders per ${describeWindow(orders.windowMs)} (default ${orders.max})`,
     `it is the ${orders.windowMs / 1000} seconds before each attempt`,

@@ -1,5 +1,5 @@
 import { keyStatus, SELF_SERVICE_EXPIRY_DAYS, type ApiKeyView } from '../../accounts/api-keys.js';
-import { SELF_SERVICE_SCOPES } from '../../auth/scopes.js';
+import { PUBLISHABLE_SCOPES, SELF_SERVICE_SCOPES } from '../../auth/scopes.js';
 import type { EndpointRow } from '../../domain/webhooks/webhooks.service.js';
 import { describeWindow } from '../../ratelimit/policy.js';
 import type { HourUsage, WindowState } from '../../usage/read.js';
@@ -22,22 +22,36 @@ export interface KeyFormValues {
   name?: string;
   expires?: string;
   scopes?: readonly string[];
+  kind?: 'secret' | 'publishable';
+  origins?: string;
+  allowServer?: boolean;
+  allowStock?: boolean;
 }
+
+/** A key's kind as listings show it: a publishable key with the origins it is bound to. */
+const kindCell = (key: ApiKeyView) =>
+  key.kind === 'publishable'
+    ? html`Publishable, from ${key.origins.map((o, i) => html`${i ? ', ' : ''}<code>${o}</code>`)}${key.allowServer ? ' and servers' : ''}`
+    : 'Secret';
+
+const checked = (on: boolean | undefined) => (on ? html` checked` : '');
 
 export function keysPage(csrf: string, data: { keys: ApiKeyView[]; plan: string; now: Date; values?: KeyFormValues; errors?: FieldErrors; message?: string; activeMax: number; formToken: string }): Html {
   const { keys, now } = data;
   const chosen = new Set(data.values?.scopes ?? ['read:products', 'read:categories', 'read:suppliers']);
   const active = keys.filter((key) => keyStatus(key, now) === 'active').length;
-  return html`<p>Send a key as <code>X-API-Key</code> (or <code>Authorization: Bearer</code>) with each request to <code>/api</code> or <code>/graphql</code>. Keys are secret: keep them out of frontend code and public repositories.</p>
+  const kind = data.values?.kind ?? 'secret';
+  return html`<p>Send a key as <code>X-API-Key</code> (or <code>Authorization: Bearer</code>) with each request to <code>/api</code> or <code>/graphql</code>. Secret keys (<code>mk_…</code>) are for servers: keep them out of frontend code and public repositories. Publishable keys (<code>pk_…</code>) are made for browser code: they read the catalogue only, from the pages of the origins you list.</p>
 <h2 id="your-keys">Your keys</h2>
 ${
   keys.length
     ? html`<table aria-labelledby="your-keys">
-<thead><tr><th scope="col">Name</th><th scope="col">Prefix</th><th scope="col">Scopes</th><th scope="col">Plan</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Expires</th><th scope="col">Status</th></tr></thead>
+<thead><tr><th scope="col">Name</th><th scope="col">Prefix</th><th scope="col">Kind</th><th scope="col">Scopes</th><th scope="col">Plan</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Expires</th><th scope="col">Status</th></tr></thead>
 <tbody>${keys.map(
         (key) => html`<tr>
 <td><a href="/dashboard/keys/${key.id}">${key.name || 'Unnamed key'}</a></td>
 <td><code>${key.prefix}…</code></td>
+<td>${kindCell(key)}</td>
 <td>${scopeList(key.scopes)}</td>
 <td>${key.plan}</td>
 <td>${when(key.createdAt)}</td>
@@ -56,8 +70,19 @@ ${form(
   '/dashboard/keys',
   csrf,
   html`${field({ name: 'name', label: 'Key name', value: data.values?.name, required: true, maxlength: 100, hint: 'What uses it, e.g. "shop backend".', error: data.errors?.name })}
+<fieldset class="checks" id="field-kind">
+<legend>Kind</legend>
+<label><input type="radio" name="kind" value="secret"${checked(kind === 'secret')}> Secret (<code>mk_…</code>): for your servers, with the scopes chosen below</label>
+<label><input type="radio" name="kind" value="publishable"${checked(kind === 'publishable')}> Publishable (<code>pk_…</code>): for browser code, the catalogue only (${scopeList(PUBLISHABLE_SCOPES.filter((s) => s !== 'read:stock'))}), from the origins below</label>
+</fieldset>
+${field({ name: 'origins', label: 'Origins (publishable keys)', value: data.values?.origins, maxlength: 2000, hint: 'Where its pages are served from, separated by commas: https://shop.example (http only for localhost), no path.', error: data.errors?.origins })}
+<fieldset class="checks" id="field-publishable-options">
+<legend>Publishable key options</legend>
+<label><input type="checkbox" name="allow_server"${checked(data.values?.allowServer)}> Also accept requests without an Origin (from a server)</label>
+<label><input type="checkbox" name="allow_stock"${checked(data.values?.allowStock)}> Show stock (<code>read:stock</code>: stock records, and product changes of stock alone)</label>
+</fieldset>
 <fieldset class="checks${data.errors?.scopes ? ' has-error' : ''}" id="field-scopes"${data.errors?.scopes ? html` aria-describedby="field-scopes-error"` : ''}>
-<legend>Scopes</legend>
+<legend>Scopes (secret keys)</legend>
 ${data.errors?.scopes ? html`<p class="error" id="field-scopes-error">${errorText('scopes', data.errors.scopes)}</p>` : ''}
 ${SELF_SERVICE_SCOPES.map((s) => html`<label><input type="checkbox" name="scopes" value="${s}"${chosen.has(s) ? html` checked` : ''}> <code>${s}</code></label>`)}
 </fieldset>
@@ -82,7 +107,12 @@ export function newKeyPage(key: string, record: ApiKeyView, apiOrigin: string): 
 <p id="new-key-status" class="hint" role="status"></p>
 </div>
 <p>Scopes: ${scopeList(record.scopes)}. Plan: ${record.plan}, ${record.limit} requests per ${describeWindow(record.window * 1000)}.</p>
-<p>Try it (any key may read its own account): <code>curl -H 'X-API-Key: ${key}' ${apiOrigin}/api/me</code></p>
+${
+  record.kind === 'publishable'
+    ? html`<p>A publishable key, made to be seen in your pages' code: it reads the catalogue only, from the pages of ${record.origins.map((o, i) => html`${i ? ', ' : ''}<code>${o}</code>`)}${record.allowServer ? ' and from servers' : ''}.</p>
+<p>Try it: <code>curl -H 'X-API-Key: ${key}' -H 'Origin: ${record.origins[0] ?? ''}' '${apiOrigin}/api/products?limit=1'</code></p>`
+    : html`<p>Try it (any key may read its own account): <code>curl -H 'X-API-Key: ${key}' ${apiOrigin}/api/me</code></p>`
+}
 <p><a href="/dashboard/keys/${record.id}">See this key's usage</a> · <a href="/dashboard/keys">Back to your keys</a></p>`;
 }
 
@@ -109,6 +139,7 @@ export function keyPage(data: { key: ApiKeyView; now: Date; window: WindowState;
 <tbody>
 <tr><th scope="row">Prefix</th><td><code>${key.prefix}…</code></td></tr>
 <tr><th scope="row">Status</th><td>${statusCell(key, now)}</td></tr>
+<tr><th scope="row">Kind</th><td>${kindCell(key)}</td></tr>
 <tr><th scope="row">Scopes</th><td>${scopeList(key.scopes)}</td></tr>
 <tr><th scope="row">Plan</th><td>${key.plan}: ${key.limit} requests per ${describeWindow(key.window * 1000)}</td></tr>
 <tr><th scope="row">Created</th><td>${when(key.createdAt)}</td></tr>

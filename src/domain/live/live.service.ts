@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { keyCaller } from '../../context/actor.js';
 import type { ApiContext, KeyEnded, LiveFeed } from '../../context/context.js';
-import type { Scope } from '../../auth/scopes.js';
+import { hasScope, PUBLISHABLE_STOCK_SCOPE, type Scope } from '../../auth/scopes.js';
 import { AppError } from '../../shared/errors.js';
 import { idParam } from '../../shared/validation.js';
 import { parseWithRule } from '../../graphql/field-rules.js';
@@ -41,7 +41,45 @@ export async function productChangesOf(ctx: ApiContext, args: object) {
   const { id: productId } = parseWithRule(productChangedInput, args) as z.output<typeof productChangedInput>;
   const found = await ctx.prisma.product.findUnique({ where: { id: productId }, select: { id: true } });
   if (!found) throw new AppError('NOT_FOUND', `No product with id ${productId}`);
-  return feed.product(keyCaller(ctx.actor), productId, goneSignal(ctx));
+  const key = keyCaller(ctx.actor);
+  const changes = await feed.product(key, productId, goneSignal(ctx));
+  // A publishable key without stock (its owner did not allow it) hears of price and catalogue
+  // changes only: a change of stock alone would tell its pages when stock moves.
+  if (!key.publishable || hasScope(key.scopes, PUBLISHABLE_STOCK_SCOPE)) return changes;
+  const shown = async () => {
+    const row = await ctx.prisma.product.findUnique({ where: { id: productId }, select: { price: true, compareAtPrice: true, isActive: true } });
+    return JSON.stringify(row);
+  };
+  let last = await shown();
+  return keptOnly(changes, async (item) => {
+    if (typeof item === 'object' && item !== null) return true; // the key ended: always told
+    const now = await shown();
+    if (now === last) return false;
+    last = now;
+    return true;
+  });
+}
+
+/**
+ * `source`'s items that `keep` accepts. Ending it ends `source` at once (a generator would wait
+ * for the source's next item to notice), so the stream's place in the hub is freed.
+ */
+function keptOnly<T>(source: AsyncIterable<T>, keep: (item: T) => Promise<boolean>): AsyncIterableIterator<T> {
+  const inner = source[Symbol.asyncIterator]();
+  const ended = (value?: unknown): IteratorResult<T> => ({ done: true, value: value as undefined });
+  return {
+    async next() {
+      for (;;) {
+        const step = await inner.next();
+        if (step.done || (await keep(step.value))) return step;
+      }
+    },
+    return: (value?: unknown) => (inner.return ? inner.return(value) : Promise.resolve(ended(value))),
+    throw: (error?: unknown) => (inner.throw ? inner.throw(error) : Promise.reject(error)),
+    [Symbol.asyncIterator]() {
+      return this;
+    },
+  };
 }
 
 /**
