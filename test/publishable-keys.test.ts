@@ -270,6 +270,42 @@ describe('a publishable key', () => {
   });
 });
 
+describe('a publishable key\'s open streams', () => {
+  // An app of its own: this file's visitor limit (5 a minute) would refuse the streams before their bound.
+  const PER_VISITOR = 2;
+  let live: TestApp;
+  let livePk: TestKey;
+  beforeAll(async () => {
+    live = await startTestApp({ env: { SUBSCRIPTIONS_PER_KEY: String(PER_VISITOR) } });
+    livePk = await createTestKey(live.url, { owner: 'shop@example.com', scopes: [], publishable: { origins: [SHOP] } });
+  });
+  afterAll(() => live?.close());
+
+  it('are bounded per visitor (SUBSCRIPTIONS_PER_KEY each), not shared by every visitor of the storefront', async () => {
+    const query = 'subscription($id: ID!) { productChanged(id: $id) { id } }';
+    const from = (ip: string) => subscribe(live, query, { id: product.id }, livePk, { origin: SHOP, 'x-forwarded-for': ip });
+    const open = [];
+    try {
+      for (let i = 0; i < PER_VISITOR; i++) open.push(await from('198.51.100.7'));
+      expect(open.map((s) => [s.status, s.ended])).toEqual(Array(PER_VISITOR).fill([200, false]));
+      // One more from that visitor is refused, naming the bound as the visitor's …
+      const refused = await from('198.51.100.7');
+      await refused.until('the refusal', (s) => s.ended);
+      const error = refused.nexts()[0].errors[0];
+      expect(error.extensions).toMatchObject({ code: 'RATE_LIMIT_EXCEEDED', details: { openSubscriptions: PER_VISITOR, limit: PER_VISITOR } });
+      expect(error.message).toContain('from your address');
+      // … while another visitor of the same storefront still gets one.
+      const other = await from('198.51.100.8');
+      open.push(other);
+      expect([other.status, other.ended]).toEqual([200, false]);
+      const { rows } = await live.sql.query(`SELECT count(*)::int AS n FROM "LiveStream" WHERE "keyId" = $1 GROUP BY holder ORDER BY n DESC`, [livePk.id]);
+      expect(rows.map((r) => r.n)).toEqual([PER_VISITOR, 1]);
+    } finally {
+      for (const s of open) s.close();
+    }
+  });
+});
+
 describe('the dashboard', () => {
   it('makes a publishable key from the keys form, lists its kind and origins, and refuses bad origins', async () => {
     const { client } = await signedIn(app.base);

@@ -267,8 +267,8 @@ describe('orderEvents', () => {
     const key = await createTestKey(db.url, { owner: 'buyer@example.com', scopes: ['read:orders'] });
     // What a killed instance leaves: rows it no longer renews, their lease a second or two ahead.
     const { rows } = await a.sql.query<{ leaseUntil: Date }>(
-      `INSERT INTO "LiveStream" (id, "keyId", instance, "leaseUntil")
-       SELECT 'dead-' || g || '-' || $1, $1, 'a-killed-instance', now() + interval '2 seconds' FROM generate_series(1, $2::int) g RETURNING "leaseUntil"`,
+      `INSERT INTO "LiveStream" (id, "keyId", holder, instance, "leaseUntil")
+       SELECT 'dead-' || g || '-' || $1, $1, $1, 'a-killed-instance', now() + interval '2 seconds' FROM generate_series(1, $2::int) g RETURNING "leaseUntil"`,
       [key.id, PER_KEY],
     );
     const refused = await subscribe(b, ORDER_EVENTS, {}, key);

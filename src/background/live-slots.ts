@@ -2,6 +2,7 @@ import crypto from 'node:crypto';
 import type { KeyCaller } from '../context/actor.js';
 import { isDatabaseUnavailable, type PrismaClient } from '../db/prisma.js';
 import type { Logger } from '../config/logger.js';
+import { anonymousBucket } from '../ratelimit/policy.js';
 import { AppError, causeOf } from '../shared/errors.js';
 
 // The places of a key's open subscription streams, counted across every instance
@@ -45,6 +46,13 @@ export const failureLog = (logger: Logger) => (what: string) => (error: unknown)
   isDatabaseUnavailable(error)
     ? logger.warn({ cause: causeOf(error) }, `subscriptions: ${what} failed; the database is unavailable`)
     : logger.error({ err: error }, `subscriptions: ${what} failed`);
+
+/**
+ * Whose places a stream takes: a secret key's own, and for a publishable key each visitor's (the
+ * client's address, an IPv6 client's /64), as its requests are limited per visitor: a storefront's
+ * visitors do not share SUBSCRIPTIONS_PER_KEY places.
+ */
+export const streamHolder = (key: KeyCaller) => (key.publishable ? `${key.keyId} ${anonymousBucket(key.ip)}` : key.keyId);
 
 /** The refusal of a stream asked for while the server stops. */
 export const shuttingDown = () => new AppError('SERVICE_UNAVAILABLE', 'The server is shutting down: subscribe again in a moment (to another instance)');
@@ -130,20 +138,21 @@ export function createLiveSlots({ prisma, perKey, logger }: LiveSlotsOptions): L
   return {
     async claim(key, onLost) {
       const id = crypto.randomUUID();
+      const holder = streamHolder(key);
       const startedAt = Date.now();
       // Two statements: under READ COMMITTED the count must see the rows committed by the claim
       // that held the lock before, so it is read by a statement that starts once the lock is ours.
       const [, [claim]] = await prisma.$transaction([
-        prisma.$executeRaw`SELECT pg_advisory_xact_lock(${LOCK_CLASS}::int, hashtext(${key.keyId}))`,
+        prisma.$executeRaw`SELECT pg_advisory_xact_lock(${LOCK_CLASS}::int, hashtext(${holder}))`,
         prisma.$queryRaw<{ valid: boolean; expiresAt: Date | null; open: number; taken: boolean }[]>`
           WITH k AS (
             SELECT "expiresAt" FROM "ApiKey"
             WHERE id = ${key.keyId} AND "revokedAt" IS NULL AND ("expiresAt" IS NULL OR "expiresAt" > ${new Date(startedAt)}::timestamptz)),
-          lapsed AS (DELETE FROM "LiveStream" WHERE "keyId" = ${key.keyId} AND "leaseUntil" <= now()),
-          open AS (SELECT count(*)::int AS n FROM "LiveStream" WHERE "keyId" = ${key.keyId} AND "leaseUntil" > now()),
+          lapsed AS (DELETE FROM "LiveStream" WHERE holder = ${holder} AND "leaseUntil" <= now()),
+          open AS (SELECT count(*)::int AS n FROM "LiveStream" WHERE holder = ${holder} AND "leaseUntil" > now()),
           taken AS (
-            INSERT INTO "LiveStream" (id, "keyId", instance, "leaseUntil")
-            SELECT ${id}, ${key.keyId}, ${instance}, now() + ${LEASE_MS}::int * interval '1 millisecond' FROM k, open WHERE open.n < ${perKey}
+            INSERT INTO "LiveStream" (id, "keyId", holder, instance, "leaseUntil")
+            SELECT ${id}, ${key.keyId}, ${holder}, ${instance}, now() + ${LEASE_MS}::int * interval '1 millisecond' FROM k, open WHERE open.n < ${perKey}
             RETURNING id)
           SELECT EXISTS (SELECT FROM k) AS valid, (SELECT "expiresAt" FROM k) AS "expiresAt", open.n AS open, EXISTS (SELECT FROM taken) AS taken FROM open`,
       ]);
@@ -153,7 +162,7 @@ export function createLiveSlots({ prisma, perKey, logger }: LiveSlotsOptions): L
       if (!claim!.taken) {
         throw new AppError(
           'RATE_LIMIT_EXCEEDED',
-          `This API key already has ${claim!.open} open subscriptions across all instances of the service, the most it may have (SUBSCRIPTIONS_PER_KEY = ${perKey}): close one before opening another`,
+          `${key.publishable ? 'This publishable key already has, from your address,' : 'This API key already has'} ${claim!.open} open subscriptions across all instances of the service, the most it may have (SUBSCRIPTIONS_PER_KEY = ${perKey}): close one before opening another`,
           { openSubscriptions: claim!.open, limit: perKey },
         );
       }
