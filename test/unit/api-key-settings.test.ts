@@ -30,6 +30,10 @@ describe('a key’s settings', () => {
       rateWindowSeconds: null,
       expiresAt: null,
       name: '',
+      // A secret key: no origins, no server-use rule (those are a publishable key's).
+      kind: 'SECRET',
+      origins: [],
+      allowServer: false,
     });
   });
 
@@ -138,7 +142,9 @@ describe('what a key looks like', () => {
     expect(looksLikeApiKey(key)).toBe(true);
     expect(looksLikeApiKey(key.slice(0, -1))).toBe(false);
     expect(looksLikeApiKey(`${key}A`)).toBe(false);
-    expect(looksLikeApiKey(key.replace(/^mk_/, 'pk_'))).toBe(false);
+    // The two kinds' prefixes, and no other.
+    expect(looksLikeApiKey(key.replace(/^mk_/, 'pk_'))).toBe(true);
+    expect(looksLikeApiKey(key.replace(/^mk_/, 'sk_'))).toBe(false);
     // 32 bytes leave the last of 43 characters 4 bits: B (…0001) cannot end a key made here.
     expect(looksLikeApiKey(`${key.slice(0, -1)}B`)).toBe(false);
   });

@@ -146,7 +146,7 @@ const STATED: Record<string, string[]> = {
   'README.md': [
     `| \`ANON_RATE_LIMIT\` | \`${anonymous.max}\` | Requests per ${describeWindow(anonymous.windowMs)} per client IP without a key (${range(anonymous.setting)}) |`,
     `| \`ORDER_CREATE_LIMIT\` | \`${orders.max}\` | Orders per ${describeWindow(orders.windowMs)} per account |`,
-    `| \`SUBSCRIPTIONS_PER_KEY\` | \`${streams.max}\` | Open GraphQL subscription streams one API key may have at once across all instances (${range(streams.setting)};`,
+    `| \`SUBSCRIPTIONS_PER_KEY\` | \`${streams.max}\` | Open GraphQL subscription streams one API key (a publishable key: each of its visitors) may have at once across all instances (${range(streams.setting)};`,
     `per client address (${signIn.perIp.max} per ${minutesOf(signIn.perIp.windowMs)}) and per account (${signIn.perAccount.max} per ${minutesOf(signIn.perAccount.windowMs)})`,
     `${forms.perIp.max} per client address per ${minutesOf(forms.perIp.windowMs)}`,
     `throttled per client address (${forms.perIp.max} per ${minutesOf(forms.perIp.windowMs)})`,
