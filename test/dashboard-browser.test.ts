@@ -321,6 +321,7 @@ describe.skipIf(!existsSync(CHROMIUM))('the developer dashboard in a browser (De
 
       await page.goto(`${app.base}/dashboard/keys`);
       await page.getByLabel('Key name').fill('double-clicked');
+      await page.getByRole('checkbox', { name: /^read:products/ }).check();
       // However many times the browser sends it, one key, and its page.
       await page.getByRole('button', { name: 'Create key' }).dblclick();
       await expect.poll(() => page.url()).toMatch(/\/dashboard\/keys\/[^/]+\/created$/);
@@ -330,6 +331,7 @@ describe.skipIf(!existsSync(CHROMIUM))('the developer dashboard in a browser (De
       // The same form sent twice at once from the page itself (its cookies, its Origin): what a retry does.
       await page.goto(`${app.base}/dashboard/keys`);
       await page.getByLabel('Key name').fill('sent twice');
+      await page.getByRole('checkbox', { name: /^read:products/ }).check();
       const statuses = await page.evaluate(async () => {
         const form = document.querySelector<HTMLFormElement>('form[action="/dashboard/keys"]')!;
         const body = () => new URLSearchParams(new FormData(form) as unknown as Record<string, string>);

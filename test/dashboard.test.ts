@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ACTIVE_KEYS_PER_ACCOUNT } from '../src/accounts/api-keys.js';
 import { createPasswordLink } from '../src/accounts/credentials.js';
 import { LIMITS } from '../src/config/limits.js';
+import { SCOPE_USES, SELF_SERVICE_SCOPES } from '../src/auth/scopes.js';
 import { createPrisma } from '../src/db/prisma.js';
 import { hashToken } from '../src/shared/tokens.js';
 import { createTestKey } from './helpers/keys.js';
@@ -308,6 +309,19 @@ describe('CSRF', () => {
 });
 
 describe('keys', () => {
+  it('the form ticks no scope for you, says what each allows, and refuses a key with none', async () => {
+    const { client } = await signedIn(app.base);
+    const form = await client.get('/dashboard/keys');
+    const boxes = [...form.html.matchAll(/<input type="checkbox" name="scopes" value="([^"]+)"( checked)?>/g)];
+    expect(boxes.map((b) => b[1])).toEqual([...SELF_SERVICE_SCOPES]);
+    expect(boxes.filter((b) => b[2])).toEqual([]);
+    const text = textOf(form.html);
+    for (const scope of SELF_SERVICE_SCOPES) expect(text).toContain(`${scope} ${SCOPE_USES[scope]}`);
+    const none = await client.post('/dashboard/keys', { name: 'no scopes', kind: 'secret', expires: '' });
+    expect(none.status).toBe(400);
+    expect(textOf(none.html)).toMatch(/scope/i);
+  });
+
   it('creates a key shown once, which works at once on /api; lists it by prefix; revokes it: 401 on the next request', async () => {
     const { client } = await signedIn(app.base);
     const { answer, page, key } = await createKey(client);

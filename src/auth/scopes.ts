@@ -18,6 +18,24 @@ export const SCOPES = [
 
 export type Scope = (typeof SCOPES)[number];
 
+/**
+ * What each scope lets a key do, as the dashboard's key form says it (one place: the form and its
+ * test read this). A scope no endpoint requires says so.
+ */
+export const SCOPE_USES: Readonly<Record<Scope, string>> = {
+  'read:products': 'the productChanged subscription (products themselves need no scope)',
+  'read:categories': 'nothing yet: categories are open to every caller',
+  'read:suppliers': 'nothing yet: suppliers are open to every caller',
+  'read:orders': 'your orders, a supplier’s orders when you act for one, and the orderEvents subscription',
+  'read:reviews': 'nothing yet: reviews are open to every caller',
+  'read:stock': 'stock records (GET /api/v1/stock), and stock in product changes',
+  'read:prices': 'price records (GET /api/v1/prices), and prices in product changes',
+  'write:orders': 'placing and cancelling your orders; moving a supplier’s orders when you act for one',
+  'write:products': 'changing stock and prices, acting for a supplier',
+  'write:webhooks': 'your webhook endpoints (/api/webhooks)',
+  'admin:all': 'every scope',
+};
+
 /** The scope that grants every other. */
 export const EVERY_SCOPE = 'admin:all' satisfies Scope;
 

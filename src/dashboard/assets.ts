@@ -37,6 +37,7 @@ h2 { font-size: 1.25rem; margin: 1.5rem 0 .5rem; }
 input[type=text], input[type=email], input[type=password], input[type=tel], select { width: 100%; padding: .45rem; border: 1px solid #6b6b6b; border-radius: 4px; font: inherit; }
 fieldset { border: 1px solid var(--line); border-radius: 4px; margin: 0 0 1rem; padding: .5rem 1rem; }
 .checks label { display: block; font-weight: 400; }
+.checks label .hint { display: block; margin: 0 0 .35rem 1.6rem; font-size: .9rem; }
 button, .button { display: inline-block; background: var(--accent); color: #fff; border: 0; border-radius: 4px; padding: .5rem 1rem; font: inherit; cursor: pointer; text-decoration: none; }
 button:hover, .button:hover { background: var(--accent-dark); color: #fff; }
 /* Revoking and deleting are never the primary action: the danger style, on buttons and on links that lead to their confirmation. */

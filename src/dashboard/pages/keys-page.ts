@@ -1,5 +1,5 @@
 import { keyStatus, SELF_SERVICE_EXPIRY_DAYS, type ApiKeyView } from '../../accounts/api-keys.js';
-import { PUBLISHABLE_SCOPES, SELF_SERVICE_SCOPES } from '../../auth/scopes.js';
+import { PUBLISHABLE_SCOPES, SCOPE_USES, SELF_SERVICE_SCOPES } from '../../auth/scopes.js';
 import type { EndpointRow } from '../../domain/webhooks/webhooks.service.js';
 import { describeWindow } from '../../ratelimit/policy.js';
 import type { HourUsage, WindowState } from '../../usage/read.js';
@@ -38,7 +38,8 @@ const checked = (on: boolean | undefined) => (on ? html` checked` : '');
 
 export function keysPage(csrf: string, data: { keys: ApiKeyView[]; plan: string; now: Date; values?: KeyFormValues; errors?: FieldErrors; message?: string; activeMax: number; formToken: string }): Html {
   const { keys, now } = data;
-  const chosen = new Set(data.values?.scopes ?? ['read:products', 'read:categories', 'read:suppliers']);
+  // Nothing chosen for the developer: a key gets what they tick, each scope saying what it allows.
+  const chosen = new Set(data.values?.scopes ?? []);
   const active = keys.filter((key) => keyStatus(key, now) === 'active').length;
   const kind = data.values?.kind ?? 'secret';
   return html`<p>Send a key as <code>X-API-Key</code> (or <code>Authorization: Bearer</code>) with each request to <code>/api</code> or <code>/graphql</code>. Secret keys (<code>mk_…</code>) are for servers: keep them out of frontend code and public repositories. Publishable keys (<code>pk_…</code>) are made for browser code: they read the catalogue only, from the pages of the origins you list.</p>
@@ -84,7 +85,7 @@ ${field({ name: 'origins', label: 'Origins (publishable keys)', value: data.valu
 <fieldset class="checks${data.errors?.scopes ? ' has-error' : ''}" id="field-scopes"${data.errors?.scopes ? html` aria-describedby="field-scopes-error"` : ''}>
 <legend>Scopes (secret keys)</legend>
 ${data.errors?.scopes ? html`<p class="error" id="field-scopes-error">${errorText('scopes', data.errors.scopes)}</p>` : ''}
-${SELF_SERVICE_SCOPES.map((s) => html`<label><input type="checkbox" name="scopes" value="${s}"${chosen.has(s) ? html` checked` : ''}> <code>${s}</code></label>`)}
+${SELF_SERVICE_SCOPES.map((s) => html`<label><input type="checkbox" name="scopes" value="${s}"${chosen.has(s) ? html` checked` : ''}> <code>${s}</code> <span class="hint">${SCOPE_USES[s]}</span></label>`)}
 </fieldset>
 <div class="field">
 <label for="field-expires">Expires</label>
