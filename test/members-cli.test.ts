@@ -219,12 +219,13 @@ describe('keys member', () => {
     ['an unknown member command', ['join', '--owner', 'a@example.com'], /Unknown member command "join": use member add, member remove or member list/],
   ];
 
-  it.concurrent.for(bad)('refuses %s: message and usage on stderr, nothing on stdout, exit code 1', async ([, args, message], { expect }) => {
+  it.concurrent.for(bad)('refuses %s: one line on stderr naming the mistake and --help, nothing on stdout, exit code 1', async ([, args, message], { expect }) => {
     const run = await cli(args);
     expect(run.code).toBe(1);
     expect(run.stdout).toBe('');
     expect(run.stderr).toMatch(message);
-    expect(run.stderr).toMatch(/Usage:[\s\S]*member add --owner EMAIL --supplier SUPPLIER_ID/);
+    // The mistake, and where the usage is: not the whole usage after it.
+    expect(run.stderr).toMatch(/^Error: .* \(see `npm run keys -- --help`\)\n$/);
     expect(run.stderr).not.toMatch(/\n\s+at /);
   });
 

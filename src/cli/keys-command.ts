@@ -488,7 +488,7 @@ if (isEntryPoint(import.meta.url)) {
   console.debug = console.error;
   const io: Output = { out: (text) => void stdoutWrite(text), log: (msg) => void process.stderr.write(`${msg}\n`) };
   runCli(() => main(process.argv.slice(2), io), {
-    usage: USAGE,
+    help: 'npm run keys -- --help',
     expected: [ConfigError, DatabaseUrlError, MigrationError],
     failure: 'keys failed',
   });

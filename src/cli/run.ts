@@ -5,7 +5,7 @@ import { openDatabase } from '../db/database.js';
 import { migrate } from '../db/migrate.js';
 import { AppError } from '../shared/errors.js';
 
-/** A mistake in the command line: reported with the usage text. */
+/** A mistake in the command line: reported in one line that points at --help. */
 export class UsageError extends Error {
   override name = 'UsageError';
 }
@@ -21,14 +21,16 @@ export const isEntryPoint = (moduleUrl: string) =>
   process.argv[1] !== undefined && realpathSync(process.argv[1]) === realpathSync(fileURLToPath(moduleUrl));
 
 /**
- * Runs a command and turns its failure into an exit code 1 and a message on stderr: the usage
- * text for a UsageError, the message and each field's problem for a service's refusal (AppError),
- * just the message for `expected` errors (configuration), and the stack for anything unexpected.
+ * Runs a command and turns its failure into an exit code 1 and a message on stderr: for a
+ * UsageError its one line and where the usage is (`help`: the command that prints it; the whole
+ * usage after every mistake buried the mistake), the message and each field's problem for a
+ * service's refusal (AppError), just the message for `expected` errors (configuration), and the
+ * stack for anything unexpected.
  */
-export function runCli(run: () => Promise<unknown>, opts: { usage: string; expected: (new (...args: never[]) => Error)[]; failure: string }) {
+export function runCli(run: () => Promise<unknown>, opts: { help: string; expected: (new (...args: never[]) => Error)[]; failure: string }) {
   run().catch((error: unknown) => {
     if (error instanceof UsageError) {
-      process.stderr.write(`Error: ${error.message}\n\n${opts.usage}\n`);
+      process.stderr.write(`Error: ${error.message} (see \`${opts.help}\`)\n`);
     } else if (error instanceof AppError) {
       process.stderr.write(`Error: ${describeError(error)}\n`);
     } else if (opts.expected.some((type) => error instanceof type)) {

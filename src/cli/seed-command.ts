@@ -132,7 +132,7 @@ function describe(s: SeedSummary): string {
 
 if (isEntryPoint(import.meta.url)) {
   runCli(() => main(process.argv.slice(2)), {
-    usage: USAGE,
+    help: 'npm run seed -- --help',
     expected: [ConfigError, DatabaseUrlError, SeedConflictError, MigrationError],
     failure: 'Seeding failed',
   });
