@@ -1,5 +1,6 @@
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LIMITS } from '../src/config/limits.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { createTestKey, type TestKey } from './helpers/keys.js';
 import { classify, sentSince } from './helpers/statements.js';
@@ -160,20 +161,27 @@ describe('what a refused request is told', () => {
 
 describe('a flood of made-up keys', () => {
   // What a hostile client sent: a new random key on every request. A key that has not proved
-  // itself is looked up only while its client's anonymous bucket has room, and every invalid one is
-  // charged to it; a key refused lately is refused from memory.
+  // itself is looked up only while its client's invalid-key bucket has room, and every invalid one
+  // is charged to it; a key refused lately is refused from memory.
   const madeUp = () => `mk_${randomBytes(32).toString('base64url')}`;
   // sentSince: the timed flush of the keys' hourly usage reads "ApiKey" too (its join), and may land meanwhile.
   const keyLookups = (since: number) => sentSince(app.statements, since).filter((sql) => classify(sql).reads.includes('ApiKey')).length;
 
-  it('reaches the database at most the anonymous limit times; past it, 429 without a lookup', async () => {
+  it('reaches the database at most the invalid-key limit times; past it, 429 saying so, without a lookup', async () => {
     const client = { 'x-forwarded-for': '203.0.113.66' };
     const since = app.statements.length;
-    const statuses: number[] = [];
-    for (let i = 0; i < 45; i++) statuses.push((await app.get('/api/categories', { headers: { ...client, 'x-api-key': madeUp() } })).status);
+    const answers: { status: number; body: { error: { message: string } }; headers: Headers }[] = [];
+    for (let i = 0; i < 45; i++) answers.push(await app.get('/api/categories', { headers: { ...client, 'x-api-key': madeUp() } }));
+    const statuses = answers.map((a) => a.status);
+    expect(LIMITS.invalidKeys.perClient.max).toBe(30);
     expect(statuses.slice(0, 30)).toEqual(Array(30).fill(401));
     expect(statuses.slice(30)).toEqual(Array(15).fill(429));
     expect(keyLookups(since)).toBe(30);
+    // The limit named is the invalid keys', with its own bucket's headers.
+    expect(answers[30]!.body.error.message).toMatch(/^Too many requests with an invalid API key from your address: at most 30 requests per minute; retry after \d+ s/);
+    expect(answers[30]!.headers.get('ratelimit-policy')).toMatch(/invalid-keys/);
+    // The client's anonymous allowance is untouched.
+    expect((await app.get('/api/categories', { headers: client })).status).toBe(200);
     // Another client's real key is unaffected.
     expect((await app.get('/api/orders', { headers: { 'x-forwarded-for': '203.0.113.67', 'x-api-key': pro.key } })).status).toBe(200);
   });
@@ -189,6 +197,20 @@ describe('a flood of made-up keys', () => {
     expect(again.body.error.code).toBe('UNAUTHORIZED');
     expect(keyLookups(since)).toBe(0);
     expect(Number(again.headers.get('x-ratelimit-remaining'))).toBe(Number(first.headers.get('x-ratelimit-remaining')) - 1);
+  });
+
+  it('never refuses a valid key for its address\'s anonymous traffic, even one not used lately', async () => {
+    const office = { 'x-forwarded-for': '203.0.113.70' };
+    // The office's anonymous allowance (30 here), spent by others behind the same address.
+    for (let i = 0; i < 32; i++) await app.get('/api/categories', { headers: office });
+    const anonymous = await app.get('/api/categories', { headers: office });
+    expect(anonymous.status).toBe(429);
+    expect(anonymous.body.error.message).toMatch(/without an API key/);
+    // A developer's key that has not been used in the last minute (never, here) works from there.
+    const fresh = await createTestKey(app.url, { scopes: ['read:orders'] });
+    const keyed = await app.get('/api/orders', { headers: { ...office, 'x-api-key': fresh.key } });
+    expect(keyed.status).toBe(200);
+    expect(keyed.headers.get('ratelimit-policy')).not.toMatch(/anonymous/);
   });
 
   it('charges a real key to its own bucket alone once it has proved itself', async () => {

@@ -163,13 +163,16 @@ describe('rate limits', () => {
     expect(graph.headers.get('retry-after')).not.toBeNull();
   });
 
-  it('charges a request with a bad key to the IP', async () => {
+  it('charges a request with a bad key to the IP\'s invalid-key bucket, not its anonymous one', async () => {
     const ip = '192.0.2.30';
     const first = await app.get('/api/categories', asClient(ip));
-    await app.get('/api/categories', asClient(ip, { 'x-api-key': 'mk_wrong' }));
-    await app.get('/api/categories', asClient(ip, { 'x-api-key': 'mk_wrong' }));
+    const bad = [await app.get('/api/categories', asClient(ip, { 'x-api-key': 'mk_wrong' })), await app.get('/api/categories', asClient(ip, { 'x-api-key': 'mk_wrong' }))];
+    expect(bad.map((r) => r.status)).toEqual([401, 401]);
+    // The bad keys' own bucket: 30 a minute, two spent.
+    expect(bad.map((r) => Number(r.headers.get('x-ratelimit-remaining')))).toEqual([29, 28]);
+    expect(bad[0]!.headers.get('ratelimit-policy')).toMatch(/^"?invalid-keys/);
     const after = await app.get('/api/categories', asClient(ip));
-    expect(Number(after.headers.get('x-ratelimit-remaining'))).toBe(Number(first.headers.get('x-ratelimit-remaining')) - 3);
+    expect(Number(after.headers.get('x-ratelimit-remaining'))).toBe(Number(first.headers.get('x-ratelimit-remaining')) - 1);
   });
 
   it('does not count GraphiQL page loads', async () => {

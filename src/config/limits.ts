@@ -71,6 +71,21 @@ export const LIMITS = deepFreeze({
   },
 
   /**
+   * Requests whose credentials fail (a key unknown, revoked, expired, empty, conflicting, or a
+   * publishable key's wrong origin), charged by the gate to a bucket of their own per client: the
+   * only bucket a key's lookup waits on, so neither the address's anonymous traffic can refuse a
+   * valid key nor a flood of made-up keys reach the database past it. Fixed windows.
+   */
+  invalidKeys: {
+    perClient: {
+      counts: 'requests with an invalid API key',
+      per: 'client address (an IPv6 client: its /64)',
+      max: 30,
+      windowMs: MINUTE_MS,
+    },
+  },
+
+  /**
    * Publishable keys (`pk_`, for browser code): each visitor's requests are counted in a bucket of
    * their own, besides the key's plan bucket (which still holds the whole storefront's total), so
    * one visitor cannot spend the storefront's budget. A visitor is a client address (an IPv6
@@ -172,6 +187,7 @@ export const LIMITS = deepFreeze({
   },
 } as const satisfies {
   requests: Readonly<Record<'ANONYMOUS' | 'BASIC' | 'PRO' | 'ENTERPRISE', WindowLimit>>;
+  invalidKeys: Readonly<Record<string, WindowLimit>>;
   publishable: Readonly<Record<string, WindowLimit>>;
   costBudgets: Readonly<Record<'ANONYMOUS' | 'BASIC' | 'PRO' | 'ENTERPRISE', BudgetLimit>>;
   fields: Readonly<Record<string, WindowLimit>>;

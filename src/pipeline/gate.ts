@@ -8,6 +8,7 @@ import { isMetered, routeFor } from './route-table.js';
 import { DB_RETRY_AFTER_SECONDS } from '../db/prisma.js';
 import { asAppError, rateLimited, serviceUnavailable, type AppError } from '../shared/errors.js';
 import {
+  invalidKeyRateLimitPolicy,
   limitExceededMessage,
   rateLimitHeaders,
   rateLimitPolicy,
@@ -88,10 +89,10 @@ export interface GateVerdict {
  * request's state; nothing else about a request is kept.
  *
  * A key costs a lookup (a query when the key cache does not have it). A key that has not proved
- * itself lately is looked up only while its client's anonymous bucket has room, and an invalid
- * one is charged to that bucket: a flood of made-up keys from one client is limited like
- * anonymous traffic and stops reaching the database at that limit, and keys found invalid are
- * refused from memory for a while.
+ * itself lately is looked up only while its client's invalid-key bucket has room, and an invalid
+ * one is charged to that bucket: a flood of made-up keys from one client stops reaching the
+ * database at that limit, and keys found invalid are refused from memory for a while. The
+ * client's anonymous traffic never refuses a valid key (an office behind one address shares it).
  */
 export function createGate(deps: GateDeps) {
   const now = deps.now ?? Date.now;
@@ -134,10 +135,14 @@ export function createGate(deps: GateDeps) {
         if (caller.kind === 'key') deps.onKeyUsed?.(caller.keyId);
         return { admission: { actor: caller, rateLimit, revision } };
       };
-      /** Refused with `error`, charged to the client's anonymous bucket (its own 429 when that is over). */
+      const invalidKeys = invalidKeyRateLimitPolicy(anonymous.ip);
+      /** Refused with `error`, charged to the client's invalid-key bucket (its own 429 when that is over). */
       const refuseCharged = async (error: AppError): Promise<GateVerdict> => {
-        const { rateLimit, over } = await charge(anonymous, face);
-        return { admission: { rateLimit, revision }, refused: over ?? refusal(face, error, rateLimitHeaders(rateLimit, now())) };
+        const rateLimit = { policy: invalidKeys, decision: await deps.store.hit(invalidKeys.bucket, invalidKeys.limit, invalidKeys.windowMs) };
+        if (rateLimit.decision.allowed) return { admission: { rateLimit, revision }, refused: refusal(face, error, rateLimitHeaders(rateLimit, now())) };
+        const retryAfter = secondsUntil(rateLimit.decision.resetAt, now());
+        deps.onRejected?.(invalidKeys.name);
+        return { admission: { rateLimit, revision }, refused: refusal(face, rateLimited(limitExceededMessage(invalidKeys, retryAfter), retryAfter), rateLimitHeaders(rateLimit, now())) };
       };
       let key: string | null;
       try {
@@ -151,13 +156,13 @@ export function createGate(deps: GateDeps) {
       if (key === null) return letIn(anonymous);
 
       const hash = hashApiKey(key);
-      // A key that has not proved itself lately may be made up: its client's anonymous bucket
-      // must have room before the key costs a lookup, and a key refused lately is refused again
-      // from memory. The bucket is charged when the key turns out invalid, not before: a key the
-      // database cannot check right now (503) costs its client nothing.
+      // A key that has not proved itself lately may be made up: its client's invalid-key bucket
+      // (which only failed credentials spend, never its anonymous traffic) must have room before
+      // the key costs a lookup, and a key refused lately is refused again from memory. The bucket
+      // is charged when the key turns out invalid, not before: a key the database cannot check
+      // right now (503) costs its client nothing.
       if (!proven.has(hash)) {
-        const policy = policyOf(anonymous);
-        const room = await deps.store.peek(policy.bucket, policy.limit, policy.windowMs);
+        const room = await deps.store.peek(invalidKeys.bucket, invalidKeys.limit, invalidKeys.windowMs);
         if (!room.allowed || refused.has(hash)) return refuseCharged(invalidKey());
       }
       let found: Caller | null;

@@ -32,6 +32,15 @@ export function visitorRateLimitPolicy(caller: KeyCaller, config: PolicyConfig):
   return { name: VISITOR_POLICY, bucket: `pkv:${caller.keyId}:${anonymousBucket(caller.ip)}`, limit: config.publishableVisitorLimit ?? row.max, windowMs: row.windowMs };
 }
 
+/** The name of the bucket that only failed credentials spend, in RateLimit-Policy. */
+export const INVALID_KEYS_POLICY = 'invalid-keys';
+
+/** A client's bucket of requests with failed credentials (LIMITS.invalidKeys): apart from its anonymous one. */
+export function invalidKeyRateLimitPolicy(ip: string): RateLimitPolicy {
+  const row = LIMITS.invalidKeys.perClient;
+  return { name: INVALID_KEYS_POLICY, bucket: `badkey:${anonymousBucket(ip)}`, limit: row.max, windowMs: row.windowMs };
+}
+
 /**
  * The anonymous bucket of an address. An IPv6 client usually holds a whole /64, so the /64 is
  * the client; one bucket per address would let it pick a fresh one for every request.
@@ -141,6 +150,9 @@ export function limitExceededMessage(policy: RateLimitPolicy, retryAfter: number
   const rule = `at most ${policy.limit} requests per ${describeWindow(policy.windowMs)}`;
   if (policy.name === VISITOR_POLICY) {
     return `Rate limit exceeded: ${rule} per visitor (client address) for this publishable key; retry after ${retryAfter} s. The key's plan total is shared by every visitor and this one has used its part`;
+  }
+  if (policy.name === INVALID_KEYS_POLICY) {
+    return `Too many requests with an invalid API key from your address: ${rule}; retry after ${retryAfter} s. Requests without a key, and with a valid key, are not affected by this limit`;
   }
   if (policy.name !== 'anonymous') return `Rate limit exceeded: ${rule} for this API key (${policy.name} plan); retry after ${retryAfter} s`;
   const basic = PLAN_LIMITS.BASIC;

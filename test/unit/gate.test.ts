@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { LIMITS } from '../../src/config/limits.js';
 import type { KeyCaller } from '../../src/context/actor.js';
 import { createGate, type GateDeps } from '../../src/pipeline/gate.js';
 import type { Face, RequestState } from '../../src/pipeline/request-state.js';
@@ -80,7 +81,7 @@ describe('who is calling', () => {
     expect(refused?.status).toBe(401);
     expect(body).toEqual({ success: false, error: { code: 'UNAUTHORIZED', message: 'Invalid API key: unknown, revoked or expired' } });
     expect(state.actor).toBeUndefined();
-    expect(state.rateLimit?.policy.name).toBe('anonymous');
+    expect(state.rateLimit?.policy.name).toBe('invalid-keys');
     expect(refused?.headers.get('x-ratelimit-remaining')).toBe(String(ANON_LIMIT - 1));
   });
 
@@ -97,7 +98,7 @@ describe('who is calling', () => {
     const { refused, body, state } = await admit({ 'x-api-key': GOOD, authorization: 'Bearer mk_other' });
     expect(refused?.status).toBe(401);
     expect(body.error.message).toMatch(/^Conflicting credentials/);
-    expect(state.rateLimit?.policy.name).toBe('anonymous');
+    expect(state.rateLimit?.policy.name).toBe('invalid-keys');
     expect(seen.lookups).toEqual([]);
   });
 
@@ -165,12 +166,25 @@ describe('rate limits', () => {
     expect(seen.rejected).toEqual(['enterprise']);
   });
 
-  it('does not look up a key it has not seen lately once the client’s anonymous bucket is empty', async () => {
+  it('looks up a key it has not seen lately even when the client’s anonymous bucket is empty: anonymous traffic never refuses a valid key', async () => {
     const { admit, seen } = gateWith();
     await exhaustAnonymous(admit);
+    expect((await admit()).refused?.status).toBe(429);
+    const { refused, state } = await admit({ 'x-api-key': GOOD });
+    expect(refused).toBeUndefined();
+    expect(state.actor).toMatchObject({ kind: 'key' });
+    expect(seen.lookups).toEqual([GOOD]);
+  });
+
+  it('does not look up a key it has not seen lately once the client’s invalid-key bucket is empty', async () => {
+    const { admit, seen } = gateWith();
+    for (let i = 0; i < LIMITS.invalidKeys.perClient.max; i++) expect((await admit({ 'x-api-key': `mk_made-up-${i}` })).refused?.status).toBe(401);
+    seen.lookups.length = 0;
     const { refused } = await admit({ 'x-api-key': GOOD });
     expect(refused?.status).toBe(429);
     expect(seen.lookups).toEqual([]);
+    // Without a key the client is still served: its anonymous bucket is its own.
+    expect((await admit()).refused).toBeUndefined();
   });
 
   it('lets a key that proved itself lately through even when its client’s anonymous bucket is empty', async () => {
@@ -218,7 +232,7 @@ describe('refusals on each face', () => {
     const { refused, body } = await admit({ 'x-api-key': 'mk_nope' }, 'graphql');
     expect(refused?.status).toBe(401);
     expect(body).toEqual({ errors: [{ message: 'Invalid API key: unknown, revoked or expired', extensions: { code: 'UNAUTHORIZED' } }] });
-    expect(refused?.headers.get('ratelimit-policy')).toBe('"anonymous";q=30;w=60');
+    expect(refused?.headers.get('ratelimit-policy')).toBe('"invalid-keys";q=30;w=60');
   });
 });
 

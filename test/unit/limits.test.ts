@@ -103,6 +103,7 @@ const orders = LIMITS.fields.createOrder;
 const visitor = LIMITS.publishable.perVisitor;
 const streams = LIMITS.subscriptions.perKey;
 const { signIn, forms, costBudgets } = LIMITS;
+const invalidKeys = LIMITS.invalidKeys.perClient;
 const maxCost = DEFAULTS.GRAPHQL_MAX_COST;
 const budgetOf = (plan: keyof typeof costBudgets) => costBudgets[plan].burst * maxCost;
 const budgetCells = (plan: keyof typeof costBudgets) =>
@@ -111,7 +112,9 @@ const budgetCells = (plan: keyof typeof costBudgets) =>
 const STATED: Record<string, string[]> = {
   'docs/api.md': [
     // Rate limits
-    `| no key (or an invalid one) | ${anonymous.max} (\`ANON_RATE_LIMIT\`, ${range(anonymous.setting)}) | ${spanOf(anonymous.windowMs)} |`,
+    `| no key | ${anonymous.max} (\`ANON_RATE_LIMIT\`, ${range(anonymous.setting)}) | ${spanOf(anonymous.windowMs)} |`,
+    `| ${invalidKeys.max} | ${spanOf(invalidKeys.windowMs)} | client IP (an IPv6 client: its /64), a bucket of its own |`,
+    `invalid-key bucket (${invalidKeys.max} a ${describeWindow(invalidKeys.windowMs)})`,
     `| Basic key | ${grouped(basic.max, ',')} | ${spanOf(basic.windowMs)} | key |`,
     `| Pro key | ${grouped(pro.max, ',')} | ${spanOf(pro.windowMs)} | key |`,
     `| \`X-RateLimit-Limit\` | \`${pro.max}\` |`,
