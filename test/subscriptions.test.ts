@@ -1,12 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KEY_CHANGED_CHANNEL } from '../src/auth/key-cache.js';
-import { LIVE_CHANNEL } from '../src/background/live-hub.js';
 import { createTestDatabase, type TestDatabase } from './helpers/db.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { eventually } from './helpers/eventually.js';
 import { createTestKey, type TestKey } from './helpers/keys.js';
 import { makeOrderFixture, workedExample, type OrderFixture } from './helpers/orders.js';
 import { Stream, subscribe } from './helpers/sse.js';
+import { untilListening } from './helpers/live.js';
 
 // GraphQL subscriptions over SSE (docs/api.md, "Subscriptions"), read by a real SSE client: fetch
 // with Accept: text/event-stream on two instances of the app on one database.
@@ -39,9 +38,7 @@ beforeAll(async () => {
   // An instance starts whether or not its first LISTEN succeeded (on a loaded machine a connection
   // can take over its 1 s connect timeout; it tries again a second later, or later still): a change
   // committed before then is never heard. Both instances' listening connections, as the server has them.
-  const listening = async () =>
-    (await a.sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND query = $1`, [`LISTEN ${LIVE_CHANNEL}; LISTEN ${KEY_CHANGED_CHANNEL}`])).rows[0]!.n;
-  await eventually('both instances LISTEN for changes', listening, (n) => n === 2, 15_000);
+  await untilListening(a, 2);
 }, 60_000);
 
 afterAll(async () => {

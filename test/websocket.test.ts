@@ -2,8 +2,6 @@ import { Writable } from 'node:stream';
 import pino from 'pino';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KEY_CHANGED_CHANNEL } from '../src/auth/key-cache.js';
-import { LIVE_CHANNEL } from '../src/background/live-hub.js';
 import { WEBSOCKET_BOUNDS } from '../src/config/limits.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { createTestDatabase, type TestDatabase } from './helpers/db.js';
@@ -11,6 +9,7 @@ import { eventually } from './helpers/eventually.js';
 import { connect, nextAddress, Operation, run, wsUrl, type Closed } from './helpers/graphql-ws.js';
 import { createTestKey, type TestKey } from './helpers/keys.js';
 import { makeOrderFixture, workedExample, type OrderFixture } from './helpers/orders.js';
+import { untilListening } from './helpers/live.js';
 
 // GraphQL over WebSocket (docs/api.md, "Subscriptions"): graphql-ws's own client (and, for what
 // a client library never sends, a bare `ws` socket) against two instances of the app on one
@@ -41,9 +40,7 @@ beforeAll(async () => {
   ]);
   await a.sql.query(`INSERT INTO "SupplierMember" ("accountId", "supplierId") VALUES ($1, $2)`, [member.accountId, f.supplierId]);
   // Both instances hear changes before any test writes one (test/subscriptions.test.ts says why).
-  const listening = async () =>
-    (await a.sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND query = $1`, [`LISTEN ${LIVE_CHANNEL}; LISTEN ${KEY_CHANGED_CHANNEL}`])).rows[0]!.n;
-  await eventually('both instances LISTEN for changes', listening, (n) => n === 2, 15_000);
+  await untilListening(a, 2);
 }, 60_000);
 
 afterAll(async () => {
