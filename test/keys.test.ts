@@ -226,7 +226,7 @@ describe('listApiKeys', () => {
     expect(all.length).toBeGreaterThan(mine.length);
     const times = all.map((k) => k.createdAt.getTime());
     expect(times).toEqual([...times].sort((a, b) => b - a));
-    const fields = ['id', 'prefix', 'name', 'plan', 'scopes', 'owner', 'accountId', 'limit', 'window', 'expiresAt', 'revokedAt', 'lastUsedAt', 'createdAt'];
+    const fields = ['id', 'prefix', 'name', 'plan', 'scopes', 'owner', 'accountId', 'limit', 'window', 'expiresAt', 'revokedAt', 'lastUsedAt', 'createdAt', 'kind', 'origins', 'allowServer'];
     for (const view of all) expect(Object.keys(view).sort()).toEqual([...fields].sort());
     const text = JSON.stringify(all);
     for (const { key } of made) {
