@@ -165,10 +165,10 @@ supervise() {
   while [ -z "$stopping" ]; do
     (
       cd "$APP_DIR"
-      set -a; . "$ETC/env"; set +a
-      export PORT="$port"
-      # shellcheck disable=SC2046 # the unit's command line, split as systemd splits it (no quotes in it)
-      exec $(exec_start)
+      # As systemd runs it: the env file's settings and PORT, nothing of the caller's environment
+      # but PATH; the unit's command line split on spaces, as systemd splits one without quotes.
+      # shellcheck disable=SC2046
+      exec env -i PATH="$PATH" $(grep -E '^[A-Z_][A-Z0-9_]*=' "$ETC/env") PORT="$port" $(exec_start)
     ) >>"$LOGS/instance-$port.log" 2>&1 &
     child=$!
     echo "$child" >"$RUN/instance-$port.pid"
