@@ -196,6 +196,8 @@ stop_pid() {
 
 stop() {
   settings "$1"
+  # Every instance drains at once (TERM to each supervisor first), then each is waited for.
+  for file in "$RUN"/supervisor-*.pid; do [ -e "$file" ] && kill -TERM "$(cat "$file")" 2>/dev/null || true; done
   for file in "$RUN"/supervisor-*.pid; do [ -e "$file" ] && stop_pid "$file"; done
   # An instance whose supervisor was killed outright.
   for file in "$RUN"/instance-*.pid; do [ -e "$file" ] && stop_pid "$file"; done
