@@ -41,8 +41,8 @@ async function main() {
     await closeServer(reserved.server);
     throw error;
   });
-  const { createPrisma, migrate, MigrationError } = await modules;
-  const prisma = createPrisma({ url: db.url, poolMax: single ? config.DB_POOL_MAX : 1 });
+  const { createPrisma, configuredTimeouts, migrate, MigrationError } = await modules;
+  const prisma = createPrisma({ url: db.url, poolMax: single ? config.DB_POOL_MAX : 1, timeouts: configuredTimeouts(config) });
   const closeData = async () => {
     await prisma.$disconnect();
     await db.close();
@@ -179,7 +179,7 @@ async function serve(app: App, opts: { port: number; host: string; logger: Logge
  * runs the webhook worker only as worker 1 (one per instance).
  */
 async function serveAsWorker(config: Config, baseLogger: Logger) {
-  const [{ startApp }, { createPrisma }, { LISTENING, workerSettings }, { instanceMetrics }, { ClusterRateLimitStore }] = await Promise.all([
+  const [{ startApp }, { createPrisma, configuredTimeouts }, { LISTENING, workerSettings }, { instanceMetrics }, { ClusterRateLimitStore }] = await Promise.all([
     import('./app.js'),
     import('./db/prisma.js'),
     import('./cluster.js'),
@@ -188,7 +188,7 @@ async function serveAsWorker(config: Config, baseLogger: Logger) {
   ]);
   const { index, databaseUrl, directUrl } = workerSettings();
   const logger = baseLogger.child({ worker: index, pid: process.pid });
-  const prisma = createPrisma({ url: databaseUrl, poolMax: config.DB_POOL_MAX });
+  const prisma = createPrisma({ url: databaseUrl, poolMax: config.DB_POOL_MAX, timeouts: configuredTimeouts(config) });
   const store = config.REDIS_URL ? undefined : new ClusterRateLimitStore();
   const closeData = async () => {
     await store?.close();
@@ -217,8 +217,8 @@ async function serveAsWorker(config: Config, baseLogger: Logger) {
 
 /** What migrates the database and opens a pool on it, imported in parallel with starting it. */
 async function loadServiceModules() {
-  const [{ createPrisma }, { migrate, MigrationError }] = await Promise.all([import('./db/prisma.js'), import('./db/migrate.js')]);
-  return { createPrisma, migrate, MigrationError };
+  const [{ createPrisma, configuredTimeouts }, { migrate, MigrationError }] = await Promise.all([import('./db/prisma.js'), import('./db/migrate.js')]);
+  return { createPrisma, configuredTimeouts, migrate, MigrationError };
 }
 
 /** Needed on a first start only: not loaded on the others. */

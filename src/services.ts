@@ -13,7 +13,7 @@ import type { Logger } from './config/logger.js';
 import type { ContextFactory } from './context/context.js';
 import { createContexts } from './contexts.js';
 import { createDashboard } from './dashboard/router.js';
-import { createPrisma, DB_TIMEOUTS, poolStats, type PrismaClient } from './db/prisma.js';
+import { configuredTimeouts, createPrisma, poolStats, type PrismaClient } from './db/prisma.js';
 import { createReplicas, type Replica, type Replicas } from './db/replicas.js';
 import { schema } from './domain/schema.js';
 import { createHealthHandler } from './http/health.js';
@@ -157,6 +157,7 @@ async function openReplicas({ config, databaseUrl, directUrl, logger }: Settings
     directUrl,
     maxLagSeconds: config.DATABASE_REPLICA_MAX_LAG_SECONDS,
     poolMax: config.DB_POOL_MAX,
+    timeouts: configuredTimeouts(config),
     onEvent: (e) => logger[e.level](e.message),
   });
   // As with the key cache: replicas are used from the first request once their first check is in.
@@ -171,7 +172,8 @@ async function openReplicas({ config, databaseUrl, directUrl, logger }: Settings
  */
 function createReadSide({ prisma, databaseUrl, logger, config }: Settings, metrics: Metrics, replicas: Replicas | undefined) {
   const knowledge = createChangeKnowledge();
-  const revisionOptions = { connectMs: DB_TIMEOUTS.connectMs, queryMs: DB_TIMEOUTS.queryMs, knowledge };
+  const { connectMs, queryMs } = configuredTimeouts(config);
+  const revisionOptions = { connectMs, queryMs, knowledge };
   const revision = createRevisionSource(databaseUrl, { ...revisionOptions, prune: { onError: (error) => logger.warn({ err: error }, 'pruning the response cache’s change log failed') } });
   const replicaRevisions = new Map<Replica, RevisionSource>(
     (config.RESPONSE_CACHE === 'on' ? (replicas?.replicas ?? []) : []).map((r) => [r, createRevisionSource(r.url, revisionOptions)]),
@@ -214,7 +216,7 @@ function keepAnswers(config: Config, metrics: Metrics, revision: RevisionSource,
 
 /** GraphQL subscriptions (src/domain/live/): the feed, ended before the drain once the server stops. */
 function startLiveHub({ directUrl, prisma, config, logger, stopping }: Settings) {
-  const live = createLiveHub({ databaseUrl: directUrl, prisma, redisUrl: config.REDIS_URL, perKey: config.SUBSCRIPTIONS_PER_KEY, connectMs: DB_TIMEOUTS.connectMs, logger });
+  const live = createLiveHub({ databaseUrl: directUrl, prisma, redisUrl: config.REDIS_URL, perKey: config.SUBSCRIPTIONS_PER_KEY, connectMs: config.DB_CONNECT_TIMEOUT_MS, logger });
   stopping?.addEventListener('abort', () => live.drain(), { once: true });
   return live;
 }
@@ -286,7 +288,7 @@ function keepKeys({ directUrl, config, logger }: Settings) {
   return createKeyCache<CheckedKey>({
     databaseUrl: directUrl,
     maxAgeMs: config.KEY_CACHE_SECONDS * 1000,
-    connectMs: DB_TIMEOUTS.connectMs,
+    connectMs: config.DB_CONNECT_TIMEOUT_MS,
     onEvent: (e) => (e.type === 'listening' ? logger.info(e.message) : e.type === 'unheard' ? logger.error(e.message) : logger.warn(e.message)),
   });
 }
@@ -297,14 +299,14 @@ function keepKeys({ directUrl, config, logger }: Settings) {
  */
 async function startWebhooks({ config, databaseUrl, directUrl }: Settings, contexts: ContextFactory, metrics: Metrics) {
   if (!config.WEBHOOK_WORKER) return undefined;
-  const webhookPrisma = createPrisma({ url: databaseUrl, poolMax: WEBHOOK_POOL_MAX });
+  const webhookPrisma = createPrisma({ url: databaseUrl, poolMax: WEBHOOK_POOL_MAX, timeouts: configuredTimeouts(config) });
   const webhooks = startWebhookWorker({
     ctx: contexts.forSystem('webhook worker', webhookPrisma),
     databaseUrl: directUrl,
     metrics: { attempt: (outcome) => metrics.webhookAttempts.inc({ outcome }), finished: (outcome) => metrics.webhookDeliveries.inc({ outcome }) },
     retrySchedule: config.WEBHOOK_RETRY_SCHEDULE,
     timeoutMs: config.WEBHOOK_TIMEOUT_SECONDS * 1000,
-    connectMs: DB_TIMEOUTS.connectMs,
+    connectMs: config.DB_CONNECT_TIMEOUT_MS,
   });
   // As with the key cache: events committed from the first request on wake the worker at once.
   await webhooks.ready;

@@ -23,7 +23,7 @@ import { createContexts } from '../contexts.js';
 import type { Plan } from '../context/actor.js';
 import { DatabaseUrlError } from '../db/database.js';
 import { MigrationError } from '../db/migrate.js';
-import { createPrisma } from '../db/prisma.js';
+import { configuredTimeouts, createPrisma } from '../db/prisma.js';
 import { idParam } from '../shared/validation.js';
 
 // `npm run --silent keys -- create|list|revoke|invite|plan|member …`: API key and account management against the database the
@@ -319,7 +319,7 @@ async function main(argv: readonly string[], io: Output): Promise<void> {
   const log = ['info', 'debug', 'trace'].includes(config.LOG_LEVEL) ? io.log : () => undefined;
 
   await withMigratedDatabase(config, { log, interrupted: { say: io.log, message: 'Interrupted.' } }, async ({ url }) => {
-    const prisma = createPrisma({ url, poolMax: 1 });
+    const prisma = createPrisma({ url, poolMax: 1, timeouts: configuredTimeouts(config) });
     // The operator's context; stdout holds the result alone, so the services' logger says nothing.
     const operator = createContexts({ prisma, logger: createLogger('silent'), config }).contexts.forOperator();
     try {

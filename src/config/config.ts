@@ -4,6 +4,10 @@ import { z } from 'zod';
 import { createClientIpResolver } from '../shared/client-ip.js';
 import { LIMITS, type LimitSetting } from './limits.js';
 
+/** Defaults of DB_CONNECT_TIMEOUT_MS and DB_STATEMENT_TIMEOUT_MS, also DB_TIMEOUTS' (src/db/prisma.ts). */
+export const DB_CONNECT_TIMEOUT_DEFAULT_MS = 2_000;
+export const DB_STATEMENT_TIMEOUT_DEFAULT_MS = 4_000;
+
 // Every environment variable the service reads, parsed and validated once. The README's
 // configuration table lists the same names; keep the two in step.
 
@@ -78,6 +82,14 @@ const envSchema = z.object({
   /** Port of the embedded PostgreSQL; 0 picks a free one. */
   EMBEDDED_PG_PORT: z.coerce.number().int().min(0).max(65535).default(0),
   DB_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
+  /**
+   * Bound on opening one database connection, in ms (every pool, listener and check). 2 s: a
+   * stopped server is refused at once anyway; an unreachable host costs this long; a loaded machine
+   * (SCRAM, a fork per connection) can take over 1 s to open one, which must not become a 503.
+   */
+  DB_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(DB_CONNECT_TIMEOUT_DEFAULT_MS),
+  /** A statement running longer than this, in ms, is cancelled on the server and answered 503. */
+  DB_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(DB_STATEMENT_TIMEOUT_DEFAULT_MS),
   /** Seed value of the demo catalogue: the same value always yields the same rows. */
   SEED: z.coerce.number().int().min(0).default(42),
   SEED_PRODUCTS: z.coerce.number().int().min(0).default(1200),

@@ -2,6 +2,7 @@ import net from 'node:net';
 import { PrismaPg } from '@prisma/adapter-pg';
 import { GraphQLError } from 'graphql';
 import pg from 'pg';
+import { DB_CONNECT_TIMEOUT_DEFAULT_MS, DB_STATEMENT_TIMEOUT_DEFAULT_MS } from '../config/config.js';
 import { serviceUnavailable, type AppError } from '../shared/errors.js';
 import { PrismaClient } from '../generated/prisma/client.js';
 
@@ -44,16 +45,35 @@ export interface DbTimeouts {
  * after checkoutMs instead of queueing without end; a statement is cancelled after statementMs,
  * so a one-statement request ends within about 5 s even when the database is stuck. Each of these
  * is SERVICE_UNAVAILABLE with Retry-After (see databaseUnavailable), never a 500, and the pool
- * opens fresh connections by itself when the server is back. checkoutMs stays above 1 s because
+ * opens fresh connections by itself when the server is back. connectMs and statementMs are settings
+ * (DB_CONNECT_TIMEOUT_MS, DB_STATEMENT_TIMEOUT_MS: configuredTimeouts). checkoutMs stays above 1 s because
  * concurrent orders for one product legitimately queue for the pool (orders-concurrency test).
  */
 export const DB_TIMEOUTS: Readonly<DbTimeouts> = Object.freeze({
-  connectMs: 1_000,
+  connectMs: DB_CONNECT_TIMEOUT_DEFAULT_MS,
   checkoutMs: 3_000,
-  statementMs: 4_000,
+  statementMs: DB_STATEMENT_TIMEOUT_DEFAULT_MS,
   queryMs: 5_000,
   idleMs: 10_000,
   maxLifetimeSeconds: 300,
+});
+
+/** The two an operator sets (config: DB_CONNECT_TIMEOUT_MS, DB_STATEMENT_TIMEOUT_MS). */
+export interface DbTimeoutSettings {
+  DB_CONNECT_TIMEOUT_MS: number;
+  DB_STATEMENT_TIMEOUT_MS: number;
+}
+
+/**
+ * DB_TIMEOUTS with the configured connect and statement timeouts: what every pool, listener and
+ * check of the service is given, so one setting reaches all of them.
+ */
+export const configuredTimeouts = (settings: DbTimeoutSettings): DbTimeouts => ({
+  ...DB_TIMEOUTS,
+  connectMs: settings.DB_CONNECT_TIMEOUT_MS,
+  statementMs: settings.DB_STATEMENT_TIMEOUT_MS,
+  // Above the statement timeout, as createPrisma would derive it.
+  queryMs: settings.DB_STATEMENT_TIMEOUT_MS + 1_000,
 });
 
 /** Seconds a client is told to wait (Retry-After) when the database is unavailable. */

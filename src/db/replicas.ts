@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { redactedUrl } from './database.js';
-import { createPrisma, DB_TIMEOUTS, type PrismaClient } from './prisma.js';
+import { createPrisma, DB_TIMEOUTS, type DbTimeouts, type PrismaClient } from './prisma.js';
 
 // Read replicas (DATABASE_READ_URLS): streaming standbys of the primary that answer the
 // catalogue's reads. This file holds the one rule deciding where a read goes (`choose`); the
@@ -99,6 +99,8 @@ export interface ReplicaOptions {
   directUrl: string;
   maxLagSeconds: number;
   poolMax: number;
+  /** The configured timeouts (configuredTimeouts); DB_TIMEOUTS unless given. */
+  timeouts?: DbTimeouts;
   onEvent?: (event: { level: 'info' | 'warn'; message: string }) => void;
 }
 
@@ -134,14 +136,15 @@ interface Mark {
 }
 
 export function createReplicas(opts: ReplicaOptions): Replicas {
+  const timeouts = opts.timeouts ?? DB_TIMEOUTS;
   const replicas: Replica[] = opts.urls.map((url) => ({
     name: replicaName(url),
     url,
-    prisma: createPrisma({ url, poolMax: opts.poolMax }),
+    prisma: createPrisma({ url, poolMax: opts.poolMax, timeouts }),
   }));
   const health = new Map<Replica, Health>(replicas.map((r) => [r, { state: 'starting', lagSeconds: null, replay: null, replayLsn: null }]));
-  const checkPools = new Map(replicas.map((r) => [r, smallPool(r.url)]));
-  const primary = smallPool(opts.primaryUrl);
+  const checkPools = new Map(replicas.map((r) => [r, smallPool(r.url, timeouts)]));
+  const primary = smallPool(opts.primaryUrl, timeouts);
   /** The primary's WAL position over time, oldest first: what a replica's replay is measured against. */
   let samples: { at: number; lsn: bigint }[] = [];
   const marks = new Map<string, Mark>();
@@ -201,7 +204,7 @@ export function createReplicas(opts: ReplicaOptions): Replicas {
   let retry: NodeJS.Timeout | undefined;
   const listen = async (): Promise<void> => {
     if (closed) return;
-    const client = new pg.Client({ connectionString: opts.directUrl, connectionTimeoutMillis: DB_TIMEOUTS.connectMs });
+    const client = new pg.Client({ connectionString: opts.directUrl, connectionTimeoutMillis: timeouts.connectMs });
     listener = client;
     const lost = (why: string) => {
       if (listener !== client) return;
@@ -317,8 +320,8 @@ export function createReplicas(opts: ReplicaOptions): Replicas {
 }
 
 /** Two connections of its own, bounded: a check never waits behind requests, nor hangs. */
-function smallPool(url: string): pg.Pool {
-  const pool = new pg.Pool({ connectionString: url, max: 2, keepAlive: true, connectionTimeoutMillis: DB_TIMEOUTS.connectMs, query_timeout: DB_TIMEOUTS.connectMs, idleTimeoutMillis: DB_TIMEOUTS.idleMs });
+function smallPool(url: string, timeouts: DbTimeouts): pg.Pool {
+  const pool = new pg.Pool({ connectionString: url, max: 2, keepAlive: true, connectionTimeoutMillis: timeouts.connectMs, query_timeout: timeouts.connectMs, idleTimeoutMillis: timeouts.idleMs });
   pool.on('error', () => undefined);
   return pool;
 }

@@ -2,6 +2,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig, webhookPolicyOf } from '../../src/config/config.js';
+import { configuredTimeouts, DB_TIMEOUTS } from '../../src/db/prisma.js';
 
 // The configuration (src/config/config.ts): every environment variable read and checked once, at
 // start, with a message that names each variable wrong and never echoes a password.
@@ -26,6 +27,18 @@ describe('the configuration', () => {
 
   it('reads an empty variable as unset, as `VAR= cmd` means in a shell', () => {
     expect(loadConfig({ PORT: '', ANON_RATE_LIMIT: '' })).toMatchObject({ PORT: 4000, ANON_RATE_LIMIT: 60 });
+  });
+
+  it('sets the database connect and statement timeouts within bounds, defaulting to DB_TIMEOUTS', () => {
+    expect(loadConfig({})).toMatchObject({ DB_CONNECT_TIMEOUT_MS: 2000, DB_STATEMENT_TIMEOUT_MS: 4000 });
+    expect(DB_TIMEOUTS).toMatchObject({ connectMs: 2000, statementMs: 4000 });
+    const config = loadConfig({ DB_CONNECT_TIMEOUT_MS: '5000', DB_STATEMENT_TIMEOUT_MS: '30000' });
+    // The client-side bound on a query stays above the statement timeout.
+    expect(configuredTimeouts(config)).toEqual({ ...DB_TIMEOUTS, connectMs: 5000, statementMs: 30_000, queryMs: 31_000 });
+    const message = refusal({ DB_CONNECT_TIMEOUT_MS: '50', DB_STATEMENT_TIMEOUT_MS: '1h' });
+    expect(message).toMatch(/DB_CONNECT_TIMEOUT_MS/);
+    expect(message).toMatch(/DB_STATEMENT_TIMEOUT_MS/);
+    expect(refusal({ DB_CONNECT_TIMEOUT_MS: '60001' })).toMatch(/DB_CONNECT_TIMEOUT_MS/);
   });
 
   it('cannot be changed once loaded', () => {

@@ -78,6 +78,11 @@ describe('docs/deploy.md', () => {
     const links = [...deploy.matchAll(/^\d+\. \[.+\]\(#([^)]+)\)$/gm)].map((m) => m[1]!);
     expect(links.length).toBe(headings.size - 1);
     for (const anchor of links) expect(headings, anchor).toContain(anchor);
+    // The indented entries: the sections within (the steps, the guarantees).
+    const subheadings = new Set(prose(deploy).flatMap((line) => /^### (.+)$/.exec(line)?.slice(1).map(anchorOf) ?? []));
+    const sublinks = [...deploy.matchAll(/^ +\d+\. \[.+\]\(#([^)]+)\)$/gm)].map((m) => m[1]!);
+    expect(sublinks.length).toBe(subheadings.size);
+    for (const anchor of sublinks) expect(subheadings, anchor).toContain(anchor);
   });
 });
 
