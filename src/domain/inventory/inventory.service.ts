@@ -6,8 +6,7 @@ import { Prisma } from '../../generated/prisma/client.js';
 import { exactDecimal, money, type Money } from '../../rules/money.js';
 import { pageWindow, type PageInput } from '../../shared/pagination.js';
 import { validationError } from '../../shared/errors.js';
-import { CONTROL_CHARS, CONTROL_CHARS_MESSAGE } from '../../shared/text.js';
-import { idParam, moneyParam } from '../../shared/validation.js';
+import { idParam, moneyParam, withoutControlChars } from '../../shared/validation.js';
 import { VAT_RATES, type VatCategory } from '../../rules/vat.js';
 
 // Stock and prices: views of every product, active or not (the record carries isActive), behind
@@ -46,11 +45,7 @@ export type StockRecord = Prisma.ProductGetPayload<{ select: typeof stockFields 
 export type PriceRecord = Prisma.ProductGetPayload<{ select: typeof priceFields }>;
 
 // SKUs are free text in the catalogue: any printable value up to 100 characters, matched exactly.
-const skuParam = z
-  .string()
-  .min(1, 'must not be empty')
-  .max(100, 'must be at most 100 characters')
-  .refine((v) => !CONTROL_CHARS.test(v), CONTROL_CHARS_MESSAGE);
+const skuParam = withoutControlChars(z.string().min(1, 'must not be empty').max(100, 'must be at most 100 characters'));
 
 export const recordKeyInput = z
   .object({ productId: idParam.optional(), sku: skuParam.optional() })

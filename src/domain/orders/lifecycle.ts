@@ -4,8 +4,8 @@ import { keyCaller } from '../../context/actor.js';
 import type { ApiContext } from '../../context/context.js';
 import type { Prisma } from '../../generated/prisma/client.js';
 import { validationError } from '../../shared/errors.js';
-import { CONTROL_CHARS_BUT_LINES, CONTROL_CHARS_MESSAGE } from '../../shared/text.js';
-import { enumParam, idParam } from '../../shared/validation.js';
+import { CONTROL_CHARS_BUT_LINES } from '../../shared/text.js';
+import { enumParam, idParam, withoutControlChars } from '../../shared/validation.js';
 import { completeClaim, notRecorded, onceForKey } from './idempotency.js';
 import { buyerOf, line, lockProducts, orderById, type OrderOwner } from './orders.service.js';
 import { CANCELLED, checkTransition, orderStatuses, SHIPPED, type Actor, type OrderStatus } from './transitions.js';
@@ -19,10 +19,7 @@ import { CANCELLED, checkTransition, orderStatuses, SHIPPED, type Actor, type Or
 export const MAX_NOTE = 500;
 
 /** A note: lines allowed, other control characters not; blank means none. */
-const noteInput = z
-  .string({ error: 'must be a string' })
-  .max(MAX_NOTE, `must be at most ${MAX_NOTE} characters`)
-  .refine((v) => !CONTROL_CHARS_BUT_LINES.test(v), CONTROL_CHARS_MESSAGE)
+const noteInput = withoutControlChars(z.string({ error: 'must be a string' }).max(MAX_NOTE, `must be at most ${MAX_NOTE} characters`), CONTROL_CHARS_BUT_LINES)
   .transform((v) => v.trim() || null)
   .nullable()
   .optional();

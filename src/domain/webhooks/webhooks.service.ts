@@ -7,8 +7,7 @@ import type { CreationStep, RequestContext } from '../../context/context.js';
 import type { Prisma } from '../../generated/prisma/client.js';
 import { AppError, validationError } from '../../shared/errors.js';
 import { pageParams, pageWindow, type PageInput } from '../../shared/pagination.js';
-import { CONTROL_CHARS, CONTROL_CHARS_MESSAGE } from '../../shared/text.js';
-import { enumParam, idParam } from '../../shared/validation.js';
+import { enumParam, idParam, withoutControlChars } from '../../shared/validation.js';
 import { MAX_ENDPOINTS, TEST_EVENT, WEBHOOK_EVENT_NAMES, WEBHOOK_EVENTS, type WebhookEventName } from './events.js';
 import { testEventData, writeEvent } from './outbox.js';
 import { MAX_URL_LENGTH, targetProblem } from './targets.js';
@@ -28,10 +27,7 @@ export const endpointInput = z
       .array(enumParam(WEBHOOK_EVENT_NAMES), { error: `must be an array of event types (${WEBHOOK_EVENT_NAMES.join(', ')})` })
       .min(1, 'must name at least one event type')
       .transform((names) => [...new Set(names)]),
-    description: z
-      .string({ error: 'must be a string' })
-      .max(MAX_DESCRIPTION, `must be at most ${MAX_DESCRIPTION} characters`)
-      .refine((v) => !CONTROL_CHARS.test(v), CONTROL_CHARS_MESSAGE)
+    description: withoutControlChars(z.string({ error: 'must be a string' }).max(MAX_DESCRIPTION, `must be at most ${MAX_DESCRIPTION} characters`))
       .transform((v) => v.trim() || null)
       .nullable()
       .optional(),
