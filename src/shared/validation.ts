@@ -88,7 +88,7 @@ export function moneyParam({ positive = false }: { positive?: boolean } = {}) {
   // generate bad ones. The pattern is the range and scale exactly: up to MONEY_MAX's digits, ≤ 2 decimals.
   const whole = max.indexOf('.');
   const pattern = `^${positive ? '(?!0(?:\\.0{1,2})?$)' : ''}(?:0|[1-9][0-9]{0,${whole - 1}})(?:\\.[0-9]{1,2})?$`;
-  return withRestForm(parser, { type: 'string', format: 'decimal', pattern, examples: ['19.99'], description: 'A decimal as text (a JSON body may send it as a number too)' });
+  return withRestForm(parser, { type: 'string', pattern, examples: ['19.99'], description: 'A decimal as text (a JSON body may send it as a number too)' });
 }
 
 // A Map, not an object literal: a client's word must never find Object.prototype's members

@@ -162,7 +162,9 @@ export const createOrderInput = declareRule(z
     if (v.addressId !== undefined && v.shippingAddress !== undefined) {
       ctx.addIssue({ code: 'custom', path: ['shippingAddress'], message: 'cannot be combined with addressId: send one or the other' });
     }
-  }), { not: { required: ['addressId', 'shippingAddress'] } });
+  }),
+  // properties too: a strict validator wants each required name defined beside it.
+  { not: { required: ['addressId', 'shippingAddress'], properties: { addressId: true, shippingAddress: true } } });
 
 export type CreateOrderInput = z.output<typeof createOrderInput>;
 export type ShippingAddress = { [K in keyof z.output<typeof shippingAddressInput>]-?: string | null };
