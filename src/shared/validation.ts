@@ -33,6 +33,9 @@ export function declareRule<S extends z.ZodType>(schema: S, rule: z.core.JSONSch
   return schema;
 }
 
+/** What the OpenAPI document says of an http(s) URL: an absolute one (format uri) of either scheme, without a fragment. */
+export const HTTP_URL_RULE: z.core.JSONSchema.BaseSchema = { format: 'uri', pattern: '^[Hh][Tt][Tt][Pp][Ss]?://[^#]+$' };
+
 /** A JSON Schema pattern that matches exactly the strings holding no character of `chars` (a one-character regex such as CONTROL_CHARS). */
 export function patternWithout(chars: RegExp): string {
   // A bare class negates in place ([^…]); anything else (CONTROL_CHARS_BUT_LINES' lookahead) per character.
