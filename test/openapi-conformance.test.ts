@@ -98,6 +98,9 @@ function generate(raw: Json): unknown {
   return candidates(s).find((v) => allows(s, v));
 }
 
+/** Values schemathesis-like testers send; each the service refuses must be one the document refuses. */
+const PROBES = ['a\u0001b', 'a\u007fb', '\u00c2', '922550412.3351892', '1.001', '-1', '0', 'a'.repeat(2001), ' ', 'a b'];
+
 const asQuery = (value: unknown) => encodeURIComponent(String(value));
 
 let app: TestApp;
@@ -110,6 +113,9 @@ let known: { supplierId: string; productId: string };
  * product, a saved address, a coupon: checked against the database), and compareAtPrice above
  * price (a comparison of two members).
  */
+/** The order's members checked against the database (an unknown supplier is refused, not undeclared). */
+const DATABASE_CHECKED = new Set(['supplierId', 'items', 'addressId', 'couponCode']);
+
 function clearOfUndeclarable(method: string, template: string, body: unknown): unknown {
   if (!body || typeof body !== 'object') return body;
   const value = { ...(body as Json) };
@@ -186,6 +192,13 @@ describe('the service takes what its OpenAPI document allows and refuses what it
           expect(res.status, `${method} ${res.url}: the document refuses ${p.name}=${JSON.stringify(value)}`).toBe(400);
           expect(res.body.error.details, `${method} ${res.url}`).toHaveProperty(p.name);
         }
+        // The other way round: a value the service refuses naming the parameter, the document must refuse too.
+        for (const value of PROBES) {
+          const res = await send(method, template, pathParams, [...others, `${p.name}=${asQuery(value)}`].join('&'), body);
+          if (res.status === 400 && res.body.error.details?.[p.name] !== undefined) {
+            expect(allows(p.schema, value), `${method} ${res.url}: refused (${res.body.error.details[p.name]}) but the document allows it`).toBe(false);
+          }
+        }
         // Given twice: refused, as the document's description says.
         const twice = await send(method, template, pathParams, [...others, `${p.name}=${asQuery(good[0])}`, `${p.name}=${asQuery(good[0])}`].join('&'), body);
         expect(twice.status, `${method} ${twice.url}`).toBe(400);
@@ -195,7 +208,9 @@ describe('the service takes what its OpenAPI document allows and refuses what it
       expect(unknown.body.error.details).toHaveProperty('undocumented');
 
       // A path segment the document's pattern refuses names nothing: 404 (as documented), never 400.
-      for (const p of params.filter((x) => x.in === 'path' && x.schema.pattern)) {
+      for (const p of params.filter((x) => x.in === 'path')) {
+        // Every path segment is an id or a slug, and says so.
+        expect(p.schema.pattern, `${method} ${template}: {${p.name}} declares its pattern`).toBeDefined();
         const res = await send(method, template, { ...pathParams, [p.name]: '%C3%82' }, required.join('&'), body);
         expect(res.status, `${method} ${res.url}`).toBe(404);
       }
@@ -206,6 +221,15 @@ describe('the service takes what its OpenAPI document allows and refuses what it
         if (shape.additionalProperties === false) {
           const res = await send(method, template, pathParams, required.join('&'), { ...body, undocumentedField: 1 });
           expect(res.status, `${method} ${res.url} with an unknown field`).toBe(400);
+        }
+        // A member the service refuses naming it: the document refuses it too (but what names saved data).
+        for (const name of Object.keys(shape.properties ?? {}).filter((n) => !(method === 'POST' && template === '/api/orders' && DATABASE_CHECKED.has(n)))) {
+          for (const value of PROBES) {
+            const res = await send(method, template, pathParams, required.join('&'), { ...body, [name]: value });
+            if (res.status === 400 && JSON.stringify(res.body.error.details ?? {}).includes(`"${name}`)) {
+              expect(allows(bodySchema, { ...body, [name]: value }), `${method} ${res.url} with ${name}=${JSON.stringify(value)}: refused but the document allows it`).toBe(false);
+            }
+          }
         }
         // Each top-level member past one of its declared constraints.
         for (const [name, property] of Object.entries<Json>(shape.properties ?? {})) {

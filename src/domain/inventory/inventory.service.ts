@@ -6,7 +6,7 @@ import { Prisma } from '../../generated/prisma/client.js';
 import { exactDecimal, money, type Money } from '../../rules/money.js';
 import { pageWindow, type PageInput } from '../../shared/pagination.js';
 import { validationError } from '../../shared/errors.js';
-import { idParam, moneyParam, withoutControlChars } from '../../shared/validation.js';
+import { declareRule, idParam, moneyParam, withoutControlChars } from '../../shared/validation.js';
 import { VAT_RATES, type VatCategory } from '../../rules/vat.js';
 
 // Stock and prices: views of every product, active or not (the record carries isActive), behind
@@ -105,14 +105,18 @@ const positiveMoney = moneyParam({ positive: true });
 
 const vatRateMessage = `must be one of the VAT rates ${Object.values(VAT_RATES).map(Number).join(', ')}`;
 /** A rate as the client wrote it (0.21, "0.21", 0.210): one of VAT_RATES, compared exactly. */
-const vatRateInput = z.unknown().transform((v, ctx) => {
-  const rate = exactDecimal(v);
-  if (!rate || !Object.values(VAT_RATES).some((r) => rate.equals(r))) {
-    ctx.addIssue({ code: 'custom', message: vatRateMessage });
-    return z.NEVER;
-  }
-  return rate;
-});
+const vatRateInput = declareRule(
+  z.unknown().transform((v, ctx) => {
+    const rate = exactDecimal(v);
+    if (!rate || !Object.values(VAT_RATES).some((r) => rate.equals(r))) {
+      ctx.addIssue({ code: 'custom', message: vatRateMessage });
+      return z.NEVER;
+    }
+    return rate;
+  }),
+  // As a typed client sends them: numbers (a rate's text, "0.21", is taken too).
+  { enum: Object.values(VAT_RATES).map(Number) },
+);
 
 const PRICE_FIELDS = ['price', 'compareAtPrice', 'vatRate'] as const;
 
