@@ -26,7 +26,7 @@ function failure(what: string, body: { error: { code: string; message: string } 
 
 // 1. Products with a filter and a sort: the five cheapest from 10 RON up.
 const list = await api.GET('/api/products', {
-  params: { query: { minPrice: 10, sortBy: 'price_asc', limit: 5 } },
+  params: { query: { minPrice: '10', sortBy: 'price_asc', limit: 5 } },
 });
 if (!list.data) throw failure('GET /api/products', list.error, list.response);
 const products: Product[] = list.data.data;

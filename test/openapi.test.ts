@@ -202,7 +202,8 @@ describe('openapi.json', () => {
     expect(products.limit?.schema).toEqual({ type: 'integer', minimum: 1, maximum: LIMIT_MAX, default: LIMIT_DEFAULT });
     expect(products.sortBy?.schema).toEqual({ type: 'string', enum: [...productSorts], default: 'newest' });
     expect(products.featured?.schema).toEqual({ type: 'boolean' });
-    expect(products.minPrice?.schema).toMatchObject({ type: 'number', minimum: 0 });
+    // A price is declared as the decimal text it is read as: at most 2 decimals, no float division.
+    expect(products.minPrice?.schema).toMatchObject({ type: 'string', pattern: '^(?:0|[1-9][0-9]{0,9})(?:\\.[0-9]{1,2})?$' });
     expect(products.search?.schema).toMatchObject({ type: 'string', maxLength: 200 });
     expect(products.categoryId?.schema).toMatchObject({ type: 'string', pattern: '^[A-Za-z0-9_-]{1,100}$' });
     expect(params('/api/suppliers').sortBy?.schema).toEqual({ type: 'string', enum: [...supplierSorts], default: 'rating' });
@@ -357,6 +358,7 @@ describe('the running app answers as documented', () => {
   it('accepts each documented parameter at its bounds and refuses it past them', async () => {
     const sample = (s: Json): string | undefined => {
       if (Array.isArray(s.enum)) return String(s.enum.at(-1));
+      if (Array.isArray(s.examples)) return String(s.examples[0]);
       if (s.type === 'integer' || s.type === 'number') return String(s.maximum ?? s.minimum ?? 1);
       if (s.type === 'boolean') return 'false';
       if (s.type === 'string') return 'abc';

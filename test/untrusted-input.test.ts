@@ -41,10 +41,12 @@ function unwrap(schema: z.ZodType): z.ZodType {
   return schema;
 }
 
-/** A parameter whose values are a closed set (boolean, enum, number): any other word is refused. */
+/** A parameter whose values are a closed set (boolean, enum, number, a price's decimal text): a word such as `constructor` is refused. */
 function isClosed(schema: z.ZodType): boolean {
   const form = restParamForm.get(unwrap(schema));
-  return form !== undefined && (form.enum !== undefined || ['boolean', 'integer', 'number'].includes(String(form.type)));
+  if (form === undefined) return false;
+  if (form.enum !== undefined || ['boolean', 'integer', 'number'].includes(String(form.type))) return true;
+  return form.pattern !== undefined && !new RegExp(form.pattern, 'u').test('constructor');
 }
 
 function expectNoZodWording(body: unknown) {

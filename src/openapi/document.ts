@@ -18,7 +18,7 @@ import { LIMITS } from '../config/limits.js';
 import { API_VERSION } from '../rest/envelope.js';
 import type { RestRoute, RestShape } from '../rest/routes.js';
 import { deriveRoute, type DerivedRoute } from '../rest/derive.js';
-import { restParamForm } from '../shared/validation.js';
+import { declaredRule, restParamForm } from '../shared/validation.js';
 import { extractComponents } from './components.js';
 import { operationSchemas, sentences, splitNull, type JsonSchema } from './graphql-to-json-schema.js';
 
@@ -297,6 +297,9 @@ function inputJsonSchema(schema: z.ZodType): JsonSchema {
         for (const key of Object.keys(jsonSchema)) delete jsonSchema[key];
         Object.assign(jsonSchema, structuredClone(form));
       }
+      // A refinement's rule, beside what zod says of the schema.
+      const rule = declaredRule.get(zodSchema);
+      if (rule) Object.assign(jsonSchema, structuredClone(rule));
       // zod leaves out the default of a transforming parser in input mode (it is an output
       // value); a REST-form parser's output is what the client would send, so it is kept.
       if (zodSchema instanceof z.ZodDefault && jsonSchema.default === undefined && restParamForm.has(zodSchema.unwrap())) {

@@ -20,6 +20,36 @@ function withRestForm<S extends z.ZodType>(schema: S, form: z.core.JSONSchema.Ba
   return schema;
 }
 
+/**
+ * What the OpenAPI document adds to zod's own JSON Schema of a schema: a rule zod checks in a
+ * refinement it cannot describe (a character set, two fields not together). Unlike restParamForm
+ * it is merged into zod's output, not put in its place. Metadata only: parsing never reads it.
+ */
+export const declaredRule = z.registry<z.core.JSONSchema.BaseSchema>();
+
+/** Registers what `schema`'s refinement enforces, as JSON Schema, and returns it unchanged. */
+export function declareRule<S extends z.ZodType>(schema: S, rule: z.core.JSONSchema.BaseSchema): S {
+  declaredRule.add(schema, rule);
+  return schema;
+}
+
+/** What the OpenAPI document says of an http(s) URL: an absolute one (format uri) of either scheme, without a fragment. */
+export const HTTP_URL_RULE: z.core.JSONSchema.BaseSchema = { format: 'uri', pattern: '^[Hh][Tt][Tt][Pp][Ss]?://[^#]+$' };
+
+/** A JSON Schema pattern that matches exactly the strings holding no character of `chars` (a one-character regex such as CONTROL_CHARS). */
+export function patternWithout(chars: RegExp): string {
+  // A bare class negates in place ([^…]); anything else (CONTROL_CHARS_BUT_LINES' lookahead) per character.
+  return /^\[[^\]]*\]$/.test(chars.source) ? `^${chars.source.replace(/^\[/, '[^')}*$` : `^(?:(?!${chars.source})[\\s\\S])*$`;
+}
+
+/** `schema` refusing every character of `chars` (CONTROL_CHARS or CONTROL_CHARS_BUT_LINES), the refusal declared as a pattern. */
+export function withoutControlChars(schema: z.ZodString, chars: RegExp = CONTROL_CHARS): z.ZodString {
+  return declareRule(
+    schema.refine((v) => !chars.test(v), CONTROL_CHARS_MESSAGE),
+    { pattern: patternWithout(chars) },
+  );
+}
+
 export function intParam(min: number, max: number = Number.MAX_SAFE_INTEGER) {
   const message = max === Number.MAX_SAFE_INTEGER ? `must be an integer ≥ ${min}` : `must be an integer between ${min} and ${max}`;
   const parser = z
@@ -56,7 +86,12 @@ export function moneyParam({ positive = false }: { positive?: boolean } = {}) {
     // A decimal keeps no trailing zeros: 10, 10.0 and 10.00 are one filter with one kept total.
     return amount;
   });
-  return withRestForm(parser, { type: 'number', ...(positive ? { exclusiveMinimum: 0 } : { minimum: 0 }), maximum: Number(max) });
+  // Declared as the decimal text it is read as, not as a number with multipleOf 0.01: validators
+  // divide binary floats (0.07 / 0.01 is 7.000000000000001), so they would refuse good prices and
+  // generate bad ones. The pattern is the range and scale exactly: up to MONEY_MAX's digits, ≤ 2 decimals.
+  const whole = max.indexOf('.');
+  const pattern = `^${positive ? '(?!0(?:\\.0{1,2})?$)' : ''}(?:0|[1-9][0-9]{0,${whole - 1}})(?:\\.[0-9]{1,2})?$`;
+  return withRestForm(parser, { type: 'string', pattern, examples: ['19.99'], description: 'A decimal as text (a JSON body may send it as a number too)' });
 }
 
 // A Map, not an object literal: a client's word must never find Object.prototype's members
@@ -99,7 +134,7 @@ export const textParam = (maxLength = 200) =>
       .refine((v) => !CONTROL_CHARS.test(v), CONTROL_CHARS_MESSAGE)
       .transform((v) => v.trim() || undefined),
     // zod cannot express the refinement; the pattern is CONTROL_CHARS negated.
-    { type: 'string', maxLength, pattern: `^${CONTROL_CHARS.source.replace(/^\[/, '[^')}*$` },
+    { type: 'string', maxLength, pattern: patternWithout(CONTROL_CHARS) },
   );
 
 /** Identifiers (ids, slugs): a bounded, URL-safe alphabet. Unknown values simply match nothing. */

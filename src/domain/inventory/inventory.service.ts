@@ -6,8 +6,7 @@ import { Prisma } from '../../generated/prisma/client.js';
 import { exactDecimal, money, type Money } from '../../rules/money.js';
 import { pageWindow, type PageInput } from '../../shared/pagination.js';
 import { validationError } from '../../shared/errors.js';
-import { CONTROL_CHARS, CONTROL_CHARS_MESSAGE } from '../../shared/text.js';
-import { idParam, moneyParam } from '../../shared/validation.js';
+import { declareRule, idParam, moneyParam, withoutControlChars } from '../../shared/validation.js';
 import { VAT_RATES, type VatCategory } from '../../rules/vat.js';
 
 // Stock and prices: views of every product, active or not (the record carries isActive), behind
@@ -46,11 +45,7 @@ export type StockRecord = Prisma.ProductGetPayload<{ select: typeof stockFields 
 export type PriceRecord = Prisma.ProductGetPayload<{ select: typeof priceFields }>;
 
 // SKUs are free text in the catalogue: any printable value up to 100 characters, matched exactly.
-const skuParam = z
-  .string()
-  .min(1, 'must not be empty')
-  .max(100, 'must be at most 100 characters')
-  .refine((v) => !CONTROL_CHARS.test(v), CONTROL_CHARS_MESSAGE);
+const skuParam = withoutControlChars(z.string().min(1, 'must not be empty').max(100, 'must be at most 100 characters'));
 
 export const recordKeyInput = z
   .object({ productId: idParam.optional(), sku: skuParam.optional() })
@@ -110,14 +105,18 @@ const positiveMoney = moneyParam({ positive: true });
 
 const vatRateMessage = `must be one of the VAT rates ${Object.values(VAT_RATES).map(Number).join(', ')}`;
 /** A rate as the client wrote it (0.21, "0.21", 0.210): one of VAT_RATES, compared exactly. */
-const vatRateInput = z.unknown().transform((v, ctx) => {
-  const rate = exactDecimal(v);
-  if (!rate || !Object.values(VAT_RATES).some((r) => rate.equals(r))) {
-    ctx.addIssue({ code: 'custom', message: vatRateMessage });
-    return z.NEVER;
-  }
-  return rate;
-});
+const vatRateInput = declareRule(
+  z.unknown().transform((v, ctx) => {
+    const rate = exactDecimal(v);
+    if (!rate || !Object.values(VAT_RATES).some((r) => rate.equals(r))) {
+      ctx.addIssue({ code: 'custom', message: vatRateMessage });
+      return z.NEVER;
+    }
+    return rate;
+  }),
+  // As a typed client sends them: numbers (a rate's text, "0.21", is taken too).
+  { enum: Object.values(VAT_RATES).map(Number) },
+);
 
 const PRICE_FIELDS = ['price', 'compareAtPrice', 'vatRate'] as const;
 

@@ -4,8 +4,8 @@ import { keyCaller } from '../../context/actor.js';
 import type { ApiContext } from '../../context/context.js';
 import type { Prisma } from '../../generated/prisma/client.js';
 import { validationError } from '../../shared/errors.js';
-import { CONTROL_CHARS_BUT_LINES, CONTROL_CHARS_MESSAGE } from '../../shared/text.js';
-import { enumParam, idParam } from '../../shared/validation.js';
+import { CONTROL_CHARS_BUT_LINES } from '../../shared/text.js';
+import { declareRule, enumParam, HTTP_URL_RULE, idParam, withoutControlChars } from '../../shared/validation.js';
 import { completeClaim, notRecorded, onceForKey } from './idempotency.js';
 import { buyerOf, line, lockProducts, orderById, type OrderOwner } from './orders.service.js';
 import { CANCELLED, checkTransition, orderStatuses, SHIPPED, type Actor, type OrderStatus } from './transitions.js';
@@ -19,10 +19,7 @@ import { CANCELLED, checkTransition, orderStatuses, SHIPPED, type Actor, type Or
 export const MAX_NOTE = 500;
 
 /** A note: lines allowed, other control characters not; blank means none. */
-const noteInput = z
-  .string({ error: 'must be a string' })
-  .max(MAX_NOTE, `must be at most ${MAX_NOTE} characters`)
-  .refine((v) => !CONTROL_CHARS_BUT_LINES.test(v), CONTROL_CHARS_MESSAGE)
+const noteInput = withoutControlChars(z.string({ error: 'must be a string' }).max(MAX_NOTE, `must be at most ${MAX_NOTE} characters`), CONTROL_CHARS_BUT_LINES)
   .transform((v) => v.trim() || null)
   .nullable()
   .optional();
@@ -33,25 +30,36 @@ export type CancelOrderInput = z.output<typeof cancelOrderInput>;
 const TRACKING = ['trackingNumber', 'trackingCarrier', 'trackingUrl'] as const;
 const TRACKING_REQUIRED = ['trackingNumber', 'trackingCarrier'] as const;
 
-const trackingUrl = z
-  .string({ error: 'must be a string' })
-  .max(500, 'must be at most 500 characters')
-  .refine((v) => URL.canParse(v) && /^https?:$/.test(new URL(v).protocol), 'must be an http or https URL')
+const trackingUrl = declareRule(
+  z
+    .string({ error: 'must be a string' })
+    .max(500, 'must be at most 500 characters')
+    .refine((v) => URL.canParse(v) && /^https?:$/.test(new URL(v).protocol), 'must be an http or https URL'),
+  HTTP_URL_RULE,
+)
   .nullable()
   .optional();
 
 // Which tracking fields a change needs depends on the status it moves to, and is judged only once
 // the move itself is allowed (trackingFor): a move that may not be made is the 409 naming the moves
 // that may, not a 400 asking for the tracking of a shipment that cannot happen.
-export const orderStatusInput = z
-  .object({
-    status: enumParam(orderStatuses),
-    trackingNumber: line(100).nullable().optional(),
-    trackingCarrier: line(100).nullable().optional(),
-    trackingUrl,
-    note: noteInput,
-  })
-  .strict();
+export const orderStatusInput = declareRule(
+  z
+    .object({
+      status: enumParam(orderStatuses),
+      trackingNumber: line(100).nullable().optional(),
+      trackingCarrier: line(100).nullable().optional(),
+      trackingUrl,
+      note: noteInput,
+    })
+    .strict(),
+  // trackingFor's rule, declared: the document cannot say it is judged after the move (409 first).
+  {
+    if: { properties: { status: { const: SHIPPED } }, required: ['status'] },
+    then: { required: [...TRACKING_REQUIRED], properties: Object.fromEntries(TRACKING_REQUIRED.map((n) => [n, { type: 'string' }])) },
+    else: { properties: Object.fromEntries(TRACKING.map((n) => [n, { type: 'null' }])) },
+  },
+);
 export type OrderStatusInput = z.output<typeof orderStatusInput>;
 
 const STATUS_CHANGE_MESSAGE = 'Invalid status change';

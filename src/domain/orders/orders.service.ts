@@ -10,7 +10,7 @@ import { Prisma } from '../../generated/prisma/client.js';
 import { MONEY_MAX, toColumn } from '../../rules/money.js';
 import { findPage } from '../../db/direct-reads.js';
 import { pageParams, pageWindow, type PageInput } from '../../shared/pagination.js';
-import { enumParam, idParam } from '../../shared/validation.js';
+import { declareRule, enumParam, idParam, withoutControlChars } from '../../shared/validation.js';
 import { completeClaim, onceForKey } from './idempotency.js';
 import { priceOrder } from './pricing.js';
 import { orderStatuses } from './transitions.js';
@@ -125,12 +125,7 @@ export const shippingAddressInput = z
 const quantityMessage = `must be an integer between 1 and ${MAX_QUANTITY}`;
 const quantityInput = z.number({ error: quantityMessage }).int(quantityMessage).min(1, quantityMessage).max(MAX_QUANTITY, quantityMessage);
 
-const couponCodeInput = z
-  .string({ error: 'must be a string' })
-  .trim()
-  .min(1, 'must not be empty')
-  .max(50, 'must be at most 50 characters')
-  .refine((v) => !CONTROL_CHARS.test(v), CONTROL_CHARS_MESSAGE);
+const couponCodeInput = withoutControlChars(z.string({ error: 'must be a string' }).trim().min(1, 'must not be empty').max(50, 'must be at most 50 characters'));
 
 export const orderItemInput = z
   .object({
@@ -140,7 +135,7 @@ export const orderItemInput = z
   })
   .strict();
 
-export const createOrderInput = z
+export const createOrderInput = declareRule(z
   .object({
     supplierId: idParam,
     items: z
@@ -156,11 +151,8 @@ export const createOrderInput = z
       }),
     addressId: idParam.optional(),
     shippingAddress: shippingAddressInput.optional(),
-    notes: z
-      .string({ error: 'must be a string' })
-      .max(2000, 'must be at most 2000 characters')
-      // Notes may span lines.
-      .refine((v) => !CONTROL_CHARS_BUT_LINES.test(v), CONTROL_CHARS_MESSAGE)
+    // Notes may span lines.
+    notes: withoutControlChars(z.string({ error: 'must be a string' }).max(2000, 'must be at most 2000 characters'), CONTROL_CHARS_BUT_LINES)
       .transform((v) => v.trim() || undefined)
       .optional(),
     couponCode: couponCodeInput.optional(),
@@ -170,7 +162,9 @@ export const createOrderInput = z
     if (v.addressId !== undefined && v.shippingAddress !== undefined) {
       ctx.addIssue({ code: 'custom', path: ['shippingAddress'], message: 'cannot be combined with addressId: send one or the other' });
     }
-  });
+  }),
+  // properties too: a strict validator wants each required name defined beside it.
+  { not: { required: ['addressId', 'shippingAddress'], properties: { addressId: true, shippingAddress: true } } });
 
 export type CreateOrderInput = z.output<typeof createOrderInput>;
 export type ShippingAddress = { [K in keyof z.output<typeof shippingAddressInput>]-?: string | null };

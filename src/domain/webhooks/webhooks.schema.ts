@@ -162,6 +162,7 @@ builder.queryFields((t) => ({
     nullable: true,
     description: 'The deliveries of one of this key’s endpoints, newest first; null when it has no such endpoint',
     args: { id: t.arg.id({ required: true, description: 'The endpoint' }), ...pageArgs, status: t.arg({ type: WebhookDeliveryStatusRef }) },
+    lookupBy: 'id',
     scopes: [MANAGE_WEBHOOKS],
     uncached: true,
     ...withInput(deliveryListInput, (input, ctx) => deliveryPage(ctx, input)),

@@ -7,8 +7,7 @@ import type { CreationStep, RequestContext } from '../../context/context.js';
 import type { Prisma } from '../../generated/prisma/client.js';
 import { AppError, validationError } from '../../shared/errors.js';
 import { pageParams, pageWindow, type PageInput } from '../../shared/pagination.js';
-import { CONTROL_CHARS, CONTROL_CHARS_MESSAGE } from '../../shared/text.js';
-import { enumParam, idParam } from '../../shared/validation.js';
+import { declareRule, enumParam, HTTP_URL_RULE, idParam, withoutControlChars } from '../../shared/validation.js';
 import { MAX_ENDPOINTS, TEST_EVENT, WEBHOOK_EVENT_NAMES, WEBHOOK_EVENTS, type WebhookEventName } from './events.js';
 import { testEventData, writeEvent } from './outbox.js';
 import { MAX_URL_LENGTH, targetProblem } from './targets.js';
@@ -23,15 +22,13 @@ const INVALID = 'Invalid webhook endpoint';
 
 export const endpointInput = z
   .object({
-    url: z.string({ error: 'must be a string' }).trim().min(1, 'must not be empty').max(MAX_URL_LENGTH, `must be at most ${MAX_URL_LENGTH} characters`),
+    // targetProblem's rules a document can state; https-only in production and public addresses it cannot.
+    url: declareRule(z.string({ error: 'must be a string' }).trim().min(1, 'must not be empty').max(MAX_URL_LENGTH, `must be at most ${MAX_URL_LENGTH} characters`), HTTP_URL_RULE),
     events: z
       .array(enumParam(WEBHOOK_EVENT_NAMES), { error: `must be an array of event types (${WEBHOOK_EVENT_NAMES.join(', ')})` })
       .min(1, 'must name at least one event type')
       .transform((names) => [...new Set(names)]),
-    description: z
-      .string({ error: 'must be a string' })
-      .max(MAX_DESCRIPTION, `must be at most ${MAX_DESCRIPTION} characters`)
-      .refine((v) => !CONTROL_CHARS.test(v), CONTROL_CHARS_MESSAGE)
+    description: withoutControlChars(z.string({ error: 'must be a string' }).max(MAX_DESCRIPTION, `must be at most ${MAX_DESCRIPTION} characters`))
       .transform((v) => v.trim() || null)
       .nullable()
       .optional(),
