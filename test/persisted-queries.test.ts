@@ -71,6 +71,29 @@ describe('automatic persisted queries', () => {
     expect(changed.headers.get('etag')).not.toBe(etag);
   });
 
+  it('stores nothing a client sends that fails the rules: a syntax error, a too-deep document, one past the token limit, a mutation without a key', async () => {
+    const deep = `query Deep { ${'categories { items { '.repeat(30)}name${' } }'.repeat(30)} }`;
+    const tokens = `query Tokens { categories { items { ${'name '.repeat(20_000)}} } }`;
+    const refused = ['query { '.repeat(4000), deep, tokens, 'mutation NoKey { createOrder(input: { items: [] }) { id } }'];
+    for (const query of refused) {
+      const hash = sha256(query);
+      const res = await post(a, { query, extensions: persisted(hash) }, ONE_CLIENT);
+      expect(res.status).toBeLessThan(500);
+      expect(res.body.errors.length).toBeGreaterThan(0);
+      expect(res.body.errors[0].extensions.code).not.toBe('INTERNAL_ERROR');
+      expect((await a.sql.query(`SELECT 1 FROM "PersistedQuery" WHERE hash = $1`, [hash])).rowCount).toBe(0);
+    }
+  });
+
+  it('registers 64 documents at once without a deadlock, a 5xx or an INTERNAL_ERROR', async () => {
+    const queries = Array.from({ length: 64 }, (_, i) => `query Parallel${i} { categories { items { name } } }`);
+    const answers = await Promise.all(queries.map((query, i) => post(i % 2 ? a : b, { query, extensions: persisted(sha256(query)) })));
+    for (const res of answers) {
+      expect(res.status).toBe(200);
+      expect(res.body.errors).toBeUndefined();
+    }
+  });
+
   it('refuses a query that does not match its hash, and registers nothing', async () => {
     const wrong = sha256('something else');
     const res = await post(a, { query: CATALOGUE, extensions: persisted(wrong) });

@@ -48,15 +48,37 @@ const notFound = (message = 'PersistedQueryNotFound') => refusal('NOT_FOUND', me
 export interface PersistedQueryStore {
   get(hash: string): Promise<string | null>;
   set(hash: string, document: string): Promise<void>;
+  /** Writes the uses answered from memory since the last flush (eviction is least recently used across instances). */
+  flush(): Promise<void>;
+  close(): Promise<void>;
 }
+
+/** How often the uses answered from an instance's memory are written to the table. */
+const USE_FLUSH_MS = 5_000;
+/** The advisory lock evictions take one at a time: concurrent DELETEs over overlapping rows deadlocked (40P01). */
+const EVICTION_LOCK = 0x5e_0038;
 
 /** PostgreSQL's PersistedQuery table, bounded to `max` rows, with a memory of the documents used lately. */
 export function createPersistedQueryStore(prisma: PrismaClient, max: number): PersistedQueryStore {
   const memory = new LRUCache<string, string>({ maxSize: MEMORY_BYTES, sizeCalculation: (document) => Math.max(1, document.length) });
+  // Hashes answered from memory since the last flush: a use the table must learn, or another
+  // instance's registrations would evict a document this one serves all day.
+  let used = new Set<string>();
+  const flush = async () => {
+    if (used.size === 0) return;
+    const hashes = [...used];
+    used = new Set();
+    await prisma.$executeRaw`UPDATE "PersistedQuery" SET "usedAt" = now() WHERE "hash" = ANY(${hashes}::text[])`;
+  };
+  const timer = setInterval(() => void flush().catch(() => undefined), USE_FLUSH_MS);
+  timer.unref();
   return {
     async get(hash) {
       const known = memory.get(hash);
-      if (known !== undefined) return known;
+      if (known !== undefined) {
+        used.add(hash);
+        return known;
+      }
       // Loading it is a use: it moves to the back of the eviction order.
       const rows = await prisma.$queryRaw<{ document: string }[]>`
         UPDATE "PersistedQuery" SET "usedAt" = now() WHERE "hash" = ${hash} RETURNING "document"`;
@@ -69,11 +91,20 @@ export function createPersistedQueryStore(prisma: PrismaClient, max: number): Pe
       await prisma.$executeRaw`
         INSERT INTO "PersistedQuery" ("hash", "document") VALUES (${hash}, ${document})
         ON CONFLICT ("hash") DO UPDATE SET "usedAt" = now()`;
-      // The bound: everything past the newest `max` goes, the least recently used first.
-      await prisma.$executeRaw`
-        DELETE FROM "PersistedQuery" WHERE "hash" IN (
-          SELECT "hash" FROM "PersistedQuery" ORDER BY "usedAt" DESC, "hash" OFFSET ${max})`;
+      // The bound: everything past the newest `max` goes, the least recently used first. One
+      // eviction at a time (the lock is released with its transaction), so writers cannot deadlock.
+      await prisma.$transaction([
+        prisma.$executeRaw`SELECT pg_advisory_xact_lock(${EVICTION_LOCK}::bigint)`,
+        prisma.$executeRaw`
+          DELETE FROM "PersistedQuery" WHERE "hash" IN (
+            SELECT "hash" FROM "PersistedQuery" ORDER BY "usedAt" DESC, "hash" OFFSET ${max})`,
+      ]);
       memory.set(hash, document);
+    },
+    flush,
+    async close() {
+      clearInterval(timer);
+      await flush();
     },
   };
 }
@@ -90,8 +121,12 @@ function persistedQueryOf(params: GraphQLParams): { sha256Hash: string } | null 
 }
 
 export function useAutomaticPersistedQueries(store: PersistedQueryStore): Plugin {
+  // A query sent with its hash waits here until it has passed every rule of the pipeline (parsed
+  // within the token limit, validated, costed, for this caller) and run: only then is it stored,
+  // so junk, a refused document or one this caller may not run never takes a row.
+  const pending = new WeakMap<object, { hash: string; query: string }>();
   return {
-    async onParams({ params, setParams }) {
+    async onParams({ params, setParams, context }) {
       const persisted = persistedQueryOf(params);
       if (!persisted) return;
       if (params.query === undefined || params.query === null || params.query === '') {
@@ -107,7 +142,19 @@ export function useAutomaticPersistedQueries(store: PersistedQueryStore): Plugin
       if (createHash('sha256').update(params.query, 'utf8').digest('hex') !== persisted.sha256Hash) {
         throw refusal('VALIDATION_ERROR', 'PersistedQueryMismatch', 400, { sha256Hash: 'is not the SHA-256 of the query sent' });
       }
-      await store.set(persisted.sha256Hash, params.query);
+      pending.set(context, { hash: persisted.sha256Hash, query: params.query });
+    },
+    onExecute({ args }) {
+      const registration = pending.get(args.contextValue as object);
+      if (!registration) return;
+      pending.delete(args.contextValue as object);
+      return {
+        async onExecuteDone({ result }) {
+          // Executed with data: every rule passed for this caller (a refused mutation answers data null).
+          if (!('data' in result) || result.data === null || result.data === undefined) return;
+          await store.set(registration.hash, registration.query);
+        },
+      };
     },
   };
 }
