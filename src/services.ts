@@ -1,3 +1,4 @@
+import type { Plugin as YogaPlugin } from 'graphql-yoga';
 import type { IncomingMessage } from 'node:http';
 import type { Registry } from 'prom-client';
 import { createKeyCache } from './auth/key-cache.js';
@@ -87,7 +88,7 @@ export async function createServices(deps: ServiceDeps) {
   const settings: Settings = { ...deps, directUrl: deps.directUrl ?? deps.databaseUrl };
   const { prisma, directUrl, logger, config } = settings;
   // Before anything opens: a start missing its documents fails with nothing to release.
-  const persisted = persistedDocuments(config, prisma);
+  const { plugin: persisted, close: closePersisted } = persistedDocuments(config, prisma);
   const overload = createOverloadLog(logger);
   const maskError = createMaskError(logger, overload);
   const store = await openRateLimitStore(settings);
@@ -114,6 +115,8 @@ export async function createServices(deps: ServiceDeps) {
     await reads.close();
     await callers.lastUsed.stop();
     await closeContexts();
+    // The uses counted since the last flush are written, so eviction keeps them.
+    await closePersisted();
     if (!deps.usage) await callers.usage.stop();
     if (!deps.rateLimitStore) await store.close();
   };
@@ -124,10 +127,13 @@ export async function createServices(deps: ServiceDeps) {
 }
 
 /** Trusted documents only, or automatic persisted queries (src/pipeline/graphql-persisted.ts). */
-function persistedDocuments(config: Config, prisma: PrismaClient) {
-  return config.PERSISTED_ONLY
-    ? useTrustedDocuments(loadTrustedDocuments(config.PERSISTED_DOCUMENTS ?? failStart('PERSISTED_ONLY=true needs PERSISTED_DOCUMENTS (the manifest path)')))
-    : useAutomaticPersistedQueries(createPersistedQueryStore(prisma, config.PERSISTED_QUERIES_MAX));
+function persistedDocuments(config: Config, prisma: PrismaClient): { plugin: YogaPlugin; close: () => Promise<void> } {
+  if (config.PERSISTED_ONLY) {
+    const manifest = config.PERSISTED_DOCUMENTS ?? failStart('PERSISTED_ONLY=true needs PERSISTED_DOCUMENTS (the manifest path)');
+    return { plugin: useTrustedDocuments(loadTrustedDocuments(manifest)), close: async () => undefined };
+  }
+  const store = createPersistedQueryStore(prisma, config.PERSISTED_QUERIES_MAX);
+  return { plugin: useAutomaticPersistedQueries(store), close: () => store.close() };
 }
 
 function failStart(message: string): never {
