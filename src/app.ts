@@ -5,7 +5,7 @@ import { IDEMPOTENCY_HEADER } from './domain/orders/idempotency.js';
 import { schema } from './domain/schema.js';
 import { corsOptions } from './http/cors.js';
 import { createGraphiQLSchemaHandler, graphiqlOptions, renderLocalGraphiQL, serveGraphiQLAsset } from './http/graphiql.js';
-import { createGraphqlWebSocket, type GraphqlWebSocket, type WebSocketSettings } from './http/websocket.js';
+import { createGraphqlWebSocket, type GraphqlWebSocket, type WebSocketSettings } from './pipeline/websocket.js';
 import { createDocsHandler } from './openapi/serve.js';
 import { graphqlMethodNotAllowed } from './pipeline/graphql-errors.js';
 import { graphqlHardening, graphqlLimitsFrom } from './pipeline/graphql-limits.js';
@@ -27,7 +27,7 @@ export interface ServerContext extends RequestState {
   res?: ServerResponse;
 }
 
-/** The app, and its GraphQL WebSocket server (src/http/websocket.ts: attachWebSocket puts it on an HTTP server). */
+/** The app, and its GraphQL WebSocket server (src/pipeline/websocket.ts: attachWebSocket puts it on an HTTP server). */
 export type App = YogaServerInstance<ServerContext, ApiContext> & { readonly websocket: GraphqlWebSocket };
 
 /**
@@ -41,7 +41,7 @@ export async function startApp(deps: ServiceDeps & { websocket?: Partial<WebSock
 /**
  * Declares the whole HTTP surface over the built services: /graphql (with GraphiQL) and the REST
  * adapter under /api, both behind one gate (authentication, rate limits), and the routes beside
- * them, and GraphQL over WebSocket on /graphql (src/http/websocket.ts). `app.dispose()` closes
+ * them, and GraphQL over WebSocket on /graphql (src/pipeline/websocket.ts). `app.dispose()` closes
  * the WebSocket connections, then the services.
  */
 export function createApp(services: Services, websocketSettings?: Partial<WebSocketSettings>): App {

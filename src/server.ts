@@ -3,7 +3,7 @@ import net from 'node:net';
 import type { App } from './app.js';
 import { ConfigError, loadConfig, type Config } from './config/config.js';
 import { DatabaseUrlError, openDatabase } from './db/database.js';
-import { attachWebSocket } from './http/websocket.js';
+import { attachWebSocket } from './pipeline/websocket.js';
 import { createHttpServer } from './pipeline/request-target.js';
 import { createLogger, writeBesideLogs, type Logger } from './config/logger.js';
 import { recordServerAddress } from './config/running-server.js';

@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import type { KeyCaller } from '../context/actor.js';
 import { isDatabaseUnavailable, type PrismaClient } from '../db/prisma.js';
 import type { Logger } from '../config/logger.js';
-import { anonymousBucket } from '../ratelimit/policy.js';
+import { anonymousBucket } from '../shared/client-ip.js';
 import { AppError, causeOf } from '../shared/errors.js';
 
 // The places of a key's open subscription streams, counted across every instance

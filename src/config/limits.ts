@@ -175,7 +175,7 @@ export const LIMITS = deepFreeze({
   },
 
   /**
-   * GraphQL over WebSocket (graphql-ws, src/http/websocket.ts): the sockets one process holds, in
+   * GraphQL over WebSocket (graphql-ws, src/pipeline/websocket.ts): the sockets one process holds, in
    * all and from one client (so that one client cannot take them all), and the operations one socket
    * runs at once. Each operation is also a request (the request limit above) and each subscription
    * a stream (subscriptions.perKey).
@@ -199,7 +199,7 @@ export const LIMITS = deepFreeze({
 
 /**
  * The bounds of one GraphQL WebSocket connection that are sizes and times rather than counts
- * (src/http/websocket.ts): a message larger than `messageBytes` closes the socket (1009, as the
+ * (src/pipeline/websocket.ts): a message larger than `messageBytes` closes the socket (1009, as the
  * WebSocket protocol has it: the same 1 MiB a /graphql POST body may have); `connection_init` must
  * come within `connectionInitMs` of the handshake (else 4408); the server pings every
  * `keepAliveMs` and drops a peer that has not answered the previous ping by the next one.

@@ -210,7 +210,7 @@ export function graphiqlOptions(anonymousPerMinute: number): GraphiQLOptions {
     defaultEditorToolsVisibility: 'headers',
     shouldPersistHeaders: false,
     introspectionQueryName: SCHEMA_LOAD_NAME,
-    // Subscriptions over the WebSocket (src/http/websocket.ts), which takes the Headers pane's key.
+    // Subscriptions over the WebSocket (src/pipeline/websocket.ts), which takes the Headers pane's key.
     subscriptionsProtocol: 'WS',
   };
 }

@@ -37,7 +37,7 @@ export interface AnsweredRequest {
   fields?: Record<string, unknown>;
 }
 
-/** Writes the access log line and the request metrics of an answered request (over HTTP, or a WebSocket's, src/http/websocket.ts). */
+/** Writes the access log line and the request metrics of an answered request (over HTTP, or a WebSocket's, src/pipeline/websocket.ts). */
 export function recordRequest({ logger, metrics }: Pick<ObserveDeps, 'logger' | 'metrics'>, answered: AnsweredRequest): void {
   const { requestId, method, path, route, status, seconds, fields } = answered;
   metrics.httpRequests.inc({ route, method, status: String(status) });

@@ -21,7 +21,7 @@ import { useRoute, useRouteAnswer } from './route-table.js';
 // stage alone.
 //
 // A GraphQL request (/graphql) walks every stage; so does each operation sent over a GraphQL
-// WebSocket, which src/http/websocket.ts sends through the app as such a request. A REST call
+// WebSocket, which src/pipeline/websocket.ts sends through the app as such a request. A REST call
 // (/api/*) is answered at `answer` by the REST adapter (src/rest/router.ts), which runs its
 // route's operation through Yoga's enveloped pipeline: of the stages after `answer` it meets those
 // that act on an operation (the variables' check of document rules, cache headers, cost, execute,

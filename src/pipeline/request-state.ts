@@ -51,7 +51,7 @@ export interface Admission {
 
 export interface RequestState {
   /**
-   * Set by the WebSocket face (src/http/websocket.ts) on an operation it sends through the app as
+   * Set by the WebSocket face (src/pipeline/websocket.ts) on an operation it sends through the app as
    * a request: it came over a GraphQL WebSocket connection. Absent for a request made over HTTP.
    */
   transport?: 'websocket';

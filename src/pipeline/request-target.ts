@@ -25,7 +25,7 @@ function parses(url: string): URL | undefined {
   }
 }
 
-/** Normalises the request in place; an error when it cannot be served at all (a WebSocket handshake's too, src/http/websocket.ts). */
+/** Normalises the request in place; an error when it cannot be served at all (a WebSocket handshake's too, src/pipeline/websocket.ts). */
 export function normaliseRequestTarget(req: IncomingMessage): AppError | undefined {
   // An empty Host is what a client sends for a target without authority: as if absent.
   if (req.headers.host === '') delete req.headers.host;

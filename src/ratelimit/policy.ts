@@ -1,6 +1,6 @@
-import ipaddr from 'ipaddr.js';
 import type { Caller, KeyCaller, Plan } from '../context/actor.js';
 import { LIMITS } from '../config/limits.js';
+import { anonymousBucket } from '../shared/client-ip.js';
 import { PLAN_LIMITS } from './plans.js';
 import type { RateLimitDecision } from './store.js';
 
@@ -41,15 +41,7 @@ export function invalidKeyRateLimitPolicy(ip: string): RateLimitPolicy {
   return { name: INVALID_KEYS_POLICY, bucket: `badkey:${anonymousBucket(ip)}`, limit: row.max, windowMs: row.windowMs };
 }
 
-/**
- * The anonymous bucket of an address. An IPv6 client usually holds a whole /64, so the /64 is
- * the client; one bucket per address would let it pick a fresh one for every request.
- */
-export function anonymousBucket(ip: string): string {
-  if (!ipaddr.IPv6.isValid(ip) || ipaddr.IPv4.isValid(ip)) return `ip:${ip}`;
-  const parts = ipaddr.IPv6.parse(ip).parts.slice(0, 4);
-  return `ip6:${parts.map((p) => p.toString(16)).join(':')}::/64`;
-}
+export { anonymousBucket };
 
 /** No key, or an invalid one: the client IP's anonymous bucket. A valid key: that key's own bucket. */
 export function rateLimitPolicy(caller: Caller, config: PolicyConfig): RateLimitPolicy {

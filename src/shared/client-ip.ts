@@ -1,3 +1,4 @@
+import ipaddr from 'ipaddr.js';
 import { isIP } from 'node:net';
 import proxyaddr from 'proxy-addr';
 
@@ -116,4 +117,14 @@ export function normalizeIp(addr: string): string {
     return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
   }
   return canonical;
+}
+
+/**
+ * The anonymous bucket of an address. An IPv6 client usually holds a whole /64, so the /64 is
+ * the client; one bucket per address would let it pick a fresh one for every request.
+ */
+export function anonymousBucket(ip: string): string {
+  if (!ipaddr.IPv6.isValid(ip) || ipaddr.IPv4.isValid(ip)) return `ip:${ip}`;
+  const parts = ipaddr.IPv6.parse(ip).parts.slice(0, 4);
+  return `ip6:${parts.map((p) => p.toString(16)).join(':')}::/64`;
 }

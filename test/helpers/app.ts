@@ -7,7 +7,7 @@ import { afterAll, expect, inject } from 'vitest';
 import { startApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config/config.js';
 import { createPrisma, type DbTimeouts } from '../../src/db/prisma.js';
-import { attachWebSocket, type WebSocketSettings } from '../../src/http/websocket.js';
+import { attachWebSocket, type WebSocketSettings } from '../../src/pipeline/websocket.js';
 import { createHttpServer } from '../../src/pipeline/request-target.js';
 import type { RateLimitStore } from '../../src/ratelimit/store.js';
 import { createLogger, type Logger } from '../../src/config/logger.js';

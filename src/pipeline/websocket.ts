@@ -5,11 +5,11 @@ import { CloseCode, handleProtocols, makeServer, type Context, type ExecutionRes
 import { Repeater } from 'graphql-yoga';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { LIMITS, WEBSOCKET_BOUNDS } from '../config/limits.js';
-import type { Gate } from '../pipeline/gate.js';
-import { recordRequest, requestIdOf, type ObserveDeps } from '../pipeline/observe.js';
-import type { RequestState } from '../pipeline/request-state.js';
-import { createHttpServer, endWithError, normaliseRequestTarget } from '../pipeline/request-target.js';
-import { anonymousBucket } from '../ratelimit/policy.js';
+import type { Gate } from './gate.js';
+import { recordRequest, requestIdOf, type ObserveDeps } from './observe.js';
+import type { RequestState } from './request-state.js';
+import { createHttpServer, endWithError, normaliseRequestTarget } from './request-target.js';
+import { anonymousBucket } from '../shared/client-ip.js';
 import { AppError, INTERNAL_MESSAGE, serviceUnavailable, validationError } from '../shared/errors.js';
 
 // GraphQL over WebSocket on /graphql, beside SSE: graphql-ws's protocol (subprotocol
