@@ -141,6 +141,31 @@ describe('automatic persisted queries', () => {
     expect(anonymous.headers.get('cache-control') ?? '').not.toMatch(/public/);
   });
 
+  it('registers 64 documents at once on two instances with the table full (each one evicts): no deadlock, no 5xx, no INTERNAL_ERROR', async () => {
+    const FULL = 1000;
+    const env = { PERSISTED_QUERIES_MAX: String(FULL) };
+    const one = await startTestApp({ env });
+    const two = await startTestApp({ url: one.url, env });
+    try {
+      // The table full, as a flood of earlier registrations leaves it: every registration below evicts.
+      await one.sql.query(
+        `INSERT INTO "PersistedQuery" (hash, document) SELECT md5('filler' || g) || md5('x' || g), 'query Filler' || g || ' { __typename }' FROM generate_series(1, $1::int) g`,
+        [FULL],
+      );
+      const queries = Array.from({ length: 64 }, (_, i) => `query Full${i} { categories { items { name } } }`);
+      const answers = await Promise.all(
+        queries.map((query, i) => post(i % 2 ? one : two, { query, extensions: persisted(sha256(query)) }, { 'x-forwarded-for': `10.201.0.${i + 1}` })),
+      );
+      const seen = answers.map((res) => `${res.status} ${JSON.stringify(res.body.errors ?? null)}`);
+      expect(seen).toEqual(Array(64).fill('200 null'));
+      const { rows } = await one.sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM "PersistedQuery"`);
+      expect(rows[0]!.n).toBeLessThanOrEqual(FULL);
+    } finally {
+      await two.close();
+      await one.close();
+    }
+  });
+
   it('keeps at most PERSISTED_QUERIES_MAX documents, evicting the least recently used', async () => {
     const small = await startTestApp({ env: { PERSISTED_QUERIES_MAX: '2' } });
     try {
