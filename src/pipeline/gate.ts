@@ -101,23 +101,28 @@ export function createGate(deps: GateDeps) {
   const refused = new LRUCache<string, true>({ max: REMEMBERED_KEYS, ttl: REFUSED_MS });
   const policyOf = (caller: Caller) => rateLimitPolicy(caller, deps.policy);
 
+  const hit = async (policy: RateLimitPolicy): Promise<RateLimitOutcome> => ({ policy, decision: await deps.store.hit(policy.bucket, policy.limit, policy.windowMs) });
+
+  /** The 429 of a bucket over its limit (counted as a rejection by its policy's name). */
+  function overLimit(rateLimit: RateLimitOutcome, face: Face): Response {
+    const { policy } = rateLimit;
+    const retryAfter = secondsUntil(rateLimit.decision.resetAt, now());
+    deps.onRejected?.(policy.name);
+    return refusal(face, rateLimited(limitExceededMessage(policy, retryAfter), retryAfter), rateLimitHeaders(rateLimit, now()));
+  }
+
   /**
    * Charges `caller`'s bucket: what it said, and the refusal when it is over its limit. A
    * publishable key's visitor bucket is charged first, and a visitor over it is refused without
    * spending the key's own; the outcome named is the refusing bucket, else the one nearer its limit.
    */
   async function charge(caller: Caller, face: Face): Promise<{ rateLimit: RateLimitOutcome; over?: Response }> {
-    const hit = async (policy: RateLimitPolicy): Promise<RateLimitOutcome> => ({ policy, decision: await deps.store.hit(policy.bucket, policy.limit, policy.windowMs) });
     const visitor = caller.kind === 'key' && caller.publishable ? await hit(visitorRateLimitPolicy(caller, deps.policy)) : undefined;
     let rateLimit = visitor?.decision.allowed === false ? visitor : await hit(policyOf(caller));
     if (visitor && rateLimit !== visitor && rateLimit.decision.allowed && share(visitor) < share(rateLimit)) rateLimit = visitor;
     // Only a valid key's requests are its usage.
     if (caller.kind === 'key') deps.onKeyCounted?.(caller.keyId, !rateLimit.decision.allowed);
-    if (rateLimit.decision.allowed) return { rateLimit };
-    const { policy } = rateLimit;
-    const retryAfter = secondsUntil(rateLimit.decision.resetAt, now());
-    deps.onRejected?.(policy.name);
-    return { rateLimit, over: refusal(face, rateLimited(limitExceededMessage(policy, retryAfter), retryAfter), rateLimitHeaders(rateLimit, now())) };
+    return rateLimit.decision.allowed ? { rateLimit } : { rateLimit, over: overLimit(rateLimit, face) };
   }
 
   return {
@@ -138,11 +143,9 @@ export function createGate(deps: GateDeps) {
       const invalidKeys = invalidKeyRateLimitPolicy(anonymous.ip);
       /** Refused with `error`, charged to the client's invalid-key bucket (its own 429 when that is over). */
       const refuseCharged = async (error: AppError): Promise<GateVerdict> => {
-        const rateLimit = { policy: invalidKeys, decision: await deps.store.hit(invalidKeys.bucket, invalidKeys.limit, invalidKeys.windowMs) };
-        if (rateLimit.decision.allowed) return { admission: { rateLimit, revision }, refused: refusal(face, error, rateLimitHeaders(rateLimit, now())) };
-        const retryAfter = secondsUntil(rateLimit.decision.resetAt, now());
-        deps.onRejected?.(invalidKeys.name);
-        return { admission: { rateLimit, revision }, refused: refusal(face, rateLimited(limitExceededMessage(invalidKeys, retryAfter), retryAfter), rateLimitHeaders(rateLimit, now())) };
+        const rateLimit = await hit(invalidKeys);
+        const refused = rateLimit.decision.allowed ? refusal(face, error, rateLimitHeaders(rateLimit, now())) : overLimit(rateLimit, face);
+        return { admission: { rateLimit, revision }, refused };
       };
       let key: string | null;
       try {
