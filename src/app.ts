@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createYoga, type YogaServerInstance } from 'graphql-yoga';
+import { tracingOf } from './config/config.js';
 import type { ApiContext } from './context/context.js';
 import { IDEMPOTENCY_HEADER } from './domain/orders/idempotency.js';
 import { schema } from './domain/schema.js';
@@ -87,7 +88,7 @@ export function createApp(services: Services): App {
     plugins: [
       // The request's stages, in their order (src/pipeline/pipeline.ts).
       ...requestPipeline({
-        observe: { logger, metrics, routeOf: (url) => routeOf(url.pathname) },
+        observe: { logger, metrics, routeOf: (url) => routeOf(url.pathname), tracing: tracingOf(config) !== undefined },
         routes,
         gate,
         hardening,

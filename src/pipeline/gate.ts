@@ -1,3 +1,4 @@
+import type { Attributes } from '@opentelemetry/api';
 import { LRUCache } from 'lru-cache';
 import { hashApiKey } from '../auth/key-check.js';
 import { invalidKey, presentedKey } from './presented-key.js';
@@ -17,6 +18,7 @@ import {
 import type { RateLimitStore } from '../ratelimit/store.js';
 import { errorResponse } from '../rest/envelope.js';
 import { graphqlErrorResponse } from './graphql-errors.js';
+import { inSpan } from '../tracing/spans.js';
 
 // The gate every /api and /graphql request passes before anything else: who is calling
 // (authentication), which bucket pays (rate limiting), and the headers that say so. Both
@@ -188,6 +190,17 @@ export function createGate(deps: GateDeps) {
 
 export type Gate = ReturnType<typeof createGate>;
 
+/** What a trace shows of the gate's verdict: who called, the bucket charged, the refusal; never the key. */
+const verdictAttributes = ({ admission, refused }: GateVerdict): Attributes => ({
+  'gate.caller.kind': admission.actor?.kind ?? 'refused',
+  ...(admission.rateLimit && {
+    'gate.ratelimit.policy': admission.rateLimit.policy.name,
+    'gate.ratelimit.bucket': admission.rateLimit.policy.bucket,
+    'gate.ratelimit.allowed': admission.rateLimit.decision.allowed,
+  }),
+  ...(refused && { 'gate.refused.status': refused.status }),
+});
+
 /**
  * The gate stage: a request to a metered route is admitted (its admission kept on its state, the
  * one place it is written) or refused; every answer of a metered route gets its bucket's headers.
@@ -197,7 +210,12 @@ export function useGate(gate: Gate, table: readonly HttpRoute[]): Plugin {
     async onRequest({ request, url, serverContext, endResponse }) {
       const state = serverContext as RequestState;
       if (!state.route || !isMetered(state.route, request, url)) return;
-      const { admission, refused } = await gate.admit(request, state, state.route.face);
+      const face = state.route.face;
+      const { admission, refused } = await inSpan('gate admit', {}, async (span) => {
+        const verdict = await gate.admit(request, state, face);
+        span.setAttributes(verdictAttributes(verdict));
+        return verdict;
+      });
       state.admission = admission;
       if (refused) endResponse(refused);
     },

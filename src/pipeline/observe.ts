@@ -4,8 +4,10 @@ import type { RequestState } from './request-state.js';
 import { API_VERSION } from '../rest/envelope.js';
 import type { Logger } from '../config/logger.js';
 import type { Metrics } from '../http/metrics.js';
+import { createRequestSpans } from './request-spans.js';
 
-// Request ids, access logs, request metrics and common headers for every request the app answers.
+// Request ids, access logs, request metrics and common headers for every request the app answers;
+// with tracing on, its span (./request-spans.ts).
 
 /** Accepted from the client when short and plain; anything else is replaced by our own. */
 const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:@-]{1,128}$/;
@@ -20,11 +22,15 @@ export interface ObserveDeps {
   metrics: Metrics;
   /** A low-cardinality name for the path: the route pattern, e.g. /api/products/:slug. */
   routeOf: (url: URL) => string;
+  /** Tracing is on (OTEL_*, src/tracing/sdk.ts): each request gets its span, named by its route. */
+  tracing?: boolean;
 }
 
 /** The first plugin: the request's id and arrival time go on its state (its server context). */
-export function useObservability({ logger, metrics, routeOf }: ObserveDeps): Plugin {
+export function useObservability({ logger, metrics, routeOf, tracing }: ObserveDeps): Plugin {
+  const spans = tracing ? createRequestSpans() : undefined;
   return {
+    ...spans?.plugin,
     onRequest({ request, serverContext }) {
       const state = serverContext as RequestState;
       state.startedAt = process.hrtime.bigint();
@@ -44,9 +50,10 @@ export function useObservability({ logger, metrics, routeOf }: ObserveDeps): Plu
       const labels = { route, method: request.method, status: String(response.status) };
       metrics.httpRequests.inc(labels);
       metrics.httpDuration.observe({ route, method: request.method }, seconds);
+      const traced = spans?.answered(request, route, response.status, requestId);
       // No query string and no headers in the log: they may carry search terms or keys.
       logger.info(
-        { requestId, method: request.method, path: url.pathname.slice(0, 200), route, status: response.status, ms: Math.round(seconds * 1000) },
+        { requestId, method: request.method, path: url.pathname.slice(0, 200), route, status: response.status, ms: Math.round(seconds * 1000), ...traced },
         'request',
       );
     },
