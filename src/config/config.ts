@@ -39,6 +39,12 @@ const postgresUrl = z
     error: (issue) => `must be a postgresql:// or postgres:// URL (postgresql://user:pass@host:5432/db), not ${new URL(issue.input as string).protocol}//`,
   });
 
+/** An http:// or https:// URL (`collector:4318` parses as a URL of scheme `collector:`). */
+const httpUrl = z
+  .string()
+  .url()
+  .refine((url) => !URL.canParse(url) || ['http:', 'https:'].includes(new URL(url).protocol), { error: 'must be an http:// or https:// URL (http://collector:4318)' });
+
 const envSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   PORT: z.coerce.number().int().min(0).max(65535).default(4000),
@@ -198,9 +204,9 @@ const envSchema = z.object({
   // of tracing nothing; the exporter's and the batch processor's finer ones (headers, timeouts,
   // OTEL_BSP_*, OTEL_RESOURCE_ATTRIBUTES) are read by the SDK itself.
   /** The collector's OTLP/HTTP base URL: traces go to its /v1/traces. */
-  OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),
+  OTEL_EXPORTER_OTLP_ENDPOINT: httpUrl.optional(),
   /** The full URL traces are sent to, used as given; wins over OTEL_EXPORTER_OTLP_ENDPOINT. */
-  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: z.string().url().optional(),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: httpUrl.optional(),
   /** `none` turns tracing off with an endpoint set; OTLP over HTTP (JSON) is the one exporter. */
   OTEL_TRACES_EXPORTER: z.enum(['otlp', 'none']).default('otlp'),
   OTEL_SDK_DISABLED: flag.default(false),
