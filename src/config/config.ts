@@ -201,8 +201,8 @@ const envSchema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   // OpenTelemetry's own variables (its SDK's specification): tracing is on once an OTLP endpoint is
   // set, unless disabled. Those that decide it are checked here, so a typo fails the start instead
-  // of tracing nothing; the exporter's and the batch processor's finer ones (headers, timeouts,
-  // OTEL_BSP_*, OTEL_RESOURCE_ATTRIBUTES) are read by the SDK itself.
+  // of tracing nothing; the finer ones (OTEL_EXPORTER_OTLP_HEADERS, OTEL_EXPORTER_OTLP_TIMEOUT,
+  // OTEL_BSP_SCHEDULE_DELAY, OTEL_BSP_MAX_QUEUE_SIZE, OTEL_RESOURCE_ATTRIBUTES) are read by the SDK itself.
   /** The collector's OTLP/HTTP base URL: traces go to its /v1/traces. */
   OTEL_EXPORTER_OTLP_ENDPOINT: httpUrl.optional(),
   /** The full URL traces are sent to, used as given; wins over OTEL_EXPORTER_OTLP_ENDPOINT. */
