@@ -227,6 +227,21 @@ describe('with OTEL_EXPORTER_OTLP_ENDPOINT set', () => {
     expect(otlp.bodies.join('\n')).not.toContain(madeUp.slice(8));
   });
 
+  it('starts a trace of its own for a traceparent it cannot read, and answers as always', async () => {
+    for (const [i, given] of [`00-${'g'.repeat(32)}-${hex(8)}-01`, `00-${'0'.repeat(32)}-${hex(8)}-01`, 'x'.repeat(2000)].entries()) {
+      const res = await app.get('/api/categories', { headers: { traceparent: given, tracestate: '=,'.repeat(300), 'x-request-id': `traced-odd-${i}` } });
+      expect(res.status).toBe(200);
+      const server = await eventually(
+        'the span',
+        async () => otlp.spans.find((s) => s.kind === 2 && s.attributes['marketplace.request_id'] === `traced-odd-${i}`),
+        (s) => s !== undefined,
+        15_000,
+      );
+      expect(server!.parentSpanId).toBeUndefined();
+      expect(server!.traceId).not.toBe('0'.repeat(32));
+    }
+  });
+
   it('names a GraphQL request by its operation, with parse, validate and execute under it', async () => {
     const traceId = hex(16);
     const res = await app.get('/graphql', {

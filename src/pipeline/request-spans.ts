@@ -15,7 +15,7 @@ import type { RequestState } from './request-state.js';
 type Instrumentation = NonNullable<Plugin['instrumentation']>;
 type Wrapped = () => Promise<void> | void;
 
-/** Ends `span` once `outcome` settles (at once when it is no promise). */
+/** Runs `run`, and ends `span` once what it answers settles (at once when it is no promise). */
 function endWhenSettled(span: Span, run: Wrapped): Promise<void> | void {
   let outcome: Promise<void> | void;
   try {
@@ -25,8 +25,9 @@ function endWhenSettled(span: Span, run: Wrapped): Promise<void> | void {
     span.end();
     throw error;
   }
-  if (!(outcome instanceof Promise)) return void span.end();
-  return outcome.finally(() => span.end());
+  // Yoga's phases answer a value, a promise, or a promise-like of their own making.
+  if (typeof (outcome as PromiseLike<void> | undefined)?.then !== 'function') return void span.end();
+  return Promise.resolve(outcome).finally(() => span.end());
 }
 
 /** `wrapped` in a child span of the active one, named `name`. */
