@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createYoga, type YogaServerInstance } from 'graphql-yoga';
+import { tracingOf } from './config/config.js';
 import type { ApiContext } from './context/context.js';
 import { IDEMPOTENCY_HEADER } from './domain/orders/idempotency.js';
 import { schema } from './domain/schema.js';
@@ -60,7 +61,7 @@ export function createApp(services: Services, websocketSettings?: Partial<WebSoc
   });
   const routeOf = createRouteNamer(routes, restRoutes.map((r) => r.path));
   const hardening = graphqlHardening(config);
-  const observe = { logger, metrics, routeOf: (url: URL) => routeOf(url.pathname) };
+  const observe = { logger, metrics, routeOf: (url: URL) => routeOf(url.pathname), tracing: tracingOf(config) !== undefined };
   const cors = corsOptions(config.CORS_ORIGINS);
 
   const yoga = createYoga<ServerContext, ApiContext>({

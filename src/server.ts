@@ -1,7 +1,7 @@
 import cluster from 'node:cluster';
 import net from 'node:net';
 import type { App } from './app.js';
-import { ConfigError, loadConfig, type Config } from './config/config.js';
+import { ConfigError, loadConfig, tracingOf, type Config } from './config/config.js';
 import { DatabaseUrlError, openDatabase } from './db/database.js';
 import { attachWebSocket } from './pipeline/websocket.js';
 import { createHttpServer } from './pipeline/request-target.js';
@@ -22,7 +22,7 @@ class StartupError extends Error {}
 
 async function main() {
   const config = loadConfig();
-  const logger = createLogger(config.LOG_LEVEL, config.NODE_ENV);
+  const logger = createLogger(config.LOG_LEVEL, config.NODE_ENV, { traceIds: tracingOf(config) !== undefined });
   // A worker of several (WEB_CONCURRENCY): the primary has done the start-up work below.
   if (cluster.isWorker) return serveAsWorker(config, logger);
   const single = config.WEB_CONCURRENCY === 1;
@@ -43,9 +43,11 @@ async function main() {
   });
   const { createPrisma, configuredTimeouts, migrate, MigrationError } = await modules;
   const prisma = createPrisma({ url: db.url, poolMax: single ? config.DB_POOL_MAX : 1, timeouts: configuredTimeouts(config) });
+  let stopTracing = async (): Promise<void> => undefined;
   const closeData = async () => {
     await prisma.$disconnect();
     await db.close();
+    await stopTracing();
   };
 
   let demoKey: DemoKey | undefined;
@@ -67,6 +69,7 @@ async function main() {
       const { key } = await createApiKey(system, { owner: DEMO_KEY_OWNER, plan: 'PRO', scopes, name: 'demo key (first start)' });
       demoKey = { key, owner: DEMO_KEY_OWNER, scopes };
     }
+    if (appModule) stopTracing = await startTracingIfSet(config, logger);
     if (appModule) app = await (await appModule).startApp({ prisma, databaseUrl: db.url, directUrl: db.directUrl, logger, config, stopping: shutdownBegun.signal });
     await closeServer(reserved.server);
   } catch (error) {
@@ -190,9 +193,11 @@ async function serveAsWorker(config: Config, baseLogger: Logger) {
   const logger = baseLogger.child({ worker: index, pid: process.pid });
   const prisma = createPrisma({ url: databaseUrl, poolMax: config.DB_POOL_MAX, timeouts: configuredTimeouts(config) });
   const store = config.REDIS_URL ? undefined : new ClusterRateLimitStore();
+  const stopTracing = await startTracingIfSet(config, logger);
   const closeData = async () => {
     await store?.close();
     await prisma.$disconnect();
+    await stopTracing();
   };
   let app: App;
   try {
@@ -213,6 +218,21 @@ async function serveAsWorker(config: Config, baseLogger: Logger) {
   // PORT is the port the primary resolved.
   await serve(app, { port: config.PORT, host: config.HOST, logger, closeData, stoppedMessage: 'worker stopped' });
   process.send!(LISTENING);
+}
+
+/**
+ * OpenTelemetry's SDK (src/tracing/sdk.ts) in a process that serves requests, when OTEL_* sets
+ * an endpoint; not even loaded otherwise. Answers its shutdown, which sends the spans still
+ * batched: run after the last request and the last statement.
+ */
+async function startTracingIfSet(config: Config, logger: Logger): Promise<() => Promise<void>> {
+  const settings = tracingOf(config);
+  if (!settings) return async () => undefined;
+  const { startTracing } = await import('./tracing/sdk.js');
+  const tracing = startTracing(settings, logger);
+  // The collector's host only: its URL may carry a token.
+  logger.info({ collector: new URL(settings.tracesUrl).host, service: settings.serviceName, sampler: settings.sampler }, 'tracing: spans are sent over OTLP');
+  return () => tracing.shutdown();
 }
 
 /** What migrates the database and opens a pool on it, imported in parallel with starting it. */

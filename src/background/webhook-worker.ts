@@ -1,3 +1,5 @@
+import { SpanKind, SpanStatusCode, type Attributes } from '@opentelemetry/api';
+import { ATTR_ERROR_TYPE, ATTR_HTTP_REQUEST_METHOD, ATTR_HTTP_RESPONSE_STATUS_CODE, ATTR_SERVER_ADDRESS, ATTR_SERVER_PORT } from '@opentelemetry/semantic-conventions';
 import pg from 'pg';
 import { Webhook } from 'standardwebhooks';
 import type { PrismaClient } from '../db/prisma.js';
@@ -8,6 +10,7 @@ import { causeOf } from '../shared/errors.js';
 import { confirmHearing, DeafListenerError, isProbe, listenerConnection } from '../db/listen-check.js';
 import { endpointKeyAllows, OUTBOX_CHANNEL } from '../domain/webhooks/outbox.js';
 import { sendWebhook, type AttemptOutcome, type SendResult } from '../domain/webhooks/send.js';
+import { continuedFromText, inSpan, traceHeaders } from '../tracing/spans.js';
 
 // Delivers the outbox, at least once. Every instance runs one worker; they share the work through
 // the database alone. A worker claims due deliveries with FOR UPDATE SKIP LOCKED (two workers
@@ -78,6 +81,9 @@ interface Claimed {
   payload: string;
   url: string;
   secret: string;
+  /** The trace the event was written in (src/domain/webhooks/outbox.ts), if tracing was on. */
+  traceparent: string | null;
+  tracestate: string | null;
 }
 
 export interface WebhookWorker {
@@ -101,6 +107,16 @@ const hostOf = (url: string) => {
     return 'invalid';
   }
 };
+
+/** The endpoint as a span names it: host and port, nothing of its path or query (as hostOf). */
+function targetAttributes(url: string): Attributes {
+  try {
+    const { hostname, port, protocol } = new URL(url);
+    return { [ATTR_SERVER_ADDRESS]: hostname, [ATTR_SERVER_PORT]: Number(port) || (protocol === 'https:' ? 443 : 80) };
+  } catch {
+    return {};
+  }
+}
 
 export function startWebhookWorker(options: WebhookWorkerOptions): WebhookWorker {
   const { metrics, retrySchedule, timeoutMs } = options;
@@ -158,18 +174,35 @@ export function startWebhookWorker(options: WebhookWorkerOptions): WebhookWorker
         SELECT gen_random_uuid()::text, id, attempts FROM claimed
         RETURNING id, "deliveryId", "startedAt"
       )
-      SELECT c.id, c."eventId", c."endpointId", e."accountId", c.attempts, a.id AS "attemptId", a."startedAt", ev.type, ev.payload, e.url, e.secret
+      SELECT c.id, c."eventId", c."endpointId", e."accountId", c.attempts, a.id AS "attemptId", a."startedAt", ev.type, ev.payload, ev.traceparent, ev.tracestate, e.url, e.secret
       FROM claimed c
       JOIN attempt a ON a."deliveryId" = c.id
       JOIN "WebhookEvent" ev ON ev.id = c."eventId"
       JOIN "WebhookEndpoint" e ON e.id = c."endpointId"`;
   }
 
+  /**
+   * One attempt, in a client span of its own that continues the trace the event was written in
+   * (the request that made it), and whose context the receiver is sent (traceparent, tracestate).
+   * The span names the endpoint by its host alone, as the log does.
+   */
+  function attempt(d: Claimed): Promise<SendResult> {
+    const parent = continuedFromText({ traceparent: d.traceparent ?? undefined, tracestate: d.tracestate ?? undefined });
+    const attributes = { ...targetAttributes(d.url), [ATTR_HTTP_REQUEST_METHOD]: 'POST', 'webhook.event.type': d.type, 'webhook.endpoint.id': d.endpointId, 'webhook.attempt': d.attempts };
+    return inSpan('webhook delivery', { kind: SpanKind.CLIENT, parent, attributes }, async (span) => {
+      const sentAt = new Date();
+      const signature = new Webhook(d.secret).sign(d.eventId, sentAt, d.payload);
+      const headers = { ...traceHeaders(), 'webhook-id': d.eventId, 'webhook-timestamp': String(Math.floor(sentAt.getTime() / 1000)), 'webhook-signature': signature };
+      const result = await sendWebhook(d.url, d.payload, headers, { timeoutMs, policy });
+      span.setAttribute('webhook.outcome', result.outcome);
+      if (result.statusCode !== null) span.setAttribute(ATTR_HTTP_RESPONSE_STATUS_CODE, result.statusCode);
+      if (result.outcome !== 'success') span.setStatus({ code: SpanStatusCode.ERROR }).setAttribute(ATTR_ERROR_TYPE, result.outcome);
+      return result;
+    });
+  }
+
   async function deliver(d: Claimed): Promise<void> {
-    const sentAt = new Date();
-    const signature = new Webhook(d.secret).sign(d.eventId, sentAt, d.payload);
-    const headers = { 'webhook-id': d.eventId, 'webhook-timestamp': String(Math.floor(sentAt.getTime() / 1000)), 'webhook-signature': signature };
-    const result = await sendWebhook(d.url, d.payload, headers, { timeoutMs, policy });
+    const result = await attempt(d);
     metrics.attempt(result.outcome);
     const finished = await record(d, result);
     if (finished) metrics.finished(finished);

@@ -1,7 +1,9 @@
 import { createHash } from 'node:crypto';
+import type { Span } from '@opentelemetry/api';
 import { Redis } from 'ioredis';
 import type { Caller } from '../context/actor.js';
 import type { ChangeKnowledge, RevisionSource } from './freshness.js';
+import { inSpan } from '../tracing/spans.js';
 
 // The response cache: answers to reads (REST GETs, GraphQL queries) kept and answered again
 // without running a resolver or reaching Prisma. Never stale, and never a time-to-live guess: an
@@ -293,37 +295,42 @@ export function createResponseCache({ revision, knowledge, maxBytes, redisUrl, e
   knowledge.onReset(() => store.dropAll());
 
   return {
-    async lookup(parts) {
-      let now: number;
-      try {
-        now = await (parts.revision ?? revision.current)();
-      } catch {
-        // Unknown revision, unknown freshness: the request is answered afresh (and fails there if the database is away).
-        return null;
-      }
-      const key = createHash('sha256').update(JSON.stringify([parts.face, parts.operation, parts.variables, viewOf(parts.caller)])).digest('base64url');
-      const kept = await store.get(key);
-      let hit: CachedAnswer | undefined;
-      if (kept && knowledge.fresh(kept.tags, kept.madeAt)) {
-        hit = kept;
-        events.hit(parts.face);
-      } else {
-        if (kept) {
-          store.drop(key);
-          events.invalidated(1);
-        }
-        events.miss(parts.face);
-      }
-      return {
-        hit,
-        keep(answer, tags) {
-          // Made at `now` or later: fresh until one of its tags changes after `now`.
-          store.set(key, { status: answer.status, body: answer.body, ...(answer.etag ? { etag: answer.etag } : {}), madeAt: now, tags });
-        },
-      };
-    },
+    // Its decision is on its span: hit, miss, stale (kept, but something it read changed), or unavailable.
+    lookup: (parts) => inSpan('response cache lookup', { attributes: { 'cache.face': parts.face } }, (span) => lookup(parts, span)),
     async close() {
       await Promise.all([store.close(), revision.close()]);
     },
   };
+
+  async function lookup(parts: AnswerParts, span: Span): Promise<Lookup | null> {
+    let now: number;
+    try {
+      now = await (parts.revision ?? revision.current)();
+    } catch {
+      // Unknown revision, unknown freshness: the request is answered afresh (and fails there if the database is away).
+      span.setAttribute('cache.result', 'unavailable');
+      return null;
+    }
+    const key = createHash('sha256').update(JSON.stringify([parts.face, parts.operation, parts.variables, viewOf(parts.caller)])).digest('base64url');
+    const kept = await store.get(key);
+    let hit: CachedAnswer | undefined;
+    if (kept && knowledge.fresh(kept.tags, kept.madeAt)) {
+      hit = kept;
+      events.hit(parts.face);
+    } else {
+      if (kept) {
+        store.drop(key);
+        events.invalidated(1);
+      }
+      events.miss(parts.face);
+    }
+    span.setAttribute('cache.result', hit ? 'hit' : kept ? 'stale' : 'miss');
+    return {
+      hit,
+      keep(answer, tags) {
+        // Made at `now` or later: fresh until one of its tags changes after `now`.
+        store.set(key, { status: answer.status, body: answer.body, ...(answer.etag ? { etag: answer.etag } : {}), madeAt: now, tags });
+      },
+    };
+  }
 }

@@ -43,6 +43,12 @@ const postgresUrl = z
     error: (issue) => `must be a postgresql:// or postgres:// URL (postgresql://user:pass@host:5432/db), not ${new URL(issue.input as string).protocol}//`,
   });
 
+/** An http:// or https:// URL (`collector:4318` parses as a URL of scheme `collector:`). */
+const httpUrl = z
+  .string()
+  .url()
+  .refine((url) => !URL.canParse(url) || ['http:', 'https:'].includes(new URL(url).protocol), { error: 'must be an http:// or https:// URL (http://collector:4318)' });
+
 const envSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   PORT: z.coerce.number().int().min(0).max(65535).default(4000),
@@ -207,6 +213,23 @@ const envSchema = z.object({
       return z.NEVER;
     }),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  // OpenTelemetry's own variables (its SDK's specification): tracing is on once an OTLP endpoint is
+  // set, unless disabled. Those that decide it are checked here, so a typo fails the start instead
+  // of tracing nothing; the finer ones (OTEL_EXPORTER_OTLP_HEADERS, OTEL_EXPORTER_OTLP_TIMEOUT,
+  // OTEL_BSP_SCHEDULE_DELAY, OTEL_BSP_MAX_QUEUE_SIZE, OTEL_RESOURCE_ATTRIBUTES) are read by the SDK itself.
+  /** The collector's OTLP/HTTP base URL: traces go to its /v1/traces. */
+  OTEL_EXPORTER_OTLP_ENDPOINT: httpUrl.optional(),
+  /** The full URL traces are sent to, used as given; wins over OTEL_EXPORTER_OTLP_ENDPOINT. */
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: httpUrl.optional(),
+  /** `none` turns tracing off with an endpoint set; OTLP over HTTP (JSON) is the one exporter. */
+  OTEL_TRACES_EXPORTER: z.enum(['otlp', 'none']).default('otlp'),
+  OTEL_SDK_DISABLED: flag.default(false),
+  OTEL_SERVICE_NAME: z.string().max(200).default('marketplace-api'),
+  OTEL_TRACES_SAMPLER: z
+    .enum(['always_on', 'always_off', 'traceidratio', 'parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio'])
+    .default('parentbased_always_on'),
+  /** The ratio of the two `traceidratio` samplers, 0–1. */
+  OTEL_TRACES_SAMPLER_ARG: z.coerce.number().min(0).max(1).default(1),
 });
 
 export type Config = Readonly<Omit<z.infer<typeof envSchema>, 'DATA_DIR' | 'DEMO_DATA' | 'SEED_ON_START'> & { DATA_DIR: string; DEMO_DATA: boolean }>;
@@ -239,3 +262,21 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 
 /** Where webhooks may be sent: private targets only when allowed, https only in production. */
 export const webhookPolicyOf = (config: Config) => ({ allowPrivate: config.WEBHOOK_ALLOW_PRIVATE, requireHttps: config.NODE_ENV === 'production' });
+
+/** What tracing needs to start (src/tracing/sdk.ts); undefined when it is off, as it is unless an OTLP endpoint is set. */
+export interface TracingSettings {
+  /** Where spans are sent: the OTLP/HTTP traces URL. */
+  tracesUrl: string;
+  serviceName: string;
+  sampler: Config['OTEL_TRACES_SAMPLER'];
+  samplerRatio: number;
+}
+
+export function tracingOf(config: Config): TracingSettings | undefined {
+  if (config.OTEL_SDK_DISABLED || config.OTEL_TRACES_EXPORTER === 'none') return undefined;
+  const base = config.OTEL_EXPORTER_OTLP_ENDPOINT;
+  // As the specification has it: the signal's own URL as given, the base one with the signal's path.
+  const tracesUrl = config.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? (base === undefined ? undefined : `${base.replace(/\/+$/, '')}/v1/traces`);
+  if (tracesUrl === undefined) return undefined;
+  return { tracesUrl, serviceName: config.OTEL_SERVICE_NAME, sampler: config.OTEL_TRACES_SAMPLER, samplerRatio: config.OTEL_TRACES_SAMPLER_ARG };
+}

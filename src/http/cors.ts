@@ -11,7 +11,8 @@ export function corsOptions(origins: string) {
     credentials: false,
     // /graphql's and every REST route's (PATCH for stock and prices).
     methods: [...new Set(['GET', 'HEAD', 'POST', 'OPTIONS', ...restRoutes.map((r) => r.method)])],
-    allowedHeaders: ['Content-Type', 'Accept', 'Authorization', 'X-API-Key', 'Idempotency-Key', 'X-Request-ID', 'If-None-Match'],
+    // traceparent and tracestate: a browser's OpenTelemetry continues its trace into the service's (W3C trace context).
+    allowedHeaders: ['Content-Type', 'Accept', 'Authorization', 'X-API-Key', 'Idempotency-Key', 'X-Request-ID', 'If-None-Match', 'traceparent', 'tracestate'],
     exposedHeaders: [
       'X-RateLimit-Limit',
       'X-RateLimit-Remaining',

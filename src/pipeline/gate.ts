@@ -1,3 +1,4 @@
+import type { Attributes } from '@opentelemetry/api';
 import { LRUCache } from 'lru-cache';
 import { hashApiKey, publishableOriginRefusal } from '../auth/key-check.js';
 import { invalidKey, presentedKey } from './presented-key.js';
@@ -20,6 +21,7 @@ import {
 import type { RateLimitStore } from '../ratelimit/store.js';
 import { errorResponse } from '../rest/envelope.js';
 import { graphqlErrorResponse } from './graphql-errors.js';
+import { inSpan } from '../tracing/spans.js';
 
 // The gate every /api and /graphql request passes before anything else: who is calling
 // (authentication), which bucket pays (rate limiting), and the headers that say so. Both
@@ -219,6 +221,17 @@ export function createGate(deps: GateDeps) {
 
 export type Gate = ReturnType<typeof createGate>;
 
+/** What a trace shows of the gate's verdict: who called, the bucket charged, the refusal; never the key. */
+const verdictAttributes = ({ admission, refused }: GateVerdict): Attributes => ({
+  'gate.caller.kind': admission.actor?.kind ?? 'refused',
+  ...(admission.rateLimit && {
+    'gate.ratelimit.policy': admission.rateLimit.policy.name,
+    'gate.ratelimit.bucket': admission.rateLimit.policy.bucket,
+    'gate.ratelimit.allowed': admission.rateLimit.decision.allowed,
+  }),
+  ...(refused && { 'gate.refused.status': refused.status }),
+});
+
 /**
  * A publishable key's response is readable from an origin both CORS_ORIGINS and the key allow
  * (this runs after Yoga's CORS stage, which set the configured headers): its own origin when
@@ -246,7 +259,12 @@ export function useGate(gate: Gate, table: readonly HttpRoute[]): Plugin {
     async onRequest({ request, url, serverContext, endResponse }) {
       const state = serverContext as RequestState;
       if (!state.route || !isMetered(state.route, request, url)) return;
-      const { admission, refused } = await gate.admit(request, state, state.route.face);
+      const face = state.route.face;
+      const { admission, refused } = await inSpan('gate admit', {}, async (span) => {
+        const verdict = await gate.admit(request, state, face);
+        span.setAttributes(verdictAttributes(verdict));
+        return verdict;
+      });
       state.admission = admission;
       if (refused) endResponse(refused);
     },

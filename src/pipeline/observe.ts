@@ -4,8 +4,10 @@ import type { RequestState } from './request-state.js';
 import { API_VERSION } from '../rest/envelope.js';
 import type { Logger } from '../config/logger.js';
 import type { Metrics } from '../http/metrics.js';
+import { createRequestSpans } from './request-spans.js';
 
-// Request ids, access logs, request metrics and common headers for every request the app answers.
+// Request ids, access logs, request metrics and common headers for every request the app answers;
+// with tracing on, its span (./request-spans.ts).
 
 /** Accepted from the client when short and plain; anything else is replaced by our own. */
 const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:@-]{1,128}$/;
@@ -21,6 +23,8 @@ export interface ObserveDeps {
   metrics: Metrics;
   /** A low-cardinality name for the path: the route pattern, e.g. /api/products/:slug. */
   routeOf: (url: URL) => string;
+  /** Tracing is on (OTEL_*, src/tracing/sdk.ts): each request gets its span, named by its route. */
+  tracing?: boolean;
 }
 
 /** One answered request, as the access log and the request metrics take it. */
@@ -48,7 +52,9 @@ export function recordRequest({ logger, metrics }: Pick<ObserveDeps, 'logger' | 
 
 /** The first plugin: the request's id and arrival time go on its state (its server context). */
 export function useObservability(deps: ObserveDeps): Plugin {
+  const spans = deps.tracing ? createRequestSpans() : undefined;
   return {
+    ...spans?.plugin,
     onRequest({ request, serverContext }) {
       const state = serverContext as RequestState;
       state.startedAt = process.hrtime.bigint();
@@ -64,15 +70,18 @@ export function useObservability(deps: ObserveDeps): Plugin {
       if (response.headers.get('access-control-allow-origin') === 'null') response.headers.delete('access-control-allow-origin');
       const seconds = state.startedAt === undefined ? 0 : Number(process.hrtime.bigint() - state.startedAt) / 1e9;
       const url = new URL(request.url);
+      const route = deps.routeOf(url);
+      // The trace id goes in the log line of a traced request.
+      const traced = spans?.answered(request, route, response.status, requestId);
       recordRequest(deps, {
         requestId,
         method: request.method,
         path: url.pathname,
-        route: deps.routeOf(url),
+        route,
         status: response.status,
         seconds,
         // An operation sent over a WebSocket is answered as a request too: its log line says so.
-        fields: state.transport ? { transport: state.transport } : undefined,
+        fields: state.transport || traced ? { ...(state.transport ? { transport: state.transport } : {}), ...traced } : undefined,
       });
     },
   };

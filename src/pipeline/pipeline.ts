@@ -66,8 +66,8 @@ export interface Stage {
 export const PIPELINE: readonly Stage[] = [
   {
     name: 'observe',
-    reads: 'X-Request-ID, the clock',
-    decides: 'the request’s id and arrival (`requestId`, `startedAt`); on the way out X-Request-ID, X-API-Version, the access log and the request metrics',
+    reads: 'X-Request-ID, the clock; with tracing on, traceparent',
+    decides: 'the request’s id and arrival (`requestId`, `startedAt`); on the way out X-Request-ID, X-API-Version, the access log and the request metrics. With tracing on, its span, continuing the caller’s trace, and the spans of GraphQL’s phases (./request-spans.ts)',
     plugins: ({ observe }) => [useObservability(observe)],
   },
   {

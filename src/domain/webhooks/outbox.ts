@@ -4,6 +4,7 @@ import type { KeyCaller } from '../../context/actor.js';
 import type { EventsOfChange, StockChange } from '../../context/context.js';
 import { Prisma } from '../../generated/prisma/client.js';
 import type { Representation } from '../representations.js';
+import { traceHeaders } from '../../tracing/spans.js';
 import { TEST_EVENT, WEBHOOK_EVENTS, type WebhookEventName } from './events.js';
 
 // The transactional outbox. A change writes its event, and one delivery row per endpoint that
@@ -41,8 +42,18 @@ const eventPayload = (type: string, at: Date, data: unknown) => JSON.stringify({
 export async function writeEvent(tx: Prisma.TransactionClient, type: string, data: unknown, endpointIds: readonly string[]): Promise<{ eventId: string }> {
   const id = eventId();
   const now = new Date();
+  // The trace the change is part of (none while tracing is off): each delivery continues it.
+  const { traceparent, tracestate } = traceHeaders();
   await tx.webhookEvent.create({
-    data: { id, type, payload: eventPayload(type, now, data), createdAt: now, deliveries: { createMany: { data: endpointIds.map((endpointId) => ({ endpointId, nextAttemptAt: now })) } } },
+    data: {
+      id,
+      type,
+      payload: eventPayload(type, now, data),
+      createdAt: now,
+      traceparent,
+      tracestate,
+      deliveries: { createMany: { data: endpointIds.map((endpointId) => ({ endpointId, nextAttemptAt: now })) } },
+    },
     select: { id: true },
   });
   await tx.$executeRaw`SELECT pg_notify(${OUTBOX_CHANNEL}, '')`;

@@ -1,0 +1,3 @@
+-- AlterTable
+ALTER TABLE "WebhookEvent" ADD COLUMN     "traceparent" TEXT,
+ADD COLUMN     "tracestate" TEXT;
