@@ -17,6 +17,7 @@ import { parseArgs } from 'node:util';
 import { CriticalityLevel, diff as graphqlDiff } from '@graphql-inspector/core';
 import { apiCompare, type Diff } from 'api-smart-diff';
 import { buildSchema } from 'graphql';
+import { isEntryPoint } from '../src/cli/run.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const SCHEMA_FILE = 'schema.graphql';
@@ -146,7 +147,24 @@ function compareRest(beforeText: string, afterText: string, ref: string): Findin
   return findings;
 }
 
-async function main(argv: string[]): Promise<number> {
+/** Where the check writes: its report, and what went wrong. */
+export interface CompatOutput {
+  out: (text: string) => void;
+  err: (text: string) => void;
+}
+
+/** The check on a command line: its exit code (0 compatible, 1 breaking changes, 2 a usage or read error). */
+export async function checkCompat(argv: string[], io: CompatOutput): Promise<number> {
+  try {
+    return await compare(argv, io);
+  } catch (error) {
+    const text = error instanceof UsageError ? error.message : error instanceof Error ? (error.stack ?? error.message) : String(error);
+    io.err(`check:compat: ${text}\n`);
+    return 2;
+  }
+}
+
+async function compare(argv: string[], io: CompatOutput): Promise<number> {
   let values;
   try {
     ({ values } = parseArgs({
@@ -164,7 +182,7 @@ async function main(argv: string[]): Promise<number> {
     throw new UsageError(`${(error as Error).message}\n${usage()}`);
   }
   if (values.help) {
-    process.stdout.write(`${usage()}\n`);
+    io.out(`${usage()}\n`);
     return 0;
   }
   const ref = values.base;
@@ -184,14 +202,14 @@ async function main(argv: string[]): Promise<number> {
   const dangerous = findings.filter((f) => f.level === 'dangerous');
   const safe = findings.filter((f) => f.level === 'safe');
   const line = (mark: string, f: Finding) => `${mark} ${f.face} ${f.where}: ${f.message}\n`;
-  const out = process.stdout;
+  const out = { write: io.out };
   out.write(`Comparing the current schema and OpenAPI document with ${SCHEMA_FILE} and ${OPENAPI_FILE} at ${ref}\n`);
   for (const f of breaking) out.write(line('BREAKING', f));
   for (const f of dangerous) out.write(line('warning ', f));
   for (const f of safe) out.write(line('note    ', f));
   out.write(`${breaking.length} breaking, ${dangerous.length} dangerous, ${safe.length} non-breaking change(s)\n`);
   if (breaking.length > 0) {
-    process.stderr.write(
+    io.err(
       `check:compat failed: ${breaking.length} breaking change(s) against ${ref}. Clients written against ${ref} would break; ` +
         'keep the old field, path or parameter (deprecate it), or make the change in a new version.\n',
     );
@@ -200,14 +218,9 @@ async function main(argv: string[]): Promise<number> {
   return 0;
 }
 
-// process.exitCode, not process.exit(): output to a pipe is written asynchronously.
-main(process.argv.slice(2)).then(
-  (code) => {
+if (isEntryPoint(import.meta.url)) {
+  // process.exitCode, not process.exit(): output to a pipe is written asynchronously.
+  void checkCompat(process.argv.slice(2), { out: (text) => void process.stdout.write(text), err: (text) => void process.stderr.write(text) }).then((code) => {
     process.exitCode = code;
-  },
-  (error: unknown) => {
-    const text = error instanceof UsageError ? error.message : error instanceof Error ? (error.stack ?? error.message) : String(error);
-    process.stderr.write(`check:compat: ${text}\n`);
-    process.exitCode = 2;
-  },
-);
+  });
+}

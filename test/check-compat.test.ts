@@ -3,10 +3,12 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { checkCompat as checkCompatHere } from '../scripts/check-compat.js';
 
 // npm run check:compat (scripts/check-compat.ts): the schema and OpenAPI document against the
-// ones committed at a git revision. Once through the real code path on this tree, then with edited
-// copies of the committed files given as the "current" documents, so no source file is touched.
+// ones committed at a git revision. As a process through the real code path on this tree (and once
+// refusing a revision), then in this process with edited copies of the committed files given as
+// the "current" documents, so no source file is touched.
 
 const root = path.resolve(import.meta.dirname, '..');
 const EMPTY_TREE = '4b825dc642cb6eb9a060e54bf8d69288fbee4904'; // git's empty tree: a revision with no files
@@ -17,12 +19,21 @@ interface Outcome {
   stderr: string;
 }
 
-function checkCompat(args: string[]): Promise<Outcome> {
+/** The check as `npm run check:compat -- …` runs it: a process. */
+function checkCompatProcess(args: string[]): Promise<Outcome> {
   return new Promise((resolve) => {
     execFile(path.join(root, 'node_modules', '.bin', 'tsx'), ['scripts/check-compat.ts', ...args], { cwd: root, timeout: 90_000 }, (error, stdout, stderr) => {
       resolve({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, stdout, stderr });
     });
   });
+}
+
+/** The same check in this process (its exit code, what it wrote where). */
+async function checkCompat(args: string[]): Promise<Outcome> {
+  let stdout = '';
+  let stderr = '';
+  const code = await checkCompatHere(args, { out: (text) => void (stdout += text), err: (text) => void (stderr += text) });
+  return { code, stdout, stderr };
 }
 
 let dir: string;
@@ -53,7 +64,7 @@ afterAll(() => {
 
 describe('npm run check:compat', () => {
   it('passes on this tree: what the code builds is what HEAD has', async () => {
-    const { code, stdout, stderr } = await checkCompat([]);
+    const { code, stdout, stderr } = await checkCompatProcess([]);
     expect(stderr).toBe('');
     expect(stdout).toContain('at HEAD');
     expect(stdout).toMatch(/^0 breaking, 0 dangerous, 0 non-breaking change\(s\)$/m);
@@ -111,7 +122,7 @@ describe('npm run check:compat', () => {
 
   it('says so when REF does not exist or lacks the files, with exit code 2', async () => {
     const current = ['--current-schema', path.join(root, 'schema.graphql'), '--current-openapi', path.join(root, 'openapi.json')];
-    const missing = await checkCompat(['--base', 'no-such-branch-anywhere', ...current]);
+    const missing = await checkCompatProcess(['--base', 'no-such-branch-anywhere', ...current]);
     expect(missing.stderr).toContain('check:compat: no such git revision: no-such-branch-anywhere');
     expect(missing.code).toBe(2);
     const empty = await checkCompat(['--base', EMPTY_TREE, ...current]);

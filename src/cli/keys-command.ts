@@ -299,21 +299,30 @@ interface Output {
   log: (msg: string) => void;
 }
 
-async function main(argv: readonly string[], io: Output): Promise<void> {
-  const cmd = parseKeysArgs(argv);
-  if (cmd.command === 'help') {
-    io.out(`${USAGE}\n`);
-    return;
-  }
+/**
+ * The command a command line asks for, with every mistake that needs no database refused as a
+ * UsageError: the arguments (parseKeysArgs), and a new key's input by the key rules.
+ */
+export function commandOf(argv: readonly string[], now: Date = new Date()): KeysCommand {
+  const cmd = parseKeysArgs(argv, now);
   // Refuse bad input before starting a database server for it.
   if (cmd.command === 'create') {
     try {
-      normaliseKeyInput(cmd.input);
+      normaliseKeyInput(cmd.input, now);
     } catch (error) {
       const refused = asAppError(error);
       if (refused) throw new UsageError(describeError(refused));
       throw error;
     }
+  }
+  return cmd;
+}
+
+async function main(argv: readonly string[], io: Output): Promise<void> {
+  const cmd = commandOf(argv);
+  if (cmd.command === 'help') {
+    io.out(`${USAGE}\n`);
+    return;
   }
   const config = loadConfig();
   const log = ['info', 'debug', 'trace'].includes(config.LOG_LEVEL) ? io.log : () => undefined;

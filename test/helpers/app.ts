@@ -3,7 +3,7 @@ import type { Server } from 'node:http';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import pg from 'pg';
-import { afterAll, expect, inject } from 'vitest';
+import { expect, inject } from 'vitest';
 import { startApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config/config.js';
 import { createPrisma, type DbTimeouts } from '../../src/db/prisma.js';
@@ -36,9 +36,15 @@ const BEHIND_POOLER = process.env.TEST_POOLER === '1';
 if (BEHIND_POOLER && !HAS_PGBOUNCER) throw new Error('TEST_POOLER=1 needs Debian\'s pgbouncer (/usr/sbin/pgbouncer; .ci/run installs it)');
 /** One pooler per server (host:port), started on first use. */
 const poolers = new Map<string, Promise<Pgbouncer>>();
-// Stopped with its file: vitest ends a file's process with a signal, so no 'exit' handler of
-// the pooler's own runs, and it would outlive the suite.
-if (BEHIND_POOLER) afterAll(async () => void (await Promise.all([...poolers.values()].map(async (p) => (await p).stop()))));
+/**
+ * Stops the file's poolers: after each file (test/setup/per-file.ts). A worker runs many files in
+ * one process, and its end is a signal, so no 'exit' handler of a pooler's own would run.
+ */
+export async function stopPoolers(): Promise<void> {
+  const stopping = [...poolers.values()];
+  poolers.clear();
+  await Promise.all(stopping.map(async (p) => (await p).stop()));
+}
 const serverOf = (url: string) => new URL(url).host;
 /**
  * `url` through a pooler when it is on the suite's own server, or on a working server of the

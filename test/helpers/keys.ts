@@ -1,4 +1,3 @@
-import { afterAll } from 'vitest';
 import { createApiKey, type PublishableInput } from '../../src/accounts/api-keys.js';
 import { createPrisma, type PrismaClient } from '../../src/db/prisma.js';
 import { asOperator } from './context.js';
@@ -9,11 +8,13 @@ import { asOperator } from './context.js';
  * idle timeout) or goes when the database is dropped; the client goes with the file.
  */
 const clients = new Map<string, PrismaClient>();
-afterAll(async () => {
+
+/** Closes the file's clients: after each file (test/setup/per-file.ts). */
+export async function closeKeyClients(): Promise<void> {
   const closing = [...clients.values()].map((client) => client.$disconnect());
   clients.clear();
   await Promise.all(closing);
-});
+}
 
 function clientFor(url: string): PrismaClient {
   let client = clients.get(url);

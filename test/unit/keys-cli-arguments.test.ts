@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { durationSeconds, parseKeysArgs, UsageError, type KeysCommand } from '../../src/cli/keys-command.js';
+import { commandOf, durationSeconds, parseKeysArgs, UsageError, type KeysCommand } from '../../src/cli/keys-command.js';
 
 // The keys CLI's command line (src/cli/keys-command.ts, parseKeysArgs): what each command reads from its
 // arguments, and every mistake refused as a UsageError before a database is started for it.
@@ -154,5 +154,66 @@ describe('the other commands', () => {
 describe('durations', () => {
   it('refuses one too large to count in whole seconds', () => {
     expect(() => durationSeconds('--window', `${'9'.repeat(20)}d`)).toThrow(UsageError);
+  });
+});
+
+describe('every refusal that needs no database', () => {
+  // What `npm run keys` prints as "Error: <message> (see …)" with exit code 1, before it opens a
+  // database (src/cli/keys-command.ts, commandOf: the arguments, then the key rules).
+  // test/keys-cli.test.ts and test/members-cli.test.ts run one of each kind as a process.
+  const ALPHA = 'sup_alpha';
+  const refused: [string, string[], RegExp][] = [
+    ['no command', ['frobnicate'], /Unknown command "frobnicate"/],
+    ['a missing --owner', ['create', '--plan', 'pro', '--scopes', 'read:orders', '--json'], /--owner is required/],
+    ['an unknown plan', ['create', '--owner', 'a@example.com', '--plan', 'gold', '--scopes', 'read:orders'], /--plan must be basic, pro or enterprise/],
+    // Object.prototype's members are no plans (a lookup in a plain object found them).
+    ...['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf'].map((plan): [string, string[], RegExp] => [
+      `the plan ${plan}`,
+      ['create', '--owner', 'a@example.com', '--plan', plan, '--scopes', 'read:orders'],
+      /--plan must be basic, pro or enterprise/,
+    ]),
+    ['an unknown scope', ['create', '--owner', 'a@example.com', '--plan', 'pro', '--scopes', 'read:orders,read:secrets', '--json'], /unknown scope "read:secrets"/],
+    ['an unknown option', ['create', '--owner', 'a@example.com', '--plan', 'pro', '--scopes', 'read:orders', '--colour'], /Unknown option '--colour'/],
+    ['a limit on a pro key', ['create', '--owner', 'a@example.com', '--plan', 'pro', '--scopes', 'read:orders', '--limit', '5'], /only enterprise keys/],
+    ['an enterprise key without a window', ['create', '--owner', 'a@example.com', '--plan', 'enterprise', '--limit', '5', '--scopes', 'read:orders'], /needs its own rate limit and window/],
+    ['a window without a unit', ['create', '--owner', 'a@example.com', '--plan', 'enterprise', '--limit', '5', '--window', '60', '--scopes', 'read:orders'], /--window must be a whole number with a unit/],
+    ['a past expiry', ['create', '--owner', 'a@example.com', '--plan', 'pro', '--scopes', 'read:orders', '--expires', '2020-01-01'], /expires: must be in the future/],
+    ['an impossible date', ['create', '--owner', 'a@example.com', '--plan', 'pro', '--scopes', 'read:orders', '--expires', '2099-02-30'], /--expires must be/],
+    ['an owner that is no e-mail', ['create', '--owner', 'nobody', '--plan', 'pro', '--scopes', 'read:orders'], /must be an e-mail address/],
+    ['a publishable key with other scopes', ['create', '--publishable', '--origins', 'https://shop.example', '--owner', 'a@example.com', '--plan', 'pro', '--scopes', 'read:products,read:orders'], /publishable key reads the catalogue only: "read:orders"/],
+    ['a publishable key without origins', ['create', '--publishable', '--owner', 'a@example.com', '--plan', 'pro'], /--origins is required/],
+    ['a publishable key with a path in an origin', ['create', '--publishable', '--origins', 'https://shop.example/app', '--owner', 'a@example.com', '--plan', 'pro'], /"https:\/\/shop.example\/app" must be an origin without a path/],
+    ['a publishable key on plain http', ['create', '--publishable', '--origins', 'http://shop.example', '--owner', 'a@example.com', '--plan', 'pro'], /must be https \(http only for localhost/],
+    ['origins for a secret key', ['create', '--origins', 'https://shop.example', '--owner', 'a@example.com', '--plan', 'pro', '--scopes', 'read:orders'], /--origins is for publishable keys: add --publishable/],
+    ['revoke without an id', ['revoke'], /exactly one key id/],
+    ['invite without an address', ['invite', '--json'], /invite takes exactly one e-mail address, got none/],
+    ['invite of no e-mail', ['invite', 'nobody'], /Expected an e-mail address, got "nobody"/],
+    ['the enterprise plan for the dashboard', ['plan', 'cli@example.com', 'enterprise'], /enterprise is no dashboard plan.*create --plan enterprise/],
+    ['an unknown dashboard plan', ['plan', 'cli@example.com', 'gold'], /The plan must be basic or pro, got "gold"/],
+    ['plan without a plan', ['plan', 'cli@example.com'], /plan takes an e-mail address and a plan/],
+    ['add without --owner', ['member', 'add', '--supplier', ALPHA, '--json'], /--owner is required/],
+    ['add without --supplier', ['member', 'add', '--owner', 'a@example.com'], /--supplier is required/],
+    ['add with an empty --supplier', ['member', 'add', '--owner', 'a@example.com', '--supplier', ' '], /--supplier is required/],
+    ['add with an owner that is no e-mail', ['member', 'add', '--owner', 'nobody', '--supplier', ALPHA], /--owner must be an e-mail address, got "nobody"/],
+    ['add with a malformed supplier id', ['member', 'add', '--owner', 'a@example.com', '--supplier', "x' OR 1=1"], /--supplier must be a supplier id/],
+    ['add with an unknown option', ['member', 'add', '--owner', 'a@example.com', '--supplier', ALPHA, '--force'], /Unknown option '--force'/],
+    ['add with a positional argument', ['member', 'add', 'a@example.com', '--supplier', ALPHA], /Unexpected argument 'a@example.com'/],
+    ['add with --owner lacking its value', ['member', 'add', '--supplier', ALPHA, '--owner'], /Option '--owner <value>' argument missing/],
+    ['remove without --owner', ['member', 'remove', '--json'], /--owner is required/],
+    ['remove with --supplier', ['member', 'remove', '--owner', 'a@example.com', '--supplier', ALPHA], /Unknown option '--supplier'/],
+    ['list with --owner', ['member', 'list', '--owner', 'a@example.com'], /Unknown option '--owner'/],
+    ['list with a malformed supplier id', ['member', 'list', '--supplier', 'a/b', '--json'], /--supplier must be a supplier id/],
+    ['an unknown member command', ['member', 'join', '--owner', 'a@example.com'], /Unknown member command "join": use member add, member remove or member list/],
+  ];
+
+  it.each(refused)('refuses %s', (_, argv, message) => {
+    let thrown: unknown;
+    try {
+      commandOf(argv, NOW);
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(UsageError);
+    expect((thrown as UsageError).message).toMatch(message);
   });
 });
