@@ -36,15 +36,43 @@ describe('extensions.cost', () => {
     const headers = { 'x-api-key': basic.key };
     const first = await ask(TWENTY, headers);
     expect(first.status).toBe(200);
-    expect(first.body.extensions.cost).toEqual({ requested: 21, limit: 100, remaining: 79, restoreRate: 100 });
+    expect(first.body.extensions.cost).toEqual({ requested: 21, actual: 21, limit: 100, remaining: 79, restoreRate: 100 });
     // The same query again is answered by the response cache: charged and reported all the same.
     const before = app.statements.length;
     const second = await ask(TWENTY, headers);
     expect(second.body.data).toEqual(first.body.data);
     expect(byTable(app.statements.slice(before)).Product ?? 0).toBe(0);
-    expect(second.body.extensions.cost).toEqual({ requested: 21, limit: 100, remaining: 58, restoreRate: 100 });
+    expect(second.body.extensions.cost).toEqual({ requested: 21, actual: 21, limit: 100, remaining: 58, restoreRate: 100 });
     const small = await ask(FIVE, headers, { n: 5 });
     expect(small.body.extensions.cost).toMatchObject({ requested: 6, remaining: 52 });
+  });
+
+  it('reports what the answer really holds as actual, and gives the difference back to the budget', async () => {
+    const key = await createTestKey(app.url, { plan: 'basic', scopes: ['read:products'] });
+    const headers = { 'x-api-key': key.key };
+    // 40 items asked for, none found: products (1) + 40 items + meta (1) requested, products and meta loaded.
+    const none = '{ products(limit: 40, search: "no such product anywhere") { items { name } meta { total } } }';
+    const first = await ask(none, headers);
+    expect(first.body.data.products.items).toEqual([]);
+    expect(first.body.extensions.cost).toEqual({ requested: 42, actual: 2, limit: 100, remaining: 98, restoreRate: 100 });
+    // Charged 42 each, 40 given back: without the refund the third would be refused (100 − 3 × 42 < 0).
+    for (let i = 0; i < 6; i++) expect((await ask(none, headers)).body.extensions.cost.remaining).toBe(100 - 2 * (i + 2));
+    // A page asked for 20 that holds n: actual 1 + 2n, kept answers included (counted when kept).
+    const { rows } = await app.sql.query<{ price: string; n: number }>(
+      `SELECT p.price::text AS price, (SELECT count(*)::int FROM "Product" q WHERE q."isActive" AND q.price >= p.price) AS n
+       FROM "Product" p WHERE p."isActive" ORDER BY p.price DESC OFFSET 2 LIMIT 1`,
+    );
+    const { price, n } = rows[0]!;
+    expect(n).toBeLessThan(20);
+    const few = `{ products(limit: 20, minPrice: ${price}) { items { name supplier { companyName } } } }`;
+    const before = (await ask(none, headers)).body.extensions.cost.remaining;
+    const fresh = await ask(few, headers);
+    expect(fresh.body.errors).toBeUndefined();
+    expect(fresh.body.data.products.items).toHaveLength(n);
+    // Estimated: 1 + 20 items + 20 suppliers; loaded: 1 + n items + n suppliers.
+    expect(fresh.body.extensions.cost).toMatchObject({ requested: 41, actual: 1 + 2 * n, remaining: before - (1 + 2 * n) });
+    const kept = await ask(few, headers);
+    expect(kept.body.extensions.cost).toMatchObject({ requested: 41, actual: 1 + 2 * n, remaining: before - 2 * (1 + 2 * n) });
   });
 
   it('refills the budget every second, up to its limit', async () => {
@@ -79,7 +107,7 @@ describe('extensions.cost', () => {
     const small = await createTestKey(app.url, { plan: 'enterprise', limit: 10, windowSeconds: 3600, scopes: ['read:products'] });
     expect((await ask(FIVE, { 'x-api-key': small.key }, { n: 1 })).body.extensions.cost).toMatchObject({ limit: 250, restoreRate: 500 });
     const anonymous = { 'x-forwarded-for': '10.77.0.1' };
-    expect((await ask(TWENTY, anonymous)).body.extensions.cost).toEqual({ requested: 21, limit: 50, remaining: 29, restoreRate: 50 });
+    expect((await ask(TWENTY, anonymous)).body.extensions.cost).toEqual({ requested: 21, actual: 21, limit: 50, remaining: 29, restoreRate: 50 });
     expect((await ask(TWENTY, anonymous)).body.extensions.cost).toMatchObject({ remaining: 8 });
     expect((await ask(TWENTY, { 'x-forwarded-for': '10.77.0.2' })).body.extensions.cost).toMatchObject({ remaining: 29 });
   });

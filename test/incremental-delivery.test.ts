@@ -98,7 +98,10 @@ describe('@defer over multipart/mixed', () => {
     expect(sent.status).toBe(200);
     expect(sent.headers.get('content-type')).toMatch(/^multipart\/mixed/);
     expect(sent.multipart).toBe(true);
-    expect(sent.parts[0]).toEqual({ data: { product: { id: f.a.id, slug: f.a.slug } }, hasNext: true });
+    // The first part says what the answer costs; no other part does.
+    const cost = { requested: 2, limit: expect.any(Number), remaining: expect.any(Number), restoreRate: expect.any(Number) };
+    expect(sent.parts[0]).toEqual({ data: { product: { id: f.a.id, slug: f.a.slug } }, hasNext: true, extensions: { cost } });
+    for (const part of sent.parts.slice(1)) expect(part.extensions).toBeUndefined();
     const last = sent.parts.at(-1)!;
     expect(last.hasNext).toBe(false);
     expect(sent.parts.slice(1).flatMap((p) => p.incremental ?? [])).toEqual([
@@ -141,6 +144,8 @@ describe('@defer over multipart/mixed', () => {
     expect(plain.remaining).toBe(before.remaining - 21);
     const sent = await send(query);
     expect(sent.parts.at(-1)!.hasNext).toBe(false);
+    // Its estimate, on the first part: an answer in parts is not refunded (docs/api.md).
+    expect(sent.parts[0]!.extensions).toEqual({ cost: { requested: 21, limit: plain.limit, remaining: plain.remaining - 21, restoreRate: plain.restoreRate } });
     const after = (await json('{ __typename }')).body.extensions.cost;
     expect(after.remaining).toBe(plain.remaining - 21 - after.requested);
   });
@@ -243,7 +248,10 @@ describe('the response cache and caching over GET', () => {
     // Asked again, the same parts, from the cache.
     const replayed = await statementsDuring(() => send(DEFERRED, { variables: { slug } }));
     expect(replayed.statements).toBe(0);
-    expect(replayed.result.parts).toEqual(deferred.result.parts);
+    // The same parts; the first one's cost says what this request left of the budget.
+    const withoutCost = (parts: typeof deferred.result.parts) => parts.map(({ extensions, ...part }) => part);
+    expect(withoutCost(replayed.result.parts)).toEqual(withoutCost(deferred.result.parts));
+    expect(replayed.result.parts[0]!.extensions?.cost).toMatchObject({ requested: (deferred.result.parts[0]!.extensions?.cost as { requested: number }).requested });
     expect(completeData(replayed.result.parts)).toEqual(plain.result.parts[0]!.data);
 
     // And the query without @defer still gets its one answer.

@@ -174,8 +174,22 @@ for (const backend of backends) {
       }
       // A charge of nothing is always allowed, and reads the bucket as it stands.
       expect(await store.take(bucket, 0, 100, 1)).toMatchObject({ allowed: true, remaining: 0 });
-      await expect(store.take(bucket, -1, 100, 1)).rejects.toThrow(RangeError);
+      await expect(store.take(bucket, Number.NaN, 100, 1)).rejects.toThrow(RangeError);
       await expect(store.take(bucket, 1, 100, 0)).rejects.toThrow(RangeError);
+    });
+
+    it('gives points back (a negative charge: the cost refund), atomically, never past the bucket\'s size', async () => {
+      const store = await backend.make();
+      const bucket = bucketName('refund');
+      expect(await store.take(bucket, 100, 100, 1)).toMatchObject({ allowed: true, remaining: 0 });
+      // 20 concurrent refunds of 3: every one counted.
+      await Promise.all(Array.from({ length: 20 }, () => store.take(bucket, -3, 100, 1)));
+      expect((await store.take(bucket, 0, 100, 1)).remaining).toBe(60);
+      // More than was ever charged: the bucket is full, not over.
+      expect(await store.take(bucket, -500, 100, 1)).toMatchObject({ allowed: true, remaining: 100 });
+      expect((await store.take(bucket, 0, 100, 1)).remaining).toBe(100);
+      expect(await store.take(bucket, -5, 100, 1)).toMatchObject({ remaining: 100 });
+      expect(await store.take(bucket, 101, 100, 1)).toMatchObject({ allowed: false, remaining: 100 });
     });
 
     it('refills a cost budget continuously at its restore rate, never past its size', async () => {

@@ -28,6 +28,8 @@ export interface CachedAnswer {
   body: string;
   /** The ETag of `body` where the face sends one (REST), kept with it: a hit answers If-None-Match without hashing. */
   etag?: string;
+  /** The objects a GraphQL answer holds (its actual cost), counted when it was kept: a hit reports it without parsing `body`. */
+  loaded?: number;
 }
 
 /** An answer as kept: with the revision it was made at and the tags of what it read. */
@@ -329,7 +331,8 @@ export function createResponseCache({ revision, knowledge, maxBytes, redisUrl, e
       hit,
       keep(answer, tags) {
         // Made at `now` or later: fresh until one of its tags changes after `now`.
-        store.set(key, { status: answer.status, body: answer.body, ...(answer.etag ? { etag: answer.etag } : {}), madeAt: now, tags });
+        const { status, body, etag, loaded } = answer;
+        store.set(key, { status, body, ...(etag ? { etag } : {}), ...(loaded !== undefined ? { loaded } : {}), madeAt: now, tags });
       },
     };
   }

@@ -1,9 +1,9 @@
 import { GraphQLError, type DocumentNode, type ExecutionResult, type GraphQLSchema } from 'graphql';
-import type { Plugin } from 'graphql-yoga';
+import { isAsyncIterable, mapAsyncIterator, type Plugin } from 'graphql-yoga';
 import { rateLimited } from '../shared/errors.js';
 import { costBudgetPolicy, rateLimitHeaders, secondsUntil, type CostBudgetPolicy } from '../ratelimit/policy.js';
 import type { BudgetDecision, RateLimitStore } from '../ratelimit/store.js';
-import { estimateCost } from './graphql-cost.js';
+import { estimateCost, KEPT_ACTUAL_COST, loadedCost, type WithKeptActualCost } from './graphql-cost.js';
 import type { ApiContext } from '../context/context.js';
 import type { RequestState } from './request-state.js';
 
@@ -26,9 +26,15 @@ interface AdmitPayload {
 export interface CostReport {
   /** The operation's estimated cost (past GRAPHQL_MAX_COST: some value over it, the estimate stops there). */
   requested: number;
+  /**
+   * The objects the answer really holds, counted as the estimate counts them (./graphql-cost.ts,
+   * loadedCost), at most `requested`; the difference was given back. Absent when nothing ran (a
+   * refusal) and on an answer in parts, which keeps its estimate.
+   */
+  actual?: number;
   /** The budget's size. */
   limit: number;
-  /** Points left now: after the charge, or as they stand when nothing was charged. */
+  /** Points left now: after the charge and its refund, or as they stand when nothing was charged. */
   remaining: number;
   /** Points restored per second. */
   restoreRate: number;
@@ -76,8 +82,8 @@ function exhausted(policy: CostBudgetPolicy, requested: number, budget: BudgetDe
  * cache, so that a kept answer is charged and reported like an executed one.
  */
 export function useCostBudget({ maxCost, store, now = Date.now, onRejected }: CostBudgetOptions): Plugin {
-  /** Refuses what is too dear or over the caller's budget; else charges it and answers its cost (undefined when uncharged). */
-  const admit = async ({ args, setResultAndStopExecution }: AdmitPayload): Promise<CostReport | undefined> => {
+  /** Refuses what is too dear or over the caller's budget; else charges it and answers its cost and budget (undefined when uncharged). */
+  const admit = async ({ args, setResultAndStopExecution }: AdmitPayload): Promise<{ cost: CostReport; policy: CostBudgetPolicy } | undefined> => {
     const requested = estimateCost({ schema: args.schema, document: args.document, operationName: args.operationName, variables: args.variableValues }, maxCost);
     const tooDear = requested > maxCost;
     const context = args.contextValue as RequestState & Partial<ApiContext>;
@@ -99,16 +105,35 @@ export function useCostBudget({ maxCost, store, now = Date.now, onRejected }: Co
       setResultAndStopExecution(refusal);
       return undefined;
     }
-    return cost;
+    return { cost, policy };
   };
   return {
     async onExecute(payload) {
-      const cost = await admit(payload);
-      if (!cost) return;
+      const admitted = await admit(payload);
+      if (!admitted) return;
+      const { cost, policy } = admitted;
+      const { document, operationName } = payload.args;
       return {
-        onExecuteDone({ result, setResult }) {
-          if (Symbol.asyncIterator in result) return;
-          setResult(Object.assign(result, { [COST]: cost }));
+        async onExecuteDone({ result, setResult }) {
+          if (isAsyncIterable(result)) {
+            // An answer in parts keeps its estimate (what is loaded is known only after the last
+            // part): the first part says so, added to the text when sent (onResultProcess).
+            let first = true;
+            return {
+              onNext({ result: part, setResult: setPart }) {
+                if (!first) return;
+                first = false;
+                setPart(Object.assign(part, { [COST]: cost }));
+              },
+            };
+          }
+          // What the answer holds, given back after it ran, as Shopify's actualQueryCost: a failed
+          // execution (data null) loaded nothing, and a page asked for 50 that holds 3 costs 3.
+          const loaded = (result as WithKeptActualCost)[KEPT_ACTUAL_COST] ?? loadedCost(document, operationName, result.data);
+          const actual = Math.min(cost.requested, loaded);
+          const refund = cost.requested - actual;
+          const after = refund > 0 ? await store.take(policy.bucket, -refund, policy.limit, policy.restoreRate) : undefined;
+          setResult(Object.assign(result, { [COST]: { ...cost, actual, remaining: after?.remaining ?? cost.remaining } }));
         },
       };
     },
@@ -117,8 +142,8 @@ export function useCostBudget({ maxCost, store, now = Date.now, onRejected }: Co
       await admit(payload);
     },
     onResultProcess({ result, setResult }) {
-      if (Symbol.asyncIterator in result) return;
-      if (Array.isArray(result)) setResult(result.map((one: WithCost) => withCostExtension(one)));
+      if (isAsyncIterable(result)) setResult(mapAsyncIterator(result, (part) => withCostExtension(part as WithCost)));
+      else if (Array.isArray(result)) setResult(result.map((one: WithCost) => withCostExtension(one)));
       else setResult(withCostExtension(result as WithCost));
     },
   };

@@ -167,3 +167,62 @@ export function estimateCost({ schema, document, operationName, variables }: Cos
   }
   return total;
 }
+
+/**
+ * The objects an answer really holds, counted as the estimate counts them: each object (a value
+ * of a field with a selection set) 1, each object in a list 1, the operation's root not at all,
+ * introspection free. A page asked for 50 that holds 3 counts 3. Fields are matched to the
+ * document by response key, widened to every type condition as the estimate does.
+ */
+export function loadedCost(document: DocumentNode, operationName: string | null | undefined, data: unknown): number {
+  const operation = getOperationAST(document, operationName ?? undefined);
+  if (!operation || data === null || typeof data !== 'object') return 0;
+  const fragments = new Map<string, FragmentDefinitionNode>();
+  for (const definition of document.definitions) {
+    if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
+  }
+  /** Response key → the selection sets below it, for the fields with one. */
+  const collect = (sets: readonly SelectionSetNode[]) => {
+    const below = new Map<string, SelectionSetNode[]>();
+    const spread = new Set<string>();
+    const add = (set: SelectionSetNode) => {
+      for (const selection of set.selections) {
+        if (selection.kind === Kind.FIELD) {
+          if (!selection.selectionSet || selection.name.value.startsWith('__')) continue;
+          const key = selection.alias?.value ?? selection.name.value;
+          below.set(key, [...(below.get(key) ?? []), selection.selectionSet]);
+        } else if (selection.kind === Kind.INLINE_FRAGMENT) {
+          add(selection.selectionSet);
+        } else {
+          const fragment = fragments.get(selection.name.value);
+          if (!fragment || spread.has(selection.name.value)) continue;
+          spread.add(selection.name.value);
+          add(fragment.selectionSet);
+        }
+      }
+    };
+    for (const set of sets) add(set);
+    return below;
+  };
+  let total = 0;
+  const fieldsOf = (object: object, sets: readonly SelectionSetNode[]) => {
+    for (const [key, children] of collect(sets)) visit((object as Record<string, unknown>)[key], children);
+  };
+  const visit = (value: unknown, sets: readonly SelectionSetNode[]): void => {
+    if (Array.isArray(value)) {
+      for (const item of value) visit(item, sets);
+    } else if (value !== null && typeof value === 'object') {
+      total += 1;
+      fieldsOf(value, sets);
+    }
+  };
+  fieldsOf(data, [operation.selectionSet]);
+  return total;
+}
+
+/**
+ * The actual cost of a kept answer, set by the response cache on the answer it replays (text:
+ * counting it again would mean parsing it): the count made when the answer was kept.
+ */
+export const KEPT_ACTUAL_COST = Symbol('kept actual cost');
+export type WithKeptActualCost = { [KEPT_ACTUAL_COST]?: number };

@@ -9,6 +9,7 @@ import type { Caller } from '../context/actor.js';
 import type { ApiContext } from '../context/context.js';
 import { completeData, errorsOfPart, type IncrementalPart } from './graphql-incremental.js';
 import type { RequestState } from './request-state.js';
+import { KEPT_ACTUAL_COST, loadedCost } from './graphql-cost.js';
 
 // The response cache on /graphql: a query's answer is kept whole, as the JSON text sent, and a
 // request asking the same document, operation and variables as the same caller's view is
@@ -106,7 +107,8 @@ export function useGraphqlResponseCache(cache: ResponseCache, schema: GraphQLSch
         const body = lookup.hit.body;
         // An incremental answer is kept as the list of its parts (any other answer is one object): sent again part by part.
         if (body.startsWith('[')) setResultAndStopExecution(replay(JSON.parse(body) as IncrementalPart[]) as unknown as ExecutionResult);
-        else setResultAndStopExecution({ stringify: () => body } as SerializedResult);
+        // Its actual cost as counted when kept; one kept before costs were counted gets no refund.
+        else setResultAndStopExecution({ stringify: () => body, [KEPT_ACTUAL_COST]: lookup.hit.loaded ?? Number.POSITIVE_INFINITY } as SerializedResult);
         return;
       }
       return {
@@ -132,7 +134,8 @@ export function useGraphqlResponseCache(cache: ResponseCache, schema: GraphQLSch
           // An error may be the caller's or a moment's (a database away): never kept.
           if (result.errors?.length || result.extensions) return;
           const body = JSON.stringify(result);
-          lookup.keep({ status: 200, body }, tagsOf(kept.dependencies, result.data, caller));
+          const loaded = loadedCost(args.document, args.operationName, result.data);
+          lookup.keep({ status: 200, body, loaded }, tagsOf(kept.dependencies, result.data, caller));
           setResult({ ...result, stringify: () => body } as SerializedResult);
         },
       };

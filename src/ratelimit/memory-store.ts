@@ -35,19 +35,20 @@ export function decision(count: number, limit: number, resetAt: number): RateLim
 
 /** Throws for a charge or budget no store can honour: a programming or configuration error. */
 export function assertBudgetArgs(amount: number, capacity: number, restorePerSecond: number): void {
-  if (!Number.isFinite(amount) || amount < 0) throw new RangeError(`A cost must be a non-negative number, got ${amount}`);
+  if (!Number.isFinite(amount)) throw new RangeError(`A cost must be a finite number, got ${amount}`);
   if (!Number.isFinite(capacity) || capacity < 1) throw new RangeError(`A cost budget must be at least 1, got ${capacity}`);
   if (!Number.isFinite(restorePerSecond) || restorePerSecond <= 0) throw new RangeError(`A restore rate must be positive, got ${restorePerSecond}`);
 }
 
 /**
  * One token-bucket charge: `tokens` held at `at`, refilled up to `capacity` by `now`, less `amount`
- * when it holds that much. The one rule of every store (the Redis script does the same sums).
+ * when it holds that much. A negative amount gives points back (a refund), never past `capacity`.
+ * The one rule of every store (the Redis script does the same sums).
  */
 export function chargeBudget(tokens: number, at: number, now: number, amount: number, capacity: number, rate: number): { tokens: number; decision: BudgetDecision } {
   const held = Math.min(capacity, tokens + (Math.max(0, now - at) * rate) / 1000);
   const allowed = amount <= held;
-  const left = allowed ? held - amount : held;
+  const left = allowed ? Math.min(capacity, held - amount) : held;
   return {
     tokens: left,
     decision: {

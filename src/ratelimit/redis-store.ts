@@ -62,7 +62,7 @@ if state[1] and state[2] then
   held = math.min(capacity, tonumber(state[1]) + math.max(0, now - tonumber(state[2])) * rate / 1000)
 end
 local left = held
-if amount <= held then left = held - amount end
+if amount <= held then left = math.min(capacity, held - amount) end
 redis.call('HSET', KEYS[1], 't', string.format('%.17g', left), 'a', ARGV[3])
 redis.call('PEXPIRE', KEYS[1], math.ceil((capacity - left) * 1000 / rate) + 1000)
 return string.format('%.17g', held)

@@ -55,7 +55,8 @@ export interface RateLimitStore {
   /**
    * Charges `amount` points to the token bucket `bucket` (created full at `capacity`, refilled at
    * `restorePerSecond`) when it holds that many, atomically like `hit`; a refused charge takes
-   * nothing. Never rejects: the Redis store decides in memory when Redis fails.
+   * nothing. A negative amount is a refund: the points go back, never past `capacity`. Never
+   * rejects: the Redis store decides in memory when Redis fails.
    */
   take(bucket: string, amount: number, capacity: number, restorePerSecond: number): Promise<BudgetDecision>;
   /**

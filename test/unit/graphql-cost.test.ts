@@ -1,6 +1,6 @@
 import { parse } from 'graphql';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_LIST_SIZE, estimateCost, MAX_LIST_SIZE } from '../../src/pipeline/graphql-cost.js';
+import { DEFAULT_LIST_SIZE, estimateCost, loadedCost, MAX_LIST_SIZE } from '../../src/pipeline/graphql-cost.js';
 import { schema } from '../../src/domain/schema.js';
 
 // The cost estimate (src/pipeline/graphql-cost.ts) on the real schema: how many objects an operation
@@ -148,5 +148,40 @@ describe('bounded work', () => {
     const counted = cost(cycle);
     expect(Number.isFinite(counted)).toBe(true);
     expect(counted).toBeGreaterThan(100);
+  });
+});
+
+describe('the actual cost: what an answer holds (loadedCost)', () => {
+  const loaded = (source: string, data: unknown, operationName?: string) => loadedCost(parse(source), operationName, data);
+
+  it('counts each object and each object in a list, as the estimate does, by what came back', () => {
+    const query = `{ products(limit: 50) { items { id supplier { id } } meta { total } } }`;
+    const items = [{ id: '1', supplier: { id: 's' } }, { id: '2', supplier: null }, { id: '3', supplier: { id: 's' } }];
+    expect(loaded(query, { products: { items, meta: { total: 3 } } })).toBe(1 + 3 + 2 + 1);
+    expect(cost(query)).toBe(1 + 50 + 50 + 1);
+    expect(loaded(query, { products: null })).toBe(0);
+    expect(loaded(query, null)).toBe(0);
+  });
+
+  it('follows aliases, fragments and inline fragments by response key; introspection and JSON values are free', () => {
+    const query = `query Q {
+      a: product(slug: "a") { ...P }
+      b: product(slug: "b") { id ... on Product { category { id } } }
+      __schema { types { name } }
+      t: __type(name: "Product") { name }
+    }
+    fragment P on Product { specifications supplier { id } }`;
+    const data = {
+      a: { specifications: { color: 'red', size: { w: 1 } }, supplier: { id: 's' } },
+      b: { id: 'b', category: { id: 'c' } },
+      __schema: { types: [{ name: 'Product' }, { name: 'Query' }] },
+      t: { name: 'Product' },
+    };
+    expect(loaded(query, data, 'Q')).toBe(2 + 2);
+  });
+
+  it('counts the objects of nested lists one by one', () => {
+    const query = `{ nodes(ids: ["a", "b", "c"]) { id } }`;
+    expect(loaded(query, { nodes: [{ id: 'a' }, null, { id: 'c' }] })).toBe(2);
   });
 });
