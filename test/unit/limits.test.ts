@@ -134,7 +134,7 @@ const STATED: Record<string, string[]> = {
     `| Basic key | ${budgetCells('BASIC')}`,
     `| Pro key | ${budgetCells('PRO')}`,
     `over Pro's (${pro.max} an ${describeWindow(pro.windowMs)}), never less | ${costBudgets.ENTERPRISE.restoreRate}, times the same |`,
-    `"requested": 21, "limit": ${budgetOf('BASIC')}, "remaining": ${budgetOf('BASIC') - 21}, "restoreRate": ${costBudgets.BASIC.restoreRate}`,
+    `"requested": 21, "actual": 21, "limit": ${budgetOf('BASIC')}, "remaining": ${budgetOf('BASIC') - 21}, "restoreRate": ${costBudgets.BASIC.restoreRate}`,
     `\`RateLimit-Policy: "cost-basic";q=${budgetOf('BASIC')};w=${budgetOf('BASIC') / costBudgets.BASIC.restoreRate}\``,
     `"limit":${budgetOf('BASIC')},"remaining":150,"restoreRate":${costBudgets.BASIC.restoreRate}`,
     // Subscriptions
@@ -155,7 +155,7 @@ const STATED: Record<string, string[]> = {
     `throttled per client address (${forms.perIp.max} per ${minutesOf(forms.perIp.windowMs)})`,
     `limited per account instead: ${forms.savesPerAccount.max} per ${minutesOf(forms.savesPerAccount.windowMs)}`,
     `they do not use up the address's ${forms.perIp.max}`,
-    `{ "requested": 6, "limit": ${budgetOf('ANONYMOUS')}, "remaining": ${budgetOf('ANONYMOUS') - 6}, "restoreRate": ${costBudgets.ANONYMOUS.restoreRate} }`,
+    `{ "requested": 6, "actual": 6, "limit": ${budgetOf('ANONYMOUS')}, "remaining": ${budgetOf('ANONYMOUS') - 6}, "restoreRate": ${costBudgets.ANONYMOUS.restoreRate} }`,
   ],
 };
 
