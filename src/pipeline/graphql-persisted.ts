@@ -58,8 +58,8 @@ export interface PersistedQueryStore {
  * The advisory lock every statement that locks several rows of the table takes (an eviction, a
  * flush of uses), so they run one at a time: two of them lock their rows in orders that differ
  * (an eviction's order depends on how many rows it sees past the bound, a flush's on the hashes),
- * and without it they deadlocked (40P01, reproduced with the old statements: scratch figures in
- * the commit that added this comment). The others lock one row each and cannot deadlock.
+ * and without it they deadlocked (40P01: test/persisted-queries.test.ts, "registrations with the
+ * table full", fails on a store without it). The others lock one row each and cannot deadlock.
  */
 const EVICTION_LOCK = 0x5e_0038;
 
@@ -87,7 +87,13 @@ export function createPersistedQueryStore(prisma: PrismaClient, max: number, flu
       throw error;
     }
   };
-  const timer = setInterval(() => void flush().catch(() => undefined), flushMs);
+  // One flush at a time: one waiting behind evictions does not start another each interval.
+  let flushing: Promise<void> | undefined;
+  const timer = setInterval(() => {
+    flushing ??= flush()
+      .catch(() => undefined)
+      .finally(() => (flushing = undefined));
+  }, flushMs);
   timer.unref();
   return {
     async get(hash) {
@@ -121,7 +127,9 @@ export function createPersistedQueryStore(prisma: PrismaClient, max: number, flu
     flush,
     async close() {
       clearInterval(timer);
-      await flush();
+      await flushing;
+      // A shutdown does not fail over the last uses: without the database they are lost.
+      await flush().catch(() => undefined);
     },
   };
 }
