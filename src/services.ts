@@ -88,7 +88,7 @@ export async function createServices(deps: ServiceDeps) {
   const settings: Settings = { ...deps, directUrl: deps.directUrl ?? deps.databaseUrl };
   const { prisma, directUrl, logger, config } = settings;
   // Before anything opens: a start missing its documents fails with nothing to release.
-  const { plugin: persisted, close: closePersisted } = persistedDocuments(config, prisma);
+  const { plugin: persisted, close: closePersisted } = persistedDocuments(config, prisma, logger);
   const overload = createOverloadLog(logger);
   const maskError = createMaskError(logger, overload);
   const store = await openRateLimitStore(settings);
@@ -127,13 +127,13 @@ export async function createServices(deps: ServiceDeps) {
 }
 
 /** Trusted documents only, or automatic persisted queries (src/pipeline/graphql-persisted.ts). */
-function persistedDocuments(config: Config, prisma: PrismaClient): { plugin: YogaPlugin; close: () => Promise<void> } {
+function persistedDocuments(config: Config, prisma: PrismaClient, logger: Logger): { plugin: YogaPlugin; close: () => Promise<void> } {
   if (config.PERSISTED_ONLY) {
     const manifest = config.PERSISTED_DOCUMENTS ?? failStart('PERSISTED_ONLY=true needs PERSISTED_DOCUMENTS (the manifest path)');
     return { plugin: useTrustedDocuments(loadTrustedDocuments(manifest)), close: async () => undefined };
   }
-  const store = createPersistedQueryStore(prisma, config.PERSISTED_QUERIES_MAX);
-  return { plugin: useAutomaticPersistedQueries(store), close: () => store.close() };
+  const store = createPersistedQueryStore(prisma, config.PERSISTED_QUERIES_MAX, config.PERSISTED_USE_FLUSH_MS);
+  return { plugin: useAutomaticPersistedQueries(store, logger), close: () => store.close() };
 }
 
 function failStart(message: string): never {

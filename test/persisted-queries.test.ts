@@ -1,9 +1,13 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createPrisma } from '../src/db/prisma.js';
+import { createPersistedQueryStore } from '../src/pipeline/graphql-persisted.js';
+import { causeOf } from '../src/shared/errors.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
+import { eventually } from './helpers/eventually.js';
 import { createTestKey } from './helpers/keys.js';
 
 // Persisted queries on /graphql (src/pipeline/graphql-persisted.ts), and HTTP caching of GET answers
@@ -83,6 +87,45 @@ describe('automatic persisted queries', () => {
       expect(res.body.errors[0].extensions.code).not.toBe('INTERNAL_ERROR');
       expect((await a.sql.query(`SELECT 1 FROM "PersistedQuery" WHERE hash = $1`, [hash])).rowCount).toBe(0);
     }
+    // GraphQL over HTTP: a document that does not parse is 400 under application/graphql-response+json;
+    // under application/json the legacy rule answers 200 with the errors (and no data).
+    const syntax = refused[0]!;
+    const strict = await post(a, { query: syntax, extensions: persisted(sha256(syntax)) }, { ...ONE_CLIENT, accept: 'application/graphql-response+json' });
+    expect(strict.status).toBe(400);
+    expect(strict.body.errors[0].extensions.code).toBe('VALIDATION_ERROR');
+    expect(strict.body.data).toBeUndefined();
+    const legacy = await post(a, { query: syntax, extensions: persisted(sha256(syntax)) }, { ...ONE_CLIENT, accept: 'application/json' });
+    expect(legacy.status).toBe(200);
+    expect(legacy.body.errors[0].extensions.code).toBe('VALIDATION_ERROR');
+    expect(legacy.body.data).toBeUndefined();
+  });
+
+  it('answers when the store fails: a registration still runs its query, a lookup is 503 with Retry-After, never a 200 INTERNAL_ERROR', async () => {
+    const query = 'query StoreDown { categories { items { slug } } }';
+    const hash = sha256(query);
+    // A real failure of the store's statements (the table is not there), not a mock.
+    await a.sql.query('ALTER TABLE "PersistedQuery" RENAME TO "PersistedQueryAway"');
+    try {
+      for (const accept of ['application/json', 'application/graphql-response+json']) {
+        const registering = await post(a, { query, extensions: persisted(hash) }, { accept });
+        expect(registering.status).toBe(200);
+        expect(registering.body.errors).toBeUndefined();
+        expect(registering.body.data.categories.items.length).toBeGreaterThan(0);
+        const lookup = await post(b, { extensions: persisted(hash) }, { accept });
+        expect(lookup.status).toBe(503);
+        expect(lookup.headers.get('retry-after')).toBe('5');
+        expect(lookup.body.errors).toEqual([
+          { message: expect.stringMatching(/retry later, or send the query with its hash/), extensions: { code: 'SERVICE_UNAVAILABLE', retryAfter: 5 } },
+        ]);
+        expect(JSON.stringify(lookup.body)).not.toMatch(/PersistedQueryAway|relation|prisma/i);
+      }
+    } finally {
+      await a.sql.query('ALTER TABLE "PersistedQueryAway" RENAME TO "PersistedQuery"');
+    }
+    // Not registered while it failed: the hash alone is not found, and the client registers it again.
+    expect((await post(b, { extensions: persisted(hash) })).status).toBe(404);
+    expect((await post(b, { query, extensions: persisted(hash) })).status).toBe(200);
+    expect((await getByHash(a, hash)).body.data.categories.items.length).toBeGreaterThan(0);
   });
 
   it('registers 64 documents at once without a deadlock, a 5xx or an INTERNAL_ERROR', async () => {
@@ -141,46 +184,144 @@ describe('automatic persisted queries', () => {
     expect(anonymous.headers.get('cache-control') ?? '').not.toMatch(/public/);
   });
 
-  it('registers 64 documents at once on two instances with the table full (each one evicts): no deadlock, no 5xx, no INTERNAL_ERROR', async () => {
-    const FULL = 1000;
-    const env = { PERSISTED_QUERIES_MAX: String(FULL) };
-    const one = await startTestApp({ env });
-    const two = await startTestApp({ url: one.url, env });
-    try {
-      // The table full, as a flood of earlier registrations leaves it: every registration below evicts.
-      await one.sql.query(
-        `INSERT INTO "PersistedQuery" (hash, document) SELECT md5('filler' || g) || md5('x' || g), 'query Filler' || g || ' { __typename }' FROM generate_series(1, $1::int) g`,
-        [FULL],
-      );
-      const queries = Array.from({ length: 64 }, (_, i) => `query Full${i} { categories { items { name } } }`);
-      const answers = await Promise.all(
-        queries.map((query, i) => post(i % 2 ? one : two, { query, extensions: persisted(sha256(query)) }, { 'x-forwarded-for': `10.201.0.${i + 1}` })),
-      );
-      const seen = answers.map((res) => `${res.status} ${JSON.stringify(res.body.errors ?? null)}`);
-      expect(seen).toEqual(Array(64).fill('200 null'));
-      const { rows } = await one.sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM "PersistedQuery"`);
-      expect(rows[0]!.n).toBeLessThanOrEqual(FULL);
-    } finally {
-      await two.close();
-      await one.close();
-    }
+});
+
+describe('registrations with the table full: no deadlock, no 5xx, no INTERNAL_ERROR', () => {
+  // Every registration evicts, over 1000 rows of 60 KB with distinct usedAt. PostgreSQL plans the
+  // eviction's DELETE by the table's statistics: fresh ones (autovacuum's, here VACUUM ANALYZE
+  // between waves) give a plan that locks the rows in an order depending on how many it sees past
+  // the bound, so two evictions of different sizes cross. Without the advisory lock this
+  // deadlocked: the first test failed on the previous store in 3 of 4 runs (7, 42 and 64 × 40P01,
+  // and up to 48 statements cancelled at their time bound while the deadlocks were detected).
+  const FULL = 1000;
+  const env = { PERSISTED_QUERIES_MAX: String(FULL), PERSISTED_USE_FLUSH_MS: '50', DB_POOL_MAX: '32' };
+  const junk = () => randomBytes(30_000).toString('hex');
+  let one: TestApp;
+  let two: TestApp;
+  beforeAll(async () => {
+    one = await startTestApp({ env });
+    two = await startTestApp({ url: one.url, env });
+    await one.sql.query(
+      `INSERT INTO "PersistedQuery" (hash, document, "usedAt")
+       SELECT encode(sha256(convert_to(d, 'UTF8')), 'hex'), d, now() - ($1::int - g) * interval '1 millisecond'
+       FROM (SELECT g, 'query Filler' || g || ' { __typename } # ' || md5(g::text) || $2 AS d FROM generate_series(1, $1::int) g) f`,
+      [FULL, junk()],
+    );
+  });
+  afterAll(async () => {
+    await two?.close();
+    await one?.close();
   });
 
-  it('keeps at most PERSISTED_QUERIES_MAX documents, evicting the least recently used', async () => {
-    const small = await startTestApp({ env: { PERSISTED_QUERIES_MAX: '2' } });
+  it('in the store: 64 at once, four each, in six waves, while uses are looked up and flushed every 50 ms', async () => {
+    // The store itself, on a pool as wide as the registrations: through HTTP the requests of one
+    // test process reach the database too spread out to cross (3,000 tried on the previous store).
+    const WAVES = 6;
+    const prisma = createPrisma({ url: one.url, poolMax: 64 });
+    const store = createPersistedQueryStore(prisma, FULL, 50);
+    const outcomes = new Map<string, number>();
+    const registered: string[] = [];
     try {
-      const docs = ['query One { categories { items { name } } }', 'query Two { categories { items { slug } } }', 'query Three { categories { items { id } } }'];
-      for (const doc of docs) {
-        const res = await post(small, { query: doc, extensions: persisted(sha256(doc)) }, ONE_CLIENT);
-        expect(res.body.data.categories.items.length).toBeGreaterThan(0);
-        // Registered at distinct times: the eviction order is theirs.
-        await new Promise((resolve) => setTimeout(resolve, 10));
+      for (let wave = 0; wave < WAVES; wave++) {
+        await one.sql.query('VACUUM ANALYZE "PersistedQuery"');
+        const workers = Array.from({ length: 64 }, async (_, i) => {
+          for (let n = 0; n < 4; n++) {
+            // Arrivals spread over a few milliseconds, as a client's do.
+            await new Promise((resolve) => setTimeout(resolve, Math.random() * 10));
+            const query = `query Store${wave}w${i}n${n} { __typename } # ${junk()}`;
+            let outcome = 'registered';
+            try {
+              await store.set(sha256(query), query);
+              // Uses answered from memory: the flush writes them while evictions run.
+              await store.get(sha256(query));
+              await store.get(registered[Math.floor(Math.random() * registered.length)] ?? sha256(query));
+              registered.push(sha256(query));
+            } catch (error) {
+              outcome = causeOf(error);
+            }
+            outcomes.set(outcome, (outcomes.get(outcome) ?? 0) + 1);
+          }
+        });
+        await Promise.all(workers);
       }
-      const kept = await small.sql.query(`SELECT document FROM "PersistedQuery" ORDER BY document`);
-      expect(kept.rows.map((r) => r.document)).toEqual([docs[2], docs[1]].sort());
     } finally {
-      await small.close();
+      await store.close();
+      await prisma.$disconnect();
     }
+    expect(Object.fromEntries(outcomes)).toEqual({ registered: WAVES * 64 * 4 });
+    const { rows } = await one.sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM "PersistedQuery"`);
+    expect(rows[0]!.n).toBeLessThanOrEqual(FULL);
+  });
+
+  it('over HTTP: 64 at once on two instances in three waves, with 32 lookups each', async () => {
+    const newest = (await one.sql.query<{ hash: string }>(`SELECT hash FROM "PersistedQuery" ORDER BY "usedAt" DESC LIMIT 32`)).rows.map((r) => r.hash);
+    const seen: string[] = [];
+    for (let wave = 0; wave < 3; wave++) {
+      await one.sql.query('VACUUM ANALYZE "PersistedQuery"');
+      const registrations = Array.from({ length: 64 }, async (_, i) => {
+        const query = `query Wave${wave}n${i} { __typename } # ${junk()}`;
+        const res = await post(i % 2 ? one : two, { query, extensions: persisted(sha256(query)) }, { 'x-forwarded-for': `10.201.${wave}.${i + 1}` });
+        return `${res.status} ${JSON.stringify(res.body.errors ?? null)}`;
+      });
+      const lookups = newest.map(async (hash, i) => {
+        const res = await getByHash(i % 2 ? two : one, hash);
+        // A document may have been evicted meanwhile (404); anything else is a failure.
+        return res.status === 404 ? '200 null' : `${res.status} ${JSON.stringify(res.body.errors ?? null)}`;
+      });
+      seen.push(...(await Promise.all([...registrations, ...lookups])));
+    }
+    expect(seen).toEqual(Array(3 * (64 + newest.length)).fill('200 null'));
+    const { rows } = await one.sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM "PersistedQuery"`);
+    expect(rows[0]!.n).toBeLessThanOrEqual(FULL);
+  });
+});
+
+describe('eviction, least recently used across instances', () => {
+  let small: TestApp;
+  let other: TestApp;
+  beforeAll(async () => {
+    const env = { PERSISTED_QUERIES_MAX: '2', PERSISTED_USE_FLUSH_MS: '50' };
+    small = await startTestApp({ env });
+    other = await startTestApp({ url: small.url, env });
+  });
+  afterAll(async () => {
+    await other?.close();
+    await small?.close();
+  });
+  const usedAt = async (hash: string) =>
+    (await small.sql.query<{ usedAt: Date }>(`SELECT "usedAt" FROM "PersistedQuery" WHERE hash = $1`, [hash])).rows[0]?.usedAt.getTime() ?? null;
+
+  it('keeps at most PERSISTED_QUERIES_MAX documents, evicting the least recently used', async () => {
+    const docs = ['query One { categories { items { name } } }', 'query Two { categories { items { slug } } }', 'query Three { categories { items { id } } }'];
+    for (const doc of docs) {
+      const res = await post(small, { query: doc, extensions: persisted(sha256(doc)) }, ONE_CLIENT);
+      expect(res.body.data.categories.items.length).toBeGreaterThan(0);
+      // Registered at distinct times: the eviction order is theirs.
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    const kept = await small.sql.query(`SELECT document FROM "PersistedQuery" ORDER BY document`);
+    expect(kept.rows.map((r) => r.document)).toEqual([docs[2], docs[1]].sort());
+  });
+
+  it('keeps a document one instance answers from its memory through a flood of registrations on another', async () => {
+    const hot = 'query Hot { categories { items { name slug } } }';
+    const cold = 'query Cold { categories { items { id slug } } }';
+    for (const doc of [cold, hot]) expect((await post(small, { query: doc, extensions: persisted(sha256(doc)) })).status).toBe(200);
+    let coldGone = false;
+    for (let i = 0; i < 6; i++) {
+      const flood = `query Flood${i} { categories { items { id name } } }`;
+      expect((await post(other, { query: flood, extensions: persisted(sha256(flood)) })).status).toBe(200);
+      coldGone ||= (await usedAt(sha256(cold))) === null;
+      // Used on `small` only, from its memory (no statement): its flush tells the table.
+      const registered = (await usedAt(sha256(flood)))!;
+      expect((await getByHash(small, sha256(hot))).status).toBe(200);
+      await eventually('the hot document\'s use flushed', () => usedAt(sha256(hot)), (at) => at !== null && at >= registered);
+    }
+    expect(coldGone).toBe(true);
+    // `other` never held it: it reads it from the table, where it survived the flood.
+    const res = await getByHash(other, sha256(hot));
+    expect(res.status).toBe(200);
+    expect(res.body.data.categories.items.length).toBeGreaterThan(0);
   });
 });
 

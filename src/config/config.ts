@@ -172,6 +172,8 @@ const envSchema = z.object({
   GRAPHQL_INTROSPECTION: flag.optional(),
   /** Documents the automatic persisted queries protocol may register (a table shared by every instance); the least recently used go first. */
   PERSISTED_QUERIES_MAX: z.coerce.number().int().min(1).max(10_000_000).default(10_000),
+  /** How often each instance writes the uses of persisted queries it answered from its memory, so eviction is least recently used across instances. */
+  PERSISTED_USE_FLUSH_MS: z.coerce.number().int().min(50).max(600_000).default(5_000),
   /** Trusted documents only: /graphql runs the documents of PERSISTED_DOCUMENTS and nothing else. */
   PERSISTED_ONLY: flag.default(false),
   /** The trusted-documents manifest: a JSON file `{ "<hash>": "<document>" }` (GraphQL Codegen's client preset writes it). */

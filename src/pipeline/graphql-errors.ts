@@ -98,6 +98,9 @@ export function useContractErrorCodes(): Plugin {
       // Codeless errors left at this point are GraphQL's own verdicts on the request (e.g. a
       // missing variable): ours carry a code and unexpected ones were masked as INTERNAL_ERROR.
       if (!isContractCode(extensions.code)) extensions.code = 'VALIDATION_ERROR';
+      // A failure before anything executed (no data entry at all: a plugin's, before or after
+      // execution) is the server's: 500, never a 200 that a client would read as an answer.
+      if (extensions.code === 'INTERNAL_ERROR' && !('data' in result) && !extensions.http) extensions.http = { status: 500 };
     }
   };
   return {

@@ -4,9 +4,10 @@ import { usePersistedOperations } from '@graphql-yoga/plugin-persisted-operation
 import { GraphQLError } from 'graphql';
 import type { GraphQLParams, Plugin } from 'graphql-yoga';
 import { LRUCache } from 'lru-cache';
-import type { PrismaClient } from '../db/prisma.js';
+import type { Logger } from '../config/logger.js';
+import { DB_RETRY_AFTER_SECONDS, type PrismaClient } from '../db/prisma.js';
 import type { ErrorCode } from '../shared/errors.js';
-import { errorStatus } from '../shared/errors.js';
+import { causeOf, errorStatus, serviceUnavailable } from '../shared/errors.js';
 
 // Persisted queries on /graphql (docs/api.md, Persisted queries), in one of two modes:
 //
@@ -53,13 +54,20 @@ export interface PersistedQueryStore {
   close(): Promise<void>;
 }
 
-/** How often the uses answered from an instance's memory are written to the table. */
-const USE_FLUSH_MS = 5_000;
-/** The advisory lock evictions take one at a time: concurrent DELETEs over overlapping rows deadlocked (40P01). */
+/**
+ * The advisory lock every statement that locks several rows of the table takes (an eviction, a
+ * flush of uses), so they run one at a time: two of them lock their rows in orders that differ
+ * (an eviction's order depends on how many rows it sees past the bound, a flush's on the hashes),
+ * and without it they deadlocked (40P01: test/persisted-queries.test.ts, "registrations with the
+ * table full", fails on a store without it). The others lock one row each and cannot deadlock.
+ */
 const EVICTION_LOCK = 0x5e_0038;
 
-/** PostgreSQL's PersistedQuery table, bounded to `max` rows, with a memory of the documents used lately. */
-export function createPersistedQueryStore(prisma: PrismaClient, max: number): PersistedQueryStore {
+/**
+ * PostgreSQL's PersistedQuery table, bounded to `max` rows, with a memory of the documents used
+ * lately; the uses answered from memory are written every `flushMs` (PERSISTED_USE_FLUSH_MS).
+ */
+export function createPersistedQueryStore(prisma: PrismaClient, max: number, flushMs: number): PersistedQueryStore {
   const memory = new LRUCache<string, string>({ maxSize: MEMORY_BYTES, sizeCalculation: (document) => Math.max(1, document.length) });
   // Hashes answered from memory since the last flush: a use the table must learn, or another
   // instance's registrations would evict a document this one serves all day.
@@ -68,9 +76,24 @@ export function createPersistedQueryStore(prisma: PrismaClient, max: number): Pe
     if (used.size === 0) return;
     const hashes = [...used];
     used = new Set();
-    await prisma.$executeRaw`UPDATE "PersistedQuery" SET "usedAt" = now() WHERE "hash" = ANY(${hashes}::text[])`;
+    try {
+      await prisma.$transaction([
+        prisma.$executeRaw`SELECT pg_advisory_xact_lock(${EVICTION_LOCK}::bigint)`,
+        prisma.$executeRaw`UPDATE "PersistedQuery" SET "usedAt" = now() WHERE "hash" = ANY(${hashes}::text[])`,
+      ]);
+    } catch (error) {
+      // Kept for the next flush: a use is not lost to a database that was away for a moment.
+      for (const hash of hashes) used.add(hash);
+      throw error;
+    }
   };
-  const timer = setInterval(() => void flush().catch(() => undefined), USE_FLUSH_MS);
+  // One flush at a time: one waiting behind evictions does not start another each interval.
+  let flushing: Promise<void> | undefined;
+  const timer = setInterval(() => {
+    flushing ??= flush()
+      .catch(() => undefined)
+      .finally(() => (flushing = undefined));
+  }, flushMs);
   timer.unref();
   return {
     async get(hash) {
@@ -104,7 +127,9 @@ export function createPersistedQueryStore(prisma: PrismaClient, max: number): Pe
     flush,
     async close() {
       clearInterval(timer);
-      await flush();
+      await flushing;
+      // A shutdown does not fail over the last uses: without the database they are lost.
+      await flush().catch(() => undefined);
     },
   };
 }
@@ -120,7 +145,14 @@ function persistedQueryOf(params: GraphQLParams): { sha256Hash: string } | null 
   return { sha256Hash: sha256Hash.toLowerCase() };
 }
 
-export function useAutomaticPersistedQueries(store: PersistedQueryStore): Plugin {
+/**
+ * The automatic protocol over `store`. The store failing (the database away, a lock it waited
+ * too long for) never fails a request it need not: a registration that cannot be written is
+ * logged and the query's answer sent all the same (the client registers it again when a later
+ * hash alone is not found); a hash that cannot be looked up answers 503 SERVICE_UNAVAILABLE with
+ * Retry-After, never a masked INTERNAL_ERROR.
+ */
+export function useAutomaticPersistedQueries(store: PersistedQueryStore, logger: Logger): Plugin {
   // A query sent with its hash waits here until it has passed every rule of the pipeline (parsed
   // within the token limit, validated, costed, for this caller) and run: only then is it stored,
   // so junk, a refused document or one this caller may not run never takes a row.
@@ -130,7 +162,13 @@ export function useAutomaticPersistedQueries(store: PersistedQueryStore): Plugin
       const persisted = persistedQueryOf(params);
       if (!persisted) return;
       if (params.query === undefined || params.query === null || params.query === '') {
-        const document = await store.get(persisted.sha256Hash);
+        let document: string | null;
+        try {
+          document = await store.get(persisted.sha256Hash);
+        } catch (error) {
+          logger.warn({ cause: causeOf(error) }, 'persisted query lookup failed: answered 503');
+          throw serviceUnavailable('Persisted queries cannot be looked up right now; retry later, or send the query with its hash', DB_RETRY_AFTER_SECONDS);
+        }
         if (document === null) throw notFound();
         setParams({ ...params, query: document });
         return;
@@ -152,7 +190,11 @@ export function useAutomaticPersistedQueries(store: PersistedQueryStore): Plugin
         async onExecuteDone({ result }) {
           // Executed with data: every rule passed for this caller (a refused mutation answers data null).
           if (!('data' in result) || result.data === null || result.data === undefined) return;
-          await store.set(registration.hash, registration.query);
+          try {
+            await store.set(registration.hash, registration.query);
+          } catch (error) {
+            logger.warn({ cause: causeOf(error) }, 'persisted query not registered: its answer is sent all the same');
+          }
         },
       };
     },

@@ -111,10 +111,11 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
   const statements: string[] = [];
   const requestUrl = BEHIND_POOLER && !opts.directUrl ? await throughPooler(db.url, opts.pooled) : db.url;
   const directUrl = requestUrl !== db.url ? db.url : opts.directUrl;
-  const prisma = createPrisma({ url: requestUrl, poolMax: 5, timeouts: opts.dbTimeouts, onQuery: (sql) => statements.push(sql) });
   // The suite sends far more anonymous requests than one IP may (60/min). Requests come through
   // a trusted proxy (loopback), each with its own client address unless a test sets one.
   const config = loadConfig({ NODE_ENV: 'test', TRUSTED_PROXIES: 'loopback', ...opts.env });
+  // Five connections unless a test sets DB_POOL_MAX (one that sends many statements at once).
+  const prisma = createPrisma({ url: requestUrl, poolMax: opts.env?.DB_POOL_MAX ? config.DB_POOL_MAX : 5, timeouts: opts.dbTimeouts, onQuery: (sql) => statements.push(sql) });
   const logger = opts.logger ?? createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
   noteAppStart();
   const app = await startApp({ prisma, databaseUrl: requestUrl, directUrl, logger, config, now: opts.now, usage: opts.usage, rateLimitStore: opts.rateLimitStore, websocket: opts.websocket });

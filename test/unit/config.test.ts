@@ -61,6 +61,13 @@ describe('the configuration', () => {
     expect(refusal({ ANON_RATE_LIMIT: '61' })).toContain('ANON_RATE_LIMIT');
   });
 
+  it('writes the uses of persisted queries every 5 s unless PERSISTED_USE_FLUSH_MS says otherwise, within 50 ms to 10 minutes', () => {
+    expect(loadConfig({}).PERSISTED_USE_FLUSH_MS).toBe(5_000);
+    expect(loadConfig({ PERSISTED_USE_FLUSH_MS: '50' }).PERSISTED_USE_FLUSH_MS).toBe(50);
+    expect(refusal({ PERSISTED_USE_FLUSH_MS: '49' })).toContain('PERSISTED_USE_FLUSH_MS');
+    expect(refusal({ PERSISTED_USE_FLUSH_MS: '600001' })).toContain('PERSISTED_USE_FLUSH_MS');
+  });
+
   it('takes yes/no variables as true, false, 1 or 0 only', () => {
     expect(loadConfig({ PERSISTED_ONLY: '1', WEBHOOK_WORKER: 'false' })).toMatchObject({ PERSISTED_ONLY: true, WEBHOOK_WORKER: false });
     expect(refusal({ PERSISTED_ONLY: 'yes' })).toContain('PERSISTED_ONLY');

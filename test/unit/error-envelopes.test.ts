@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import { GraphQLError } from 'graphql';
-import { createSchema, createYoga } from 'graphql-yoga';
+import { createSchema, createYoga, type Plugin } from 'graphql-yoga';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { createMaskError, graphqlErrorBody, graphqlErrorResponse, graphqlMethodNotAllowed, useContractErrorCodes } from '../../src/pipeline/graphql-errors.js';
@@ -218,6 +218,30 @@ describe('GraphQL responses with errors', () => {
     expect(status).toBe(200);
     expect(headers.get('retry-after')).toBe('5');
     expect(body.data).toEqual({ a: null, b: 'fine' });
+  });
+
+  it('is a 500, not a 200, when a plugin fails before anything ran; a failed field still answers 200 with its data', async () => {
+    const mask = createMaskError(pino({ level: 'silent' }), { report: () => undefined, close: () => undefined });
+    const failing: Plugin = {
+      onParams: ({ params }) => {
+        if (params.query?.includes('b')) throw new Error('a store failed');
+      },
+    };
+    const yoga = createYoga({
+      schema: createSchema({ typeDefs, resolvers: { Query: { a: () => { throw new Error('a field failed'); }, b: () => 'b' } } }),
+      logging: false,
+      maskedErrors: { maskError: mask },
+      plugins: [failing, useContractErrorCodes()],
+    });
+    for (const accept of ['application/json', 'application/graphql-response+json']) {
+      const before = await run(yoga as unknown as ReturnType<typeof yogaOf>, '{ b }', accept);
+      expect(before.status).toBe(500);
+      expect(before.body).toEqual({ errors: [{ message: 'An internal error occurred', extensions: { code: 'INTERNAL_ERROR' } }] });
+      const field = await run(yoga as unknown as ReturnType<typeof yogaOf>, '{ a }', accept);
+      expect(field.status).toBe(200);
+      expect(field.body.data).toEqual({ a: null });
+      expect(field.body.errors[0].extensions.code).toBe('INTERNAL_ERROR');
+    }
   });
 
   it('gives GraphQL’s own verdicts the contract’s VALIDATION_ERROR', async () => {
