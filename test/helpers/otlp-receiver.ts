@@ -1,5 +1,4 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { startBodyServer } from './receiver.js';
 
 // An OpenTelemetry collector as far as the service can tell: a real OTLP/HTTP receiver on a real
 // socket, accepting POST /v1/traces in OTLP's JSON encoding (what the service's exporter sends),
@@ -68,28 +67,18 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
     spans: [],
     bodies: [],
     strays: [],
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    close: () => server.close(),
   };
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const body = Buffer.concat(chunks).toString('utf8');
-      if (req.method !== 'POST' || req.url !== '/v1/traces' || !String(req.headers['content-type']).startsWith('application/json')) {
-        receiver.strays.push(`${req.method} ${req.url} ${req.headers['content-type']}`);
-        res.writeHead(404).end();
-        return;
-      }
-      receiver.bodies.push(body);
-      receiver.spans.push(...spansOf(JSON.parse(body)));
-      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
-    });
+  const server = await startBodyServer((req, res, body) => {
+    if (req.method !== 'POST' || req.url !== '/v1/traces' || !String(req.headers['content-type']).startsWith('application/json')) {
+      receiver.strays.push(`${req.method} ${req.url} ${req.headers['content-type']}`);
+      res.writeHead(404).end();
+      return;
+    }
+    receiver.bodies.push(body);
+    receiver.spans.push(...spansOf(JSON.parse(body)));
+    res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  receiver.endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  receiver.endpoint = `http://127.0.0.1:${server.port}`;
   return receiver;
 }

@@ -25,6 +25,30 @@ export interface Receiver {
   close(): Promise<void>;
 }
 
+/**
+ * An HTTP server on 127.0.0.1:`port` that reads each request's whole body before `onBody`
+ * answers it; `close` ends its open connections too. The webhook and the OTLP receivers are one.
+ */
+export async function startBodyServer(
+  onBody: (req: http.IncomingMessage, res: http.ServerResponse, body: string) => void,
+  port = 0,
+): Promise<{ port: number; close: () => Promise<void> }> {
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => onBody(req, res, Buffer.concat(chunks).toString('utf8')));
+  });
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  return {
+    port: (server.address() as AddressInfo).port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
 export async function startReceiver(port = 0): Promise<Receiver> {
   const hanging = new Set<http.ServerResponse>();
   const receiver: Receiver = {
@@ -41,37 +65,29 @@ export async function startReceiver(port = 0): Promise<Receiver> {
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
     },
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const res of hanging) res.destroy();
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    close: async () => {
+      for (const res of hanging) res.destroy();
+      await server.close();
+    },
   };
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const body = Buffer.concat(chunks).toString('utf8');
-      let json: unknown = null;
-      try {
-        json = JSON.parse(body);
-      } catch {
-        // recorded as text
-      }
-      const received: Received = { path: req.url ?? '', headers: req.headers, body, json, at: Date.now() };
-      receiver.received.push(received);
-      const answer = receiver.answer(received, receiver.received.length);
-      if (answer === 'hang') {
-        hanging.add(res);
-        return;
-      }
-      res.writeHead(answer.status, { 'content-type': 'text/plain' });
-      res.end(answer.body ?? '');
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
-  receiver.port = (server.address() as AddressInfo).port;
+  const server = await startBodyServer((req, res, body) => {
+    let json: unknown = null;
+    try {
+      json = JSON.parse(body);
+    } catch {
+      // recorded as text
+    }
+    const received: Received = { path: req.url ?? '', headers: req.headers, body, json, at: Date.now() };
+    receiver.received.push(received);
+    const answer = receiver.answer(received, receiver.received.length);
+    if (answer === 'hang') {
+      hanging.add(res);
+      return;
+    }
+    res.writeHead(answer.status, { 'content-type': 'text/plain' });
+    res.end(answer.body ?? '');
+  }, port);
+  receiver.port = server.port;
   receiver.url = `http://127.0.0.1:${receiver.port}/hooks`;
   return receiver;
 }
