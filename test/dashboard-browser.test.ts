@@ -250,6 +250,12 @@ describe.skipIf(!existsSync(CHROMIUM))('the developer dashboard in a browser (De
     await audit(page, 'supplier-order');
     await page.getByRole('link', { name: 'Account' }).click();
     await audit(page, 'account');
+    // The security log, from the account page: this journey's sign-in, keys and revocation.
+    await page.getByRole('link', { name: 'security log' }).click();
+    const log = page.getByRole('table', { name: /Security log/ });
+    await log.waitFor();
+    expect(await log.innerText()).toMatch(/API key revoked/);
+    await audit(page, 'security-log');
 
     // Webhooks: an endpoint added (its secret shown once), sent a test event by a real receiver's
     // address, and its delivery log showing the delivery made
@@ -308,7 +314,7 @@ describe.skipIf(!existsSync(CHROMIUM))('the developer dashboard in a browser (De
 
     expect(problems).toEqual([]);
     expect(offsite).toEqual([]);
-    expect(checked).toHaveLength(24);
+    expect(checked).toHaveLength(25);
   }, 180_000);
 
   it('creates one key for a create form double-clicked, or sent twice at once by the page', async () => {

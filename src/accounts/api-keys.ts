@@ -1,7 +1,7 @@
 // API keys of accounts: created, listed and revoked (the keys CLI; the demo key of a first start).
 // What a key looks like and how a presented one is checked is src/auth/key-check.ts.
 
-import type { CreationStep, RequestContext } from '../context/context.js';
+import { inTransaction, type CreationStep, type RequestContext } from '../context/context.js';
 import type { Plan } from '../context/actor.js';
 import { generateApiKey, normaliseOrigin, type KeyKind } from '../auth/key-check.js';
 import { PUBLISHABLE_SCOPES, PUBLISHABLE_STOCK_SCOPE, SCOPES, SELF_SERVICE_SCOPES, isScope, type Scope } from '../auth/scopes.js';
@@ -10,6 +10,7 @@ import type { Prisma } from '../generated/prisma/client.js';
 import { PLAN_LIMITS } from '../ratelimit/plans.js';
 import { AppError, validationError } from '../shared/errors.js';
 import { checkEmail, nameProblem as textProblem } from '../shared/text.js';
+import { recordByContext } from './security-log.js';
 
 export const ENTERPRISE_LIMIT_MAX = 10_000_000;
 export const ENTERPRISE_WINDOW_MAX_SECONDS = 30 * 24 * 3600;
@@ -271,7 +272,7 @@ export async function createApiKey(ctx: RequestContext, input: CreateApiKeyInput
     // a SELECT then an INSERT here, which fails the loser on the unique e-mail.
     await tx.account.createMany({ data: [{ email: data.owner }], skipDuplicates: true });
     const account = await tx.account.findUniqueOrThrow({ where: { email: data.owner }, select: { id: true } });
-    return tx.apiKey.create({
+    const created = await tx.apiKey.create({
       data: {
         accountId: account.id,
         name: data.name,
@@ -288,8 +289,24 @@ export async function createApiKey(ctx: RequestContext, input: CreateApiKeyInput
       },
       select: viewSelect,
     });
+    await recordByContext(inTransaction(ctx, tx), account.id, 'key.created', keyDetails(created));
+    return created;
   });
   return { key: generated.key, record: toView(row) };
+}
+
+/** What the security log says of a key: which one, never the key. */
+const keyDetails = (key: { id: string; prefix: string; name: string | null; kind?: string }) => ({ keyId: key.id, prefix: key.prefix, name: key.name ?? null, ...(key.kind ? { kind: key.kind } : {}) });
+
+/** Revokes `where`'s key if it still works, with its security event in the same transaction; the key as it is now. */
+async function revokeWhere(ctx: RequestContext, where: Prisma.ApiKeyWhereInput): Promise<{ id: string; accountId: string } | null> {
+  return ctx.prisma.$transaction(async (tx) => {
+    const key = await tx.apiKey.findFirst({ where, select: { id: true, accountId: true, prefix: true, name: true, revokedAt: true } });
+    if (!key) return null;
+    const { count } = await tx.apiKey.updateMany({ where: { id: key.id, revokedAt: null }, data: { revokedAt: ctx.now() } });
+    if (count) await recordByContext(inTransaction(ctx, tx), key.accountId, 'key.revoked', keyDetails(key));
+    return key;
+  });
 }
 
 /** Every key (or one owner's), newest first. Never includes the key or its hash. */
@@ -304,7 +321,7 @@ export async function listApiKeys(ctx: RequestContext, opts: { owner?: string } 
  * stays, so an audit sees when access really ended); an unknown id is an error.
  */
 export async function revokeApiKey(ctx: RequestContext, id: string): Promise<ApiKeyView> {
-  await ctx.prisma.apiKey.updateMany({ where: { id, revokedAt: null }, data: { revokedAt: ctx.now() } });
+  await revokeWhere(ctx, { id });
   const row = await ctx.prisma.apiKey.findUnique({ where: { id }, select: viewSelect });
   if (!row) throw new AppError('NOT_FOUND', `No API key has the id ${JSON.stringify(id)} (see \`keys list\`)`);
   return toView(row);
@@ -392,6 +409,7 @@ export async function createOwnKey(ctx: RequestContext, accountId: string, input
       select: viewSelect,
     });
     await step?.after(tx, created.id);
+    await recordByContext(inTransaction(ctx, tx), accountId, 'key.created', keyDetails(created));
     return created;
   });
   return { key: generated.key, record: toView(row) };
@@ -414,7 +432,7 @@ export async function ownKey(ctx: RequestContext, accountId: string, keyId: stri
 
 /** Revokes one of the account's keys (again: no change); another account's key is null, untouched. */
 export async function revokeOwnKey(ctx: RequestContext, accountId: string, keyId: string): Promise<ApiKeyView | null> {
-  await ctx.prisma.apiKey.updateMany({ where: { id: keyId, accountId, revokedAt: null }, data: { revokedAt: ctx.now() } });
+  await revokeWhere(ctx, { id: keyId, accountId });
   return ownKey(ctx, accountId, keyId);
 }
 
@@ -435,8 +453,11 @@ export async function setAccountPlan(ctx: RequestContext,
     throw validationError({ plan: 'has per-key limits, so it is not a dashboard plan' }, 'The enterprise plan has per-key limits, so it is not a dashboard plan: create enterprise keys with `keys create --plan enterprise --limit N --window W`');
   }
   if (!PLANS.includes(plan)) throw validationError({ plan: 'must be basic or pro' }, `Unknown plan ${JSON.stringify(plan)}: use basic or pro`);
-  const before = await ctx.prisma.account.findUnique({ where: { email }, select: { plan: true } });
+  const before = await ctx.prisma.account.findUnique({ where: { email }, select: { id: true, plan: true } });
   if (!before) throw new AppError('NOT_FOUND', `No account has the e-mail ${JSON.stringify(email)}`);
-  await ctx.prisma.account.update({ where: { email }, data: { plan } });
+  await ctx.prisma.$transaction(async (tx) => {
+    await tx.account.update({ where: { email }, data: { plan } });
+    if (before.plan !== plan) await recordByContext(inTransaction(ctx, tx), before.id, 'plan.changed', { from: lowerPlan(before.plan), to: lowerPlan(plan) });
+  });
   return { email, plan: lowerPlan(plan), previousPlan: lowerPlan(before.plan) };
 }

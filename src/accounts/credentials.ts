@@ -17,6 +17,7 @@ import { AppError, rateLimited } from '../shared/errors.js';
 import { formError } from '../shared/errors.js';
 import { checkEmail, nameText, normaliseEmail } from '../shared/text.js';
 import { hashIsOutdated, hashPassword, passwordProblem, verifyNothing, verifyPassword } from './passwords.js';
+import { recordByContext } from './security-log.js';
 import { endAllSessions } from './sessions.js';
 import { hashToken, looksLikeToken, newToken } from '../shared/tokens.js';
 
@@ -143,6 +144,12 @@ export async function signIn(ctx: RequestContext, store: RateLimitStore, input: 
     : null;
   const stored = account?.passwordHash ?? null;
   const matches = stored ? await verifyPassword(stored, password) : await verifyNothing(password);
+  // A wrong password for an account is in its security log (an address without an account has no
+  // log to be in), written beside the answer rather than before it: a write only for addresses
+  // with an account would time what the single message hides.
+  if (account && stored && !matches) {
+    void recordByContext(ctx, account.id, 'sign-in.failed').catch((error: unknown) => ctx.logger.warn({ err: error }, 'security log: a failed sign-in could not be recorded'));
+  }
   if (!account || !stored || !matches) throw new AppError('UNAUTHORIZED', 'Wrong e-mail or password');
 
   // Hashes made with older parameters are upgraded while the password is at hand.
@@ -198,13 +205,17 @@ export async function changePassword(ctx: RequestContext,
   if (problem) throw formError({ next: problem });
 
   const passwordHash = await hashPassword(next);
-  await ctx.prisma.$transaction((tx) => storePassword(inTransaction(ctx, tx), accountId, passwordHash, ctx.now()));
+  await ctx.prisma.$transaction((tx) => storePassword(inTransaction(ctx, tx), accountId, passwordHash, ctx.now(), 'password.changed'));
 }
 
-/** Sets the password hash, and ends every session and unused link of the account, all at `now` (a link's claim is the same instant). */
-async function storePassword(ctx: RequestContext, accountId: string, passwordHash: string, now: Date): Promise<void> {
+/**
+ * Sets the password hash, and ends every session and unused link of the account, all at `now` (a
+ * link's claim is the same instant), with the security event `kind` saying so.
+ */
+async function storePassword(ctx: RequestContext, accountId: string, passwordHash: string, now: Date, kind: 'password.changed' | 'password.set'): Promise<void> {
   await ctx.prisma.account.update({ where: { id: accountId }, data: { passwordHash, passwordChangedAt: now } });
-  await endAllSessions(ctx, accountId);
+  const sessionsEnded = await endAllSessions(ctx, accountId);
+  await recordByContext(ctx, accountId, kind, { sessionsEnded });
   // A link sent before the change must not undo it.
   await ctx.prisma.passwordToken.updateMany({ where: { accountId, usedAt: null }, data: { usedAt: now } });
 }
@@ -268,7 +279,7 @@ export async function setPasswordWithToken(ctx: RequestContext, token: string, p
       const current = await tx.passwordToken.findUnique({ where: { id: row.id }, select: { expiresAt: true, usedAt: true } });
       throw new AppError('UNAUTHORIZED', linkError(current, now) ?? LINK_USED);
     }
-    await storePassword(inTransaction(ctx, tx), row.accountId, passwordHash, now);
+    await storePassword(inTransaction(ctx, tx), row.accountId, passwordHash, now, 'password.set');
   });
   return { accountId: row.accountId };
 }

@@ -2,10 +2,11 @@
 // the supplier's orders and write its stock and prices. What a membership allows per request is
 // src/auth/membership.ts; this module only makes, ends and lists memberships.
 
-import type { RequestContext } from '../context/context.js';
+import { inTransaction, type RequestContext } from '../context/context.js';
 import type { PrismaClient } from '../db/prisma.js';
 import type { Prisma } from '../generated/prisma/client.js';
 import { normaliseOwner } from './api-keys.js';
+import { recordByContext } from './security-log.js';
 import { AppError } from '../shared/errors.js';
 
 /** One membership as shown (list rows, and the subject of add/remove). */
@@ -83,6 +84,7 @@ export async function addMember(ctx: RequestContext, owner: string, supplierId: 
           `end that first with \`keys member remove --owner ${email}\``,
       );
     }
+    if (membersMade === 1) await recordByContext(inTransaction(ctx, tx), account.id, 'member.added', { supplierId, supplier: supplier.companyName });
     return { ...toView(member), added: membersMade === 1, accountCreated: accountsMade === 1 };
   });
 }
@@ -100,6 +102,9 @@ export async function removeMember(ctx: RequestContext, owner: string): Promise<
     const member = await tx.supplierMember.findUnique({ where: { accountId: account.id }, select: memberSelect });
     // Conditional on the supplier read: a concurrent remove-then-add is not undone unseen.
     const { count } = member ? await tx.supplierMember.deleteMany({ where: { accountId: account.id, supplierId: member.supplierId } }) : { count: 0 };
+    if (member && count === 1) {
+      await recordByContext(inTransaction(ctx, tx), account.id, 'member.removed', { supplierId: member.supplierId, supplier: member.supplier.companyName });
+    }
     return { email, accountId: account.id, removed: member && count === 1 ? toView(member) : null };
   });
 }

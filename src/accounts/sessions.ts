@@ -10,6 +10,7 @@ import type { Plan } from '../context/actor.js';
 import type { PrismaClient } from '../db/prisma.js';
 import type { Prisma } from '../generated/prisma/client.js';
 import { hashToken, looksLikeToken, newToken } from '../shared/tokens.js';
+import { recordSecurityEvent, securityActorOf } from './security-log.js';
 
 /** A session unused this long has ended. */
 export const SESSION_IDLE_MS = 2 * 3600_000;
@@ -36,11 +37,15 @@ export interface SessionView {
  * Starts a session for an account that has just proved who it is, and returns its token for the
  * cookie. Always a new token, never one the browser brought along (no session fixation).
  */
-export async function createSession(ctx: RequestContext, accountId: string): Promise<{ token: string; expiresAt: Date }> {
+export async function createSession(ctx: RequestContext, accountId: string, how: 'password' | 'registered' = 'password'): Promise<{ token: string; expiresAt: Date }> {
   const { token, hash } = newToken();
   const now = ctx.now();
   const expiresAt = new Date(now.getTime() + SESSION_ABSOLUTE_MS);
-  await ctx.prisma.session.create({ data: { tokenHash: hash, accountId, createdAt: now, lastSeenAt: now, expiresAt } });
+  await ctx.prisma.$transaction(async (tx) => {
+    const { id } = await tx.session.create({ data: { tokenHash: hash, accountId, createdAt: now, lastSeenAt: now, expiresAt }, select: { id: true } });
+    // The sign-in is the new session's doing, from the visitor's address and browser.
+    await recordSecurityEvent(tx, accountId, 'sign-in', { ...securityActorOf(ctx), kind: 'session', id }, { how }, now);
+  });
   return { token, expiresAt };
 }
 
@@ -71,7 +76,11 @@ export async function readSession(ctx: RequestContext, token: string): Promise<S
 /** Ends the session of this token (sign-out). Unknown or malformed tokens: nothing to do. */
 export async function endSession(ctx: RequestContext, token: string): Promise<void> {
   if (!looksLikeToken(token)) return;
-  await ctx.prisma.session.deleteMany({ where: { tokenHash: hashToken(token) } });
+  await ctx.prisma.$transaction(async (tx) => {
+    const [ended] = await tx.$queryRaw<{ id: string; accountId: string }[]>`
+      DELETE FROM "Session" WHERE "tokenHash" = ${hashToken(token)} RETURNING id, "accountId"`;
+    if (ended) await recordSecurityEvent(tx, ended.accountId, 'session.ended', { ...securityActorOf(ctx), kind: 'session', id: ended.id }, {}, ctx.now());
+  });
 }
 
 /** Ends every session of an account (password changed or set); returns how many there were. */

@@ -1,3 +1,4 @@
+import { recordSecurityEvent } from '../accounts/security-log.js';
 import { SpanKind, SpanStatusCode, type Attributes } from '@opentelemetry/api';
 import { ATTR_ERROR_TYPE, ATTR_HTTP_REQUEST_METHOD, ATTR_HTTP_RESPONSE_STATUS_CODE, ATTR_SERVER_ADDRESS, ATTR_SERVER_PORT } from '@opentelemetry/semantic-conventions';
 import pg from 'pg';
@@ -272,6 +273,8 @@ export function startWebhookWorker(options: WebhookWorkerOptions): WebhookWorker
         data: { disabledAt: new Date() },
       });
       if (disabled) {
+        const { accountId } = await tx.webhookEndpoint.findUniqueOrThrow({ where: { id: d.endpointId }, select: { accountId: true } });
+        await recordSecurityEvent(tx, accountId, 'webhook.disabled', { kind: 'service', id: 'webhook worker' }, { endpointId: d.endpointId, url: d.url });
         await tx.webhookDelivery.updateMany({
           where: { endpointId: d.endpointId, status: 'PENDING' },
           data: { status: 'FAILED', nextAttemptAt: null, lastError: 'endpoint disabled' },

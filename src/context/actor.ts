@@ -36,6 +36,8 @@ export interface SessionActor {
   kind: 'session';
   accountId: string;
   ip: string;
+  /** The session's id (never its token), for the account's security log. */
+  sessionId?: string;
 }
 
 /** The operator at the keys CLI: acts for any account, as the one who runs the service. */

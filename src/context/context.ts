@@ -32,6 +32,8 @@ export interface RequestContext {
   now(): Date;
   /** Where webhooks may be sent (config WEBHOOK_ALLOW_PRIVATE, and https in production). */
   webhookPolicy: WebhookPolicy;
+  /** The client's User-Agent, where the security log wants it (the dashboard's requests). */
+  userAgent?: string;
 }
 
 /** How an operation used its Idempotency-Key: the transport says so (REST keeps its own bytes). */
@@ -254,9 +256,10 @@ export function createContextFactory(deps: ContextDeps, api?: ApiDeps) {
      * A dashboard page's: the signed-in owner of an account, or a visitor (anonymous) before sign-in.
      * The dashboard logs through its context, so its logger names the request (X-Request-ID).
      */
-    forDashboard(visit: { requestId: string; ip: string; accountId: string | null }): RequestContext {
-      const actor: Actor = visit.accountId === null ? { kind: 'anonymous', ip: visit.ip } : { kind: 'session', accountId: visit.accountId, ip: visit.ip };
-      return { ...common(actor, visit.requestId), logger: deps.logger.child({ requestId: visit.requestId }) };
+    forDashboard(visit: { requestId: string; ip: string; accountId: string | null; sessionId?: string; userAgent?: string }): RequestContext {
+      const actor: Actor =
+        visit.accountId === null ? { kind: 'anonymous', ip: visit.ip } : { kind: 'session', accountId: visit.accountId, ip: visit.ip, ...(visit.sessionId ? { sessionId: visit.sessionId } : {}) };
+      return { ...common(actor, visit.requestId), logger: deps.logger.child({ requestId: visit.requestId }), ...(visit.userAgent ? { userAgent: visit.userAgent } : {}) };
     },
 
     /** A keys CLI command's: the operator. */

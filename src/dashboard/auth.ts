@@ -22,9 +22,9 @@ export function authHandlers(deps: { store: RateLimitStore }) {
   }
 
   /** Signs `accountId` in on this browser: a new token at every sign-in, never one the browser brought (no session fixation). */
-  async function startSession(visit: Visit, accountId: string): Promise<void> {
+  async function startSession(visit: Visit, accountId: string, how: 'password' | 'registered'): Promise<void> {
     if (visit.sessionToken) await endSession(visit.ctx, visit.sessionToken);
-    const { token } = await createSession(visit.ctx, accountId);
+    const { token } = await createSession(visit.ctx, accountId, how);
     startSessionCookie(visit, token, SESSION_ABSOLUTE_MS);
     endPresessionCookie(visit);
     await sweepEndedSessions(visit);
@@ -40,7 +40,7 @@ export function authHandlers(deps: { store: RateLimitStore }) {
       const email = form.get('email') ?? '';
       try {
         const { accountId } = await signIn(visit.ctx, deps.store, { email, password: form.get('password') ?? '', ip: visit.ip });
-        await startSession(visit, accountId);
+        await startSession(visit, accountId, 'password');
         return redirectTo(visit, '/dashboard/keys');
       } catch (error) {
         const known = asAppError(error);
@@ -60,7 +60,7 @@ export function authHandlers(deps: { store: RateLimitStore }) {
       try {
         const { id } = await registerAccount(visit.ctx, { email: values.email ?? '', password: form.get('password') ?? '', name: values.name ?? '', companyName: values.companyName || undefined });
         // Whoever registers is signed in: no second typing of the password just chosen.
-        await startSession(visit, id);
+        await startSession(visit, id, 'registered');
         return redirectTo(visit, '/dashboard/keys?done=registered');
       } catch (error) {
         const refused = formRefusal(error);

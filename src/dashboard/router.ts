@@ -10,6 +10,7 @@ import * as addresses from './addresses.js';
 import { serveAsset, serveFavicon } from './assets.js';
 import { authHandlers } from './auth.js';
 import { keyHandlers } from './keys.js';
+import { getSecurityLog } from './security.js';
 import { ASSET_PATH, BRAND, page } from './layout.js';
 import * as orders from './orders.js';
 import { landingPage, messagePage } from './pages/common.js';
@@ -85,6 +86,7 @@ export function createDashboard(deps: DashboardDeps) {
     { method: 'GET', pattern: path('/account'), who: 'member', handle: account.getAccount },
     { method: 'POST', pattern: path('/account'), who: 'member', throttled: 'savesPerAccount', handle: account.postProfile },
     { method: 'POST', pattern: path('/account/password'), who: 'member', throttled: 'perIp', handle: account.postPassword },
+    { method: 'GET', pattern: path('/security'), who: 'member', handle: getSecurityLog },
     { method: 'GET', pattern: path('/addresses'), who: 'member', handle: addresses.getAddresses },
     { method: 'GET', pattern: path('/addresses/new'), who: 'member', handle: addresses.getNewAddress },
     { method: 'POST', pattern: path('/addresses'), who: 'member', throttled: 'savesPerAccount', handle: addresses.postAddress },

@@ -62,7 +62,7 @@ export interface VisitDeps {
 
 export function createVisits(deps: VisitDeps) {
   const { contexts } = deps;
-  const visitorContext = (requestId: string, ip: string) => contexts.forDashboard({ requestId, ip, accountId: null });
+  const visitorContext = (requestId: string, ip: string, userAgent: string) => contexts.forDashboard({ requestId, ip, accountId: null, userAgent });
 
   return {
     /**
@@ -72,7 +72,8 @@ export function createVisits(deps: VisitDeps) {
     async start(request: Request, url: URL, server: unknown, requestId: string): Promise<Visit> {
       const cookies = parseCookies(request.headers.get('cookie'));
       const ip = deps.clientIp(request, server);
-      const ctx = visitorContext(requestId, ip);
+      const userAgent = request.headers.get('user-agent') ?? '';
+      const ctx = visitorContext(requestId, ip, userAgent);
       const visit: Visit = {
         ctx,
         request, url, ip, secure: deps.isHttps(request, server), cookies,
@@ -86,7 +87,7 @@ export function createVisits(deps: VisitDeps) {
         else endSessionCookie(visit);
       }
       if (visit.session) {
-        visit.ctx = contexts.forDashboard({ requestId, ip, accountId: visit.session.accountId });
+        visit.ctx = contexts.forDashboard({ requestId, ip, accountId: visit.session.accountId, sessionId: visit.session.sessionId, userAgent });
         // Every signed-in page needs it (the navigation shows supplier orders to members only); read
         // per request, so a membership the CLI removes holds on the next page.
         visit.member = await membershipOf(visit.ctx);
@@ -103,7 +104,7 @@ export function createVisits(deps: VisitDeps) {
 
     /** The visit of a request that could not be started (its session unread): a visitor's, for an error page. */
     unstarted(request: Request, url: URL, requestId: string): Visit {
-      const ctx = visitorContext(requestId, '');
+      const ctx = visitorContext(requestId, '', '');
       return {
         ctx,
         request, url, ip: '', secure: false, cookies: new Map(),

@@ -38,6 +38,8 @@ export interface EmbeddedPostgresOptions {
    * afterwards, such as the test server or the migration generator's scratch server.
    */
   ephemeral?: boolean;
+  /** PostgreSQL's max_connections (its default, 100, when not given). */
+  maxConnections?: number;
 }
 
 export interface EmbeddedServer {
@@ -283,6 +285,7 @@ function serverArguments(clusterDir: string, port: number, options: EmbeddedPost
     // TCP only: no socket file in /tmp or /var/run to collide with another server.
     unix_socket_directories: '',
     ...(options.ephemeral ? { fsync: 'off', synchronous_commit: 'off', full_page_writes: 'off' } : {}),
+    ...(options.maxConnections ? { max_connections: String(options.maxConnections) } : {}),
   };
   return ['-D', clusterDir, '-p', String(port), ...Object.entries(settings).flatMap(([key, value]) => ['-c', `${key}=${value}`])];
 }

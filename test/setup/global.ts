@@ -40,6 +40,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
     server = await startEmbeddedPostgres({
       dataDir,
       ephemeral: true,
+      // Two files at once, one of which may hold 64 connections of its own (the persisted-query
+      // store under 64 registrations at once) beside its apps' pools and the other file's.
+      maxConnections: 300,
       verbose: debug,
       log: (msg) => debug && process.stderr.write(`${msg}\n`),
     });

@@ -16,6 +16,7 @@ export interface ProfileView {
 export function accountPage(csrf: string, data: { profile: ProfileView; values?: FieldValues; errors?: FieldErrors; passwordErrors?: FieldErrors }): Html {
   const shown = data.values ?? { name: data.profile.name, companyName: data.profile.companyName ?? '', phone: data.profile.phone ?? '' };
   return html`<p>Signed in as <strong>${data.profile.email}</strong> · plan ${data.profile.plan} · member since ${when(data.profile.createdAt)}.</p>
+<p>See who signed in to this account and from where, and every change to its keys and password, in the <a href="/dashboard/security">security log</a>.</p>
 <h2>Profile</h2>
 ${errorSummary(data.errors ?? {})}
 ${form(

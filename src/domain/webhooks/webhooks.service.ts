@@ -3,7 +3,8 @@ import { z } from 'zod';
 import { memberSupplierId } from '../../auth/membership.js';
 import { hasScope } from '../../auth/scopes.js';
 import type { Actor } from '../../context/actor.js';
-import type { CreationStep, RequestContext } from '../../context/context.js';
+import { inTransaction, type CreationStep, type RequestContext } from '../../context/context.js';
+import { recordByContext } from '../../accounts/security-log.js';
 import type { Prisma } from '../../generated/prisma/client.js';
 import { AppError, validationError } from '../../shared/errors.js';
 import { pageParams, pageWindow, type PageInput } from '../../shared/pagination.js';
@@ -138,6 +139,7 @@ export async function createEndpoint(ctx: RequestContext, input: EndpointInput, 
       select: endpointSelect,
     });
     await step?.after(tx, created.id);
+    await recordByContext(inTransaction(ctx, tx), accountId, 'webhook.created', endpointDetails(created));
     return created;
   });
   return { ...endpointRow(endpoint, ctx.now()), secret };
@@ -164,12 +166,18 @@ export async function endpointsByIds(ctx: RequestContext, ids: string[]): Promis
 /** Deletes the endpoint with its deliveries (nothing more is sent to it); answers it as it was, or null. */
 export async function deleteEndpoint(ctx: RequestContext, id: string): Promise<EndpointRow | null> {
   const where = { id, ...managedBy(ctx.actor) };
-  const [endpoint] = await ctx.prisma.$transaction([
-    ctx.prisma.webhookEndpoint.findFirst({ where, select: endpointSelect }),
-    ctx.prisma.webhookEndpoint.deleteMany({ where }),
-  ]);
+  const endpoint = await ctx.prisma.$transaction(async (tx) => {
+    const found = await tx.webhookEndpoint.findFirst({ where, select: { ...endpointSelect, accountId: true } });
+    if (!found) return null;
+    const { count } = await tx.webhookEndpoint.deleteMany({ where: { id: found.id } });
+    if (count) await recordByContext(inTransaction(ctx, tx), found.accountId, 'webhook.deleted', endpointDetails(found));
+    return found;
+  });
   return endpoint && endpointRow(endpoint, ctx.now());
 }
+
+/** What the security log says of an endpoint: which one and where it sends, never its secret. */
+const endpointDetails = (endpoint: { id: string; url: string }) => ({ endpointId: endpoint.id, url: endpoint.url });
 
 /** An endpoint whose key has ended sends nothing again: it is registered anew with a working key. */
 function refuseEndedKey(endpoint: EndpointRow): void {
@@ -200,8 +208,14 @@ export async function enableEndpoint(ctx: RequestContext, id: string): Promise<E
   const endpoint = await endpointById(ctx, id);
   if (!endpoint) return null;
   refuseEndedKey(endpoint);
-  const { count } = await ctx.prisma.webhookEndpoint.updateMany({ where: { id, ...managedBy(ctx.actor) }, data: { disabledAt: null, failingSince: null } });
-  return count ? endpointById(ctx, id) : null;
+  const enabled = await ctx.prisma.$transaction(async (tx) => {
+    const found = await tx.webhookEndpoint.findFirst({ where: { id, ...managedBy(ctx.actor) }, select: { id: true, url: true, accountId: true, disabledAt: true } });
+    if (!found) return false;
+    await tx.webhookEndpoint.updateMany({ where: { id: found.id }, data: { disabledAt: null, failingSince: null } });
+    if (found.disabledAt) await recordByContext(inTransaction(ctx, tx), found.accountId, 'webhook.enabled', endpointDetails(found));
+    return true;
+  });
+  return enabled ? endpointById(ctx, id) : null;
 }
 
 // ----- deliveries -----
