@@ -93,7 +93,8 @@ describe('extensions.cost', () => {
     expect(over.body.extensions.cost.requested).toBeGreaterThan(MAX_COST);
     const failing = await ask('query Bad($n: Int) { products(limit: $n) { items { name } } }', headers, { n: 0 });
     expect(failing.body.errors[0].extensions.code).toBe('VALIDATION_ERROR');
-    expect(failing.body.extensions.cost).toMatchObject({ requested: 2, limit: 250 });
+    // Executed with an error: charged its estimate, nothing given back (an error hides what was loaded).
+    expect(failing.body.extensions.cost).toMatchObject({ requested: 2, actual: 2, limit: 250 });
     // Not estimated: a document that does not parse says nothing of costs.
     const broken = await ask('{ products(', headers);
     expect(broken.body.extensions?.cost).toBeUndefined();

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addMember, removeMember } from '../src/accounts/members.js';
+import { pruneSecurityLog } from '../src/accounts/security-log.js';
 import { createPrisma } from '../src/db/prisma.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { asOperator } from './helpers/context.js';
@@ -97,7 +98,7 @@ describe('the security log', () => {
     const api = (path: string, method = 'GET', body?: unknown) =>
       fetch(`${app.base}${path}`, { method, headers: { 'x-api-key': apiKey, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
     const keep = (await (await api('/api/webhooks', 'POST', { url: hooks.url, events: ['order.created'] })).json()).data as { id: string };
-    const gone = (await (await api('/api/webhooks', 'POST', { url: `${hooks.url}/gone`, events: ['order.created'] })).json()).data as { id: string };
+    const gone = (await (await api('/api/webhooks', 'POST', { url: `${hooks.url}/gone?token=receiver-secret-token`, events: ['order.created'] })).json()).data as { id: string };
     expect((await api(`/api/webhooks/${gone.id}`, 'DELETE')).status).toBe(200);
     // A receiver that fails every attempt of the (short) schedule: the worker disables the endpoint.
     hooks.answer = () => ({ status: 500 });
@@ -146,7 +147,8 @@ describe('the security log', () => {
     const { rows } = await app.sql.query(`SELECT row_to_json(e)::text AS text FROM "SecurityEvent" e WHERE "accountId" = $1`, [accountId]);
     const text = rows.map((r) => r.text as string).join('\n');
     const secrets = await app.sql.query(`SELECT secret FROM "WebhookEndpoint" WHERE "accountId" = $1`, [accountId]);
-    for (const secret of [apiKey, apiKey.slice(3), password, 'not the password at all', client.cookies.get('mp_session')!, ...secrets.rows.map((r) => r.secret as string)]) {
+    // An endpoint's path and query may hold the receiver's token: only its host is kept.
+    for (const secret of ['receiver-secret-token', '/hooks', apiKey, apiKey.slice(3), password, 'not the password at all', client.cookies.get('mp_session')!, ...secrets.rows.map((r) => r.secret as string)]) {
       expect(text).not.toContain(secret);
     }
   });
@@ -168,6 +170,17 @@ describe('the security log', () => {
     // Newest first; the expiry a minute ago is older than everything this test did.
     expect(text.indexOf('Password changed')).toBeLessThan(text.indexOf('API key created'));
     expect(text.indexOf('after registering')).toBeLessThan(text.indexOf('API key expired'));
+
+    // Past 90 days: not shown, and deleted by the worker's hourly sweep (pruneSecurityLog).
+    await app.sql.query(`INSERT INTO "SecurityEvent" (id, "accountId", kind, "actorKind", ip, "createdAt") VALUES ('old-event', $1, 'sign-in', 'session', '10.99.99.99', now() - interval '91 days')`, [accountId]);
+    expect(textOf((await client.get('/dashboard/security')).html)).not.toContain('10.99.99.99');
+    const prisma = createPrisma({ url: app.url, poolMax: 1 });
+    try {
+      expect(await pruneSecurityLog(prisma)).toBe(1);
+    } finally {
+      await prisma.$disconnect();
+    }
+    expect((await app.sql.query(`SELECT 1 FROM "SecurityEvent" WHERE id = 'old-event'`)).rowCount).toBe(0);
 
     const other = await signedIn(app.base);
     const theirs = textOf((await other.client.get('/dashboard/security')).html);

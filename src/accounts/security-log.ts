@@ -30,7 +30,7 @@ export const SECURITY_EVENTS = {
 
 export type SecurityEventKind = keyof typeof SECURITY_EVENTS;
 
-/** Events older than this are deleted (when the account's next event is written). */
+/** Events older than this are not shown, and are deleted within the hour (pruneSecurityLog, run by the webhook worker's hourly sweep). */
 export const SECURITY_LOG_KEEP_DAYS = 90;
 /** Events a page of the log shows. */
 export const SECURITY_LOG_PAGE = 50;
@@ -68,10 +68,7 @@ type Db = PrismaClient | Prisma.TransactionClient;
 /** Details of an event: ids, names and addresses it concerned, never a secret. */
 export type SecurityDetails = Record<string, string | number | boolean | null>;
 
-/**
- * Records an event of `accountId` with `db`: the transaction of the change it records. The
- * account's events past SECURITY_LOG_KEEP_DAYS go in the same step (an index range of one account).
- */
+/** Records an event of `accountId` with `db`: the transaction of the change it records. */
 export async function recordSecurityEvent(
   db: Db,
   accountId: string,
@@ -92,8 +89,23 @@ export async function recordSecurityEvent(
       createdAt: now,
     },
   });
+}
+
+/** Deletes every account's events past SECURITY_LOG_KEEP_DAYS; how many. */
+export async function pruneSecurityLog(db: Db, now: Date = new Date()): Promise<number> {
   const before = new Date(now.getTime() - SECURITY_LOG_KEEP_DAYS * 86_400_000);
-  await db.securityEvent.deleteMany({ where: { accountId, createdAt: { lt: before } } });
+  return (await db.securityEvent.deleteMany({ where: { createdAt: { lt: before } } })).count;
+}
+
+/** A webhook endpoint as the log names it: its host, never its path or query (they may hold the receiver's token). */
+export function endpointDetails(endpoint: { id: string; url: string }): SecurityDetails {
+  let host = 'invalid';
+  try {
+    host = new URL(endpoint.url).host;
+  } catch {
+    // kept as 'invalid'
+  }
+  return { endpointId: endpoint.id, host };
 }
 
 /** `recordSecurityEvent` by the context's actor, at the context's time, with its database client. */
@@ -124,7 +136,7 @@ export async function listSecurityEvents(ctx: RequestContext, accountId: string,
   const since = new Date(now.getTime() - SECURITY_LOG_KEEP_DAYS * 86_400_000);
   const rows = await ctx.prisma.$queryRaw<Array<Omit<SecurityEventView, 'what' | 'kind' | 'actorKind'> & { kind: string; actorKind: string }>>`
     SELECT id, kind, "actorKind", "actorId", ip, "userAgent", details, "createdAt"
-    FROM "SecurityEvent" WHERE "accountId" = ${accountId}
+    FROM "SecurityEvent" WHERE "accountId" = ${accountId} AND "createdAt" > ${since}
     UNION ALL
     SELECT 'expired-' || id, 'key.expired', 'service', NULL, NULL, NULL,
       jsonb_build_object('keyId', id, 'prefix', prefix, 'name', name), "expiresAt"

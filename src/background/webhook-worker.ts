@@ -1,4 +1,4 @@
-import { recordSecurityEvent } from '../accounts/security-log.js';
+import { endpointDetails, pruneSecurityLog, recordSecurityEvent } from '../accounts/security-log.js';
 import { SpanKind, SpanStatusCode, type Attributes } from '@opentelemetry/api';
 import { ATTR_ERROR_TYPE, ATTR_HTTP_REQUEST_METHOD, ATTR_HTTP_RESPONSE_STATUS_CODE, ATTR_SERVER_ADDRESS, ATTR_SERVER_PORT } from '@opentelemetry/semantic-conventions';
 import pg from 'pg';
@@ -274,7 +274,7 @@ export function startWebhookWorker(options: WebhookWorkerOptions): WebhookWorker
       });
       if (disabled) {
         const { accountId } = await tx.webhookEndpoint.findUniqueOrThrow({ where: { id: d.endpointId }, select: { accountId: true } });
-        await recordSecurityEvent(tx, accountId, 'webhook.disabled', { kind: 'service', id: 'webhook worker' }, { endpointId: d.endpointId, url: d.url });
+        await recordSecurityEvent(tx, accountId, 'webhook.disabled', { kind: 'service', id: 'webhook worker' }, endpointDetails({ id: d.endpointId, url: d.url }));
         await tx.webhookDelivery.updateMany({
           where: { endpointId: d.endpointId, status: 'PENDING' },
           data: { status: 'FAILED', nextAttemptAt: null, lastError: 'endpoint disabled' },
@@ -320,6 +320,7 @@ export function startWebhookWorker(options: WebhookWorkerOptions): WebhookWorker
         if (Date.now() - prunedAt > PRUNE_EVERY_MS) {
           prunedAt = Date.now();
           await pruneOutbox(prisma);
+          await pruneSecurityLog(prisma);
         }
         const free = CONCURRENCY - inFlight.size;
         const claimed = free > 0 ? await claim(free) : [];

@@ -127,9 +127,13 @@ export function useCostBudget({ maxCost, store, now = Date.now, onRejected }: Co
               },
             };
           }
-          // What the answer holds, given back after it ran, as Shopify's actualQueryCost: a failed
-          // execution (data null) loaded nothing, and a page asked for 50 that holds 3 costs 3.
-          const loaded = (result as WithKeptActualCost)[KEPT_ACTUAL_COST] ?? loadedCost(document, operationName, result.data);
+          // What the answer holds, given back after it ran, as Shopify's actualQueryCost: a page
+          // asked for 50 that holds 3 costs 3. Not for an answer with errors: an error nulls its
+          // field, and everything under it that was loaded (a list of 100 nulled by one item), so
+          // what is left says nothing of the work done; such an answer costs its estimate.
+          const loaded = result.errors?.length
+            ? cost.requested
+            : ((result as WithKeptActualCost)[KEPT_ACTUAL_COST] ?? loadedCost(document, operationName, result.data));
           const actual = Math.min(cost.requested, loaded);
           const refund = cost.requested - actual;
           const after = refund > 0 ? await store.take(policy.bucket, -refund, policy.limit, policy.restoreRate) : undefined;

@@ -27,7 +27,7 @@ function what(event: SecurityEventView): Html {
   const d = event.details;
   const parts: Html[] = [];
   if (typeof d.prefix === 'string') parts.push(html`key <code>${d.prefix}…</code>${typeof d.name === 'string' && d.name ? html` (${d.name})` : ''}`);
-  if (typeof d.url === 'string') parts.push(html`<code>${d.url}</code>`);
+  if (typeof d.host === 'string') parts.push(html`<code>${d.host}</code>`);
   if (typeof d.supplier === 'string') parts.push(html`${d.supplier}`);
   if (typeof d.from === 'string' && typeof d.to === 'string') parts.push(html`${d.from} → ${d.to}`);
   if (typeof d.sessionsEnded === 'number' && d.sessionsEnded > 0) parts.push(html`${d.sessionsEnded} session(s) ended`);

@@ -4,7 +4,7 @@ import { memberSupplierId } from '../../auth/membership.js';
 import { hasScope } from '../../auth/scopes.js';
 import type { Actor } from '../../context/actor.js';
 import { inTransaction, type CreationStep, type RequestContext } from '../../context/context.js';
-import { recordByContext } from '../../accounts/security-log.js';
+import { endpointDetails, recordByContext } from '../../accounts/security-log.js';
 import type { Prisma } from '../../generated/prisma/client.js';
 import { AppError, validationError } from '../../shared/errors.js';
 import { pageParams, pageWindow, type PageInput } from '../../shared/pagination.js';
@@ -175,9 +175,6 @@ export async function deleteEndpoint(ctx: RequestContext, id: string): Promise<E
   });
   return endpoint && endpointRow(endpoint, ctx.now());
 }
-
-/** What the security log says of an endpoint: which one and where it sends, never its secret. */
-const endpointDetails = (endpoint: { id: string; url: string }) => ({ endpointId: endpoint.id, url: endpoint.url });
 
 /** An endpoint whose key has ended sends nothing again: it is registered anew with a working key. */
 function refuseEndedKey(endpoint: EndpointRow): void {
