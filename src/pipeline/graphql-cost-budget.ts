@@ -137,7 +137,8 @@ export function useCostBudget({ maxCost, store, now = Date.now, onRejected }: Co
           const actual = Math.min(cost.requested, loaded);
           const refund = cost.requested - actual;
           const after = refund > 0 ? await store.take(policy.bucket, -refund, policy.limit, policy.restoreRate) : undefined;
-          setResult(Object.assign(result, { [COST]: { ...cost, actual, remaining: after?.remaining ?? cost.remaining } }));
+          const { requested, limit, restoreRate } = cost;
+          setResult(Object.assign(result, { [COST]: { requested, actual, limit, remaining: after?.remaining ?? cost.remaining, restoreRate } }));
         },
       };
     },
