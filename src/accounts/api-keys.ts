@@ -301,7 +301,7 @@ const keyDetails = (key: { id: string; prefix: string; name: string | null; kind
 /** Revokes `where`'s key if it still works, with its security event in the same transaction; the key as it is now. */
 async function revokeWhere(ctx: RequestContext, where: Prisma.ApiKeyWhereInput): Promise<{ id: string; accountId: string } | null> {
   return ctx.prisma.$transaction(async (tx) => {
-    const key = await tx.apiKey.findFirst({ where, select: { id: true, accountId: true, prefix: true, name: true, revokedAt: true } });
+    const key = await tx.apiKey.findFirst({ where, select: { id: true, accountId: true, prefix: true, name: true } });
     if (!key) return null;
     const { count } = await tx.apiKey.updateMany({ where: { id: key.id, revokedAt: null }, data: { revokedAt: ctx.now() } });
     if (count) await recordByContext(inTransaction(ctx, tx), key.accountId, 'key.revoked', keyDetails(key));

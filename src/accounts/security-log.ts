@@ -2,6 +2,7 @@ import type { RequestContext } from '../context/context.js';
 import type { Actor } from '../context/actor.js';
 import type { PrismaClient } from '../db/prisma.js';
 import type { Prisma } from '../generated/prisma/client.js';
+import { hostOf } from '../shared/paths.js';
 
 // The account's security log: what changed who can get in, and who changed it. Each event is
 // written with the client (the same statement's transaction, or the transaction client) that
@@ -13,7 +14,6 @@ export const SECURITY_EVENTS = {
   'sign-in': 'Signed in',
   'sign-in.failed': 'Sign-in refused: wrong password',
   'session.ended': 'Signed out',
-  'sessions.ended': 'Every session ended',
   'password.changed': 'Password changed',
   'password.set': 'Password set from a one-time link',
   'key.created': 'API key created',
@@ -99,13 +99,7 @@ export async function pruneSecurityLog(db: Db, now: Date = new Date()): Promise<
 
 /** A webhook endpoint as the log names it: its host, never its path or query (they may hold the receiver's token). */
 export function endpointDetails(endpoint: { id: string; url: string }): SecurityDetails {
-  let host = 'invalid';
-  try {
-    host = new URL(endpoint.url).host;
-  } catch {
-    // kept as 'invalid'
-  }
-  return { endpointId: endpoint.id, host };
+  return { endpointId: endpoint.id, host: hostOf(endpoint.url) ?? 'invalid' };
 }
 
 /** `recordSecurityEvent` by the context's actor, at the context's time, with its database client. */

@@ -8,6 +8,7 @@ import type { Prisma } from '../generated/prisma/client.js';
 import type { RequestContext } from '../context/context.js';
 import type { Logger } from '../config/logger.js';
 import { causeOf } from '../shared/errors.js';
+import { hostOf } from '../shared/paths.js';
 import { confirmHearing, DeafListenerError, isProbe, listenerConnection } from '../db/listen-check.js';
 import { endpointKeyAllows, OUTBOX_CHANNEL } from '../domain/webhooks/outbox.js';
 import { sendWebhook, type AttemptOutcome, type SendResult } from '../domain/webhooks/send.js';
@@ -101,15 +102,9 @@ function retryDelayMs(schedule: readonly number[], n: number): number | null {
 }
 
 /** Only the host of an endpoint is logged: its path or query may hold a token of the receiver's. */
-const hostOf = (url: string) => {
-  try {
-    return new URL(url).host;
-  } catch {
-    return 'invalid';
-  }
-};
+const hostOfEndpoint = (url: string) => hostOf(url) ?? 'invalid';
 
-/** The endpoint as a span names it: host and port, nothing of its path or query (as hostOf). */
+/** The endpoint as a span names it: host and port, nothing of its path or query (as hostOfEndpoint). */
 function targetAttributes(url: string): Attributes {
   try {
     const { hostname, port, protocol } = new URL(url);
@@ -210,7 +205,7 @@ export function startWebhookWorker(options: WebhookWorkerOptions): WebhookWorker
     if (result.outcome !== 'success') {
       logger.warn(
         {
-          webhook: { endpointId: d.endpointId, host: hostOf(d.url), deliveryId: d.id, eventId: d.eventId, type: d.type, attempt: d.attempts },
+          webhook: { endpointId: d.endpointId, host: hostOfEndpoint(d.url), deliveryId: d.id, eventId: d.eventId, type: d.type, attempt: d.attempts },
           outcome: result.outcome,
           status: result.statusCode,
           error: result.error,
@@ -279,7 +274,7 @@ export function startWebhookWorker(options: WebhookWorkerOptions): WebhookWorker
           where: { endpointId: d.endpointId, status: 'PENDING' },
           data: { status: 'FAILED', nextAttemptAt: null, lastError: 'endpoint disabled' },
         });
-        logger.warn({ webhook: { endpointId: d.endpointId, host: hostOf(d.url) } }, 'webhook endpoint disabled: it failed for the whole retry schedule');
+        logger.warn({ webhook: { endpointId: d.endpointId, host: hostOfEndpoint(d.url) } }, 'webhook endpoint disabled: it failed for the whole retry schedule');
       }
       return 'failed';
     });

@@ -11,6 +11,7 @@ import type { RequestState } from './request-state.js';
 import { createHttpServer, endWithError, normaliseRequestTarget } from './request-target.js';
 import { anonymousBucket } from '../shared/client-ip.js';
 import { AppError, INTERNAL_MESSAGE, serviceUnavailable, validationError } from '../shared/errors.js';
+import { hostOf } from '../shared/paths.js';
 
 // GraphQL over WebSocket on /graphql, beside SSE: graphql-ws's protocol (subprotocol
 // graphql-transport-ws) on ws's WebSocketServer, on the HTTP server's upgrade.
@@ -181,15 +182,6 @@ const handshakeRequestId = (request: IncomingMessage) => {
   const given = request.headers['x-request-id'];
   return requestIdOf(typeof given === 'string' ? given : undefined);
 };
-
-/** The host[:port] of an Origin header, undefined for `null` or anything that is not a URL. */
-function hostOf(origin: string): string | undefined {
-  try {
-    return new URL(origin).host;
-  } catch {
-    return undefined;
-  }
-}
 
 /** `message` within a close frame's 123 bytes: its first sentence if that fits, else cut short. */
 function closeReason(message: string): string {

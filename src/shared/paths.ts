@@ -11,3 +11,12 @@ export function pathPattern(path: string): { pattern: RegExp; paramNames: string
 /** One trailing slash is tolerated: /api/products/ is /api/products. */
 export const withoutTrailingSlash = (pathname: string) =>
   pathname.length > 1 && pathname.endsWith('/') ? pathname.slice(0, -1) : pathname;
+
+/** The host[:port] of a URL, undefined for anything that is not one (an Origin of `null`). Logs and records name an endpoint by it: its path or query may hold a token. */
+export function hostOf(url: string): string | undefined {
+  try {
+    return new URL(url).host;
+  } catch {
+    return undefined;
+  }
+}
