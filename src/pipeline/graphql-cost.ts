@@ -175,15 +175,23 @@ export function estimateCost({ schema, document, operationName, variables }: Cos
  * document by response key, widened to every type condition as the estimate does.
  */
 export function loadedCost(document: DocumentNode, operationName: string | null | undefined, data: unknown): number {
+  if (data === null || typeof data !== 'object') return 0;
+  // Asked twice of one answer on a cache miss (the cost budget's refund, the kept entry): counted once.
+  const known = countedAnswers.get(data);
+  if (known !== undefined) return known;
   const operation = getOperationAST(document, operationName ?? undefined);
-  if (!operation || data === null || typeof data !== 'object') return 0;
+  if (!operation) return 0;
   const fragments = new Map<string, FragmentDefinitionNode>();
   for (const definition of document.definitions) {
     if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
   }
-  /** Response key → the selection sets below it, for the fields with one. */
+  /** Response key → the selection sets below it, for the fields with one; once per level, not per object of a list. */
+  const collected = new Map<readonly SelectionSetNode[], Map<string, SelectionSetNode[]>>();
   const collect = (sets: readonly SelectionSetNode[]) => {
+    const level = collected.get(sets);
+    if (level) return level;
     const below = new Map<string, SelectionSetNode[]>();
+    collected.set(sets, below);
     const spread = new Set<string>();
     const add = (set: SelectionSetNode) => {
       for (const selection of set.selections) {
@@ -217,8 +225,12 @@ export function loadedCost(document: DocumentNode, operationName: string | null 
     }
   };
   fieldsOf(data, [operation.selectionSet]);
+  countedAnswers.set(data, total);
   return total;
 }
+
+/** The count of each answer's data already counted (loadedCost), for as long as the answer lives. */
+const countedAnswers = new WeakMap<object, number>();
 
 /**
  * The actual cost of a kept answer, set by the response cache on the answer it replays (text:
