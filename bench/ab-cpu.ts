@@ -1,8 +1,7 @@
-import type { ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
-import { cpuMs, createBenchKey, openBenchDatabase, startFlags, startOnCore0 } from './common.js';
+import { benchChildren, cpuMs, createBenchKey, openBenchDatabase, startFlags, startOnCore0 } from './common.js';
 
 // CPU per request of two builds of the service, side by side, and of the hand-written baseline,
 // on the same distinct REST list pages as `npm run bench`'s list-distinct (700 (limit, page)
@@ -33,11 +32,7 @@ const ROUNDS = Number(args.rounds);
 const SECONDS = Number(args.seconds);
 const log = (msg: string) => process.stderr.write(`[ab-cpu] ${msg}\n`);
 
-const children = new Set<ChildProcess>();
-const stopAll = () => {
-  for (const child of children) child.kill('SIGTERM');
-};
-process.on('exit', stopAll);
+const { children, stopAll, stopAndWait } = benchChildren();
 
 const WARM_UP_SECONDS = 15;
 
@@ -119,11 +114,7 @@ async function main() {
     }
   } finally {
     // The programs go before their database does (else the baseline dies of its pool's error).
-    const exited = [...children].map((child) =>
-      child.exitCode !== null || child.signalCode !== null ? undefined : new Promise((resolve) => child.once('exit', resolve)),
-    );
-    stopAll();
-    await Promise.all(exited);
+    await stopAndWait();
     await db.close();
   }
 }

@@ -1,11 +1,11 @@
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { createBenchKey, freePort, gitCommit, HOST, openBenchDatabase, ROOT, startFlags } from './common.js';
+import { benchChildren, createBenchKey, freePort, gitCommit, HOST, openBenchDatabase, ROOT, startFlags } from './common.js';
 
 // `npx tsx bench/categories-miss.ts [--products 100000] [--runs 11] [--save-answers FILE] [--check-answers FILE] [--dist DIR --database NAME]`
 //
@@ -93,11 +93,7 @@ function combinations(): Combination[] {
   return out;
 }
 
-const children = new Set<ChildProcess>();
-const stopAll = () => {
-  for (const c of children) c.kill('SIGTERM');
-};
-process.on('exit', stopAll);
+const { children, stopAll } = benchChildren();
 
 async function startService(dbUrl: string, key: string): Promise<string> {
   const port = await freePort();

@@ -175,3 +175,22 @@ export async function startOnCore0(
   }
   return { url, child };
 }
+
+/**
+ * The child processes a benchmark starts (servers, baselines): every one is sent SIGTERM when the
+ * benchmark exits, however it ends; `stopAndWait` stops them and resolves once each has exited
+ * (before their database goes, else a server dies of its pool's error).
+ */
+export function benchChildren() {
+  const children = new Set<ChildProcess>();
+  const stopAll = () => {
+    for (const child of children) child.kill('SIGTERM');
+  };
+  process.on('exit', stopAll);
+  const stopAndWait = async () => {
+    const exited = [...children].map((child) => (child.exitCode !== null || child.signalCode !== null ? undefined : new Promise((resolve) => child.once('exit', resolve))));
+    stopAll();
+    await Promise.all(exited);
+  };
+  return { children, stopAll, stopAndWait };
+}

@@ -10,7 +10,7 @@ import { openDatabase } from '../src/db/database.js';
 import { createPrisma } from '../src/db/prisma.js';
 import { loadConfig } from '../src/config/config.js';
 import { createLogger } from '../src/config/logger.js';
-import { cpuMs, nextLine, ROOT, startFlags, startOnCore0 } from './common.js';
+import { benchChildren, cpuMs, nextLine, ROOT, startFlags, startOnCore0 } from './common.js';
 
 // `npx tsx bench/deep-pages.ts [--products 100000] [--duration 5] [--pages 400] [--rounds 1] [--only nested|list|alloc|heap] [--before DIR] [--cpu-prof]`
 //
@@ -46,11 +46,7 @@ const ROUNDS = Number(args.rounds);
 const DATA_DIR = path.join(ROOT, `.data-bench-${args.products}`);
 const log = (msg: string) => process.stderr.write(`[deep] ${msg}\n`);
 
-const children = new Set<ChildProcess>();
-const stopAll = () => {
-  for (const c of children) c.kill('SIGTERM');
-};
-process.on('exit', stopAll);
+const { children, stopAll } = benchChildren();
 
 
 const NODE_FLAGS = startFlags();

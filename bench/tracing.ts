@@ -1,10 +1,9 @@
-import type { ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
-import { cpuMs, createBenchKey, gitCommit, HOST, openBenchDatabase, startFlags, startOnCore0 } from './common.js';
+import { benchChildren, cpuMs, createBenchKey, gitCommit, HOST, openBenchDatabase, startFlags, startOnCore0 } from './common.js';
 
 // What tracing costs (issue 39, item 2): the service's CPU per request and its rate, with tracing
 // off and with it on (every request sampled, its spans sent over OTLP/HTTP to a receiver in this
@@ -36,11 +35,7 @@ const SECONDS = Number(args.seconds);
 const WARM_UP_SECONDS = 8;
 const log = (msg: string) => process.stderr.write(`[tracing] ${msg}\n`);
 
-const children = new Set<ChildProcess>();
-const stopAll = () => {
-  for (const child of children) child.kill('SIGTERM');
-};
-process.on('exit', stopAll);
+const { children, stopAll, stopAndWait } = benchChildren();
 
 /** A collector as the service sees one: POST /v1/traces answered at once; the spans counted, not kept. */
 async function startReceiver() {
@@ -155,9 +150,7 @@ async function main() {
       `receiver: ${receiver.received.spans} spans in ${receiver.received.batches} batches (${(receiver.received.bytes / 1e6).toFixed(1)} MB) for the ${served.on} requests "on" answered: ${(receiver.received.spans / served.on!).toFixed(1)} per request`,
     );
   } finally {
-    const exited = [...children].map((child) => (child.exitCode !== null || child.signalCode !== null ? undefined : new Promise((resolve) => child.once('exit', resolve))));
-    stopAll();
-    await Promise.all(exited);
+    await stopAndWait();
     await receiver.close();
     await db.close();
   }
